@@ -1,0 +1,117 @@
+//! Configuration: each setting from its flag, else its environment variable, else the TOML file
+//! given by `--config`, else the default.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use coffer_service::DatabaseUrl;
+use serde::Deserialize;
+use std::path::PathBuf;
+
+#[derive(Args, Debug, Clone)]
+pub struct Flags {
+    /// A TOML file with any of: listen, base_url, database_url, data_dir, version_brand, workers, pool_size, waf_rules.
+    #[arg(long, global = true, env = "COFFER_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// The address to listen on [default: 127.0.0.1:8080]
+    #[arg(long, global = true, env = "COFFER_LISTEN")]
+    pub listen: Option<String>,
+    /// The public base URL [default: http://127.0.0.1:8080]
+    #[arg(long, global = true, env = "COFFER_BASE_URL")]
+    pub base_url: Option<String>,
+    /// sqlite://<path> or postgres://… [default: sqlite://<data dir>/coffer.db]
+    #[arg(long, global = true, env = "COFFER_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Database, file content and exports [default: ./coffer-data]
+    #[arg(long, global = true, env = "COFFER_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// The brand of the version header, X-<brand>-Version [default: Coffer]
+    #[arg(long, global = true, env = "COFFER_VERSION_BRAND")]
+    pub version_brand: Option<String>,
+    /// HTTP worker threads [default: the number of cores]
+    #[arg(long, global = true, env = "COFFER_WORKERS")]
+    pub workers: Option<usize>,
+    /// Database connections in the pool [default: 16]
+    #[arg(long, global = true, env = "COFFER_DB_POOL")]
+    pub pool_size: Option<u32>,
+    /// A JSON file of firewall rules replacing the shipped ones.
+    #[arg(long, global = true, env = "COFFER_WAF_RULES")]
+    pub waf_rules: Option<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    listen: Option<String>,
+    base_url: Option<String>,
+    database_url: Option<String>,
+    data_dir: Option<PathBuf>,
+    version_brand: Option<String>,
+    workers: Option<usize>,
+    pool_size: Option<u32>,
+    waf_rules: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub listen: String,
+    pub base_url: String,
+    pub database_url: DatabaseUrl,
+    pub version_brand: String,
+    pub workers: usize,
+    pub pool_size: u32,
+    pub waf_rules: Option<PathBuf>,
+}
+
+impl Settings {
+    pub fn resolve(flags: &Flags) -> Result<Settings> {
+        let file = match &flags.config {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("reading {}", p.display()))?;
+                toml::from_str::<FileConfig>(&text)
+                    .with_context(|| format!("parsing {}", p.display()))?
+            }
+            None => FileConfig::default(),
+        };
+        let data_dir = flags
+            .data_dir
+            .clone()
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from("./coffer-data"));
+        let database_url = flags
+            .database_url
+            .clone()
+            .or(file.database_url)
+            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("coffer.db").display()));
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
+        Ok(Settings {
+            listen: flags
+                .listen
+                .clone()
+                .or(file.listen)
+                .unwrap_or_else(|| "127.0.0.1:8080".into()),
+            base_url: flags
+                .base_url
+                .clone()
+                .or(file.base_url)
+                .unwrap_or_else(|| "http://127.0.0.1:8080".into())
+                .trim_end_matches('/')
+                .to_string(),
+            database_url: DatabaseUrl::new(database_url),
+            version_brand: flags
+                .version_brand
+                .clone()
+                .or(file.version_brand)
+                .unwrap_or_else(|| "Coffer".into()),
+            workers: flags.workers.or(file.workers).unwrap_or(cores),
+            pool_size: flags.pool_size.or(file.pool_size).unwrap_or(16),
+            waf_rules: flags.waf_rules.clone().or(file.waf_rules),
+        })
+    }
+
+    pub fn service_config(&self) -> coffer_service::Config {
+        coffer_service::Config::new(&self.base_url, &self.version_brand)
+    }
+}

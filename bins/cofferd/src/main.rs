@@ -1,0 +1,327 @@
+//! `cofferd`: the Coffer server and its operator commands.
+
+mod config;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use coffer_domain::Role;
+use coffer_service::Ctx;
+use config::{Flags, Settings};
+use serde_json::json;
+
+#[derive(Parser)]
+#[command(
+    name = "cofferd",
+    version,
+    about = "Coffer: a secure content-collaboration server"
+)]
+struct Cli {
+    #[command(flatten)]
+    flags: Flags,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Apply migrations, then serve HTTP (the default).
+    Serve,
+    /// Apply pending migrations and exit.
+    Migrate,
+    /// Manage user accounts.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+    /// Manage OAuth clients.
+    Client {
+        #[command(subcommand)]
+        command: ClientCommand,
+    },
+    /// Manage SCIM tokens.
+    ScimToken {
+        #[command(subcommand)]
+        command: ScimTokenCommand,
+    },
+    /// Read or change system settings.
+    Settings {
+        #[command(subcommand)]
+        command: SettingsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create an account; prints `{id, email, password}` (the password is generated when not given).
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        password: Option<String>,
+        /// user, system-admin, application-admin or helpdesk-admin
+        #[arg(long, default_value = "user")]
+        role: String,
+        /// A profile (user type) name or id.
+        #[arg(long)]
+        profile: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ClientCommand {
+    /// Register a client; prints it with `client_secret`, shown only here.
+    Create {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        redirect_uri: String,
+        #[arg(long, default_value = "*")]
+        scope: String,
+        #[arg(long, default_value = "")]
+        description: String,
+        /// Comma-separated: authorization_code, refresh_token, signature, password, jwt_bearer
+        #[arg(long, default_value = "authorization_code,refresh_token")]
+        flows: String,
+        #[arg(long)]
+        signature_key: Option<String>,
+        /// A file with the client's RSA public key (PEM), for the JWT assertion flow.
+        #[arg(long)]
+        jwt_public_key: Option<std::path::PathBuf>,
+        #[arg(long)]
+        access_token_lifetime: Option<i32>,
+        #[arg(long)]
+        refresh_token_lifetime: Option<i32>,
+        /// Skip the consent page for this client.
+        #[arg(long)]
+        no_consent: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum ScimTokenCommand {
+    /// Create a SCIM token; prints `{token}`, shown only here.
+    Create {
+        #[arg(long, default_value = "scim")]
+        name: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum SettingsCommand {
+    /// Print a setting's value.
+    Get { key: String },
+    /// Change a setting.
+    Set { key: String, value: String },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+        .format_timestamp_millis()
+        .init();
+    if let Err(e) = run(cli) {
+        eprintln!("cofferd: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let settings = Settings::resolve(&cli.flags)?;
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(settings),
+        Command::Migrate => {
+            let _ = open(&settings, 1)?;
+            println!(
+                "{}",
+                json!({"migrated": true, "database": settings.database_url.to_string()})
+            );
+            Ok(())
+        }
+        Command::User {
+            command:
+                UserCommand::Create {
+                    email,
+                    name,
+                    password,
+                    role,
+                    profile,
+                },
+        } => {
+            let ctx = open(&settings, 1)?;
+            let role: Role = role.parse().map_err(anyhow::Error::msg)?;
+            let (user, password) = coffer_service::accounts::create_user(
+                &ctx,
+                coffer_service::accounts::NewUser {
+                    email,
+                    name,
+                    password,
+                    role,
+                    profile,
+                },
+                None,
+            )
+            .map_err(api)?;
+            println!(
+                "{}",
+                json!({"id": user.id, "email": user.email, "password": password})
+            );
+            Ok(())
+        }
+        Command::Client {
+            command:
+                ClientCommand::Create {
+                    name,
+                    redirect_uri,
+                    scope,
+                    description,
+                    flows,
+                    signature_key,
+                    jwt_public_key,
+                    access_token_lifetime,
+                    refresh_token_lifetime,
+                    no_consent,
+                },
+        } => {
+            let ctx = open(&settings, 1)?;
+            let flow =
+                coffer_domain::client::flow::parse_list(&flows).map_err(anyhow::Error::msg)?;
+            let jwt_public_key = jwt_public_key
+                .map(|p| {
+                    std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+                })
+                .transpose()?;
+            let input = coffer_service::clients::ClientInput {
+                name,
+                description,
+                redirect_uri,
+                scope,
+                signature_key,
+                jwt_public_key,
+                access_token_lifetime,
+                refresh_token_lifetime,
+                flow: Some(flow),
+                flag: Some(if no_consent {
+                    coffer_domain::client::flag::NO_CONSENT
+                } else {
+                    0
+                }),
+            };
+            let view = coffer_service::clients::create(&ctx, input, None).map_err(api)?;
+            let mut out = serde_json::to_value(&view)?;
+            out["client_id"] = json!(view.id);
+            println!("{out}");
+            Ok(())
+        }
+        Command::ScimToken {
+            command: ScimTokenCommand::Create { name },
+        } => {
+            let ctx = open(&settings, 1)?;
+            let (id, token) = coffer_service::scim_tokens::create(&ctx, &name).map_err(api)?;
+            println!("{}", json!({"id": id, "name": name, "token": token}));
+            Ok(())
+        }
+        Command::Settings { command } => {
+            let ctx = open(&settings, 1)?;
+            match command {
+                SettingsCommand::Get { key } => println!(
+                    "{}",
+                    coffer_service::settings::get(&ctx, &key).map_err(api)?
+                ),
+                SettingsCommand::Set { key, value } => {
+                    coffer_service::settings::set(&ctx, &key, &value, None).map_err(api)?;
+                    println!(
+                        "{}",
+                        coffer_service::settings::get(&ctx, &key).map_err(api)?
+                    );
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// An operator-facing error: the catalogue message, or the internal cause.
+fn api(e: coffer_service::Error) -> anyhow::Error {
+    match e {
+        coffer_service::Error::Api(a) => anyhow::anyhow!("{}", a.message),
+        coffer_service::Error::Internal(cause) => anyhow::anyhow!("{cause}"),
+    }
+}
+
+/// Opens the database and brings it up to date (every command that touches it does).
+fn open(settings: &Settings, pool: u32) -> Result<Ctx> {
+    coffer_service::open(&settings.database_url, pool, settings.service_config())
+        .map_err(api)
+        .context("opening the database")
+}
+
+fn serve(settings: Settings) -> Result<()> {
+    let ctx = open(&settings, settings.pool_size)?;
+    if let Some(b) = coffer_service::accounts::bootstrap(&ctx).map_err(api)? {
+        print_first_start(&settings, &b);
+    }
+    let waf = match &settings.waf_rules {
+        Some(path) => coffer_http::Waf::from_json(
+            &std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?,
+        )
+        .map_err(anyhow::Error::msg)?,
+        None => coffer_http::Waf::default_rules(),
+    };
+    spawn_housekeeping(ctx.clone());
+    let listener = std::net::TcpListener::bind(&settings.listen)
+        .with_context(|| format!("binding {}", settings.listen))?;
+    let addr = listener.local_addr()?;
+    log::info!(
+        "Coffer listening on http://{addr} (base URL {}, database {})",
+        settings.base_url,
+        settings.database_url
+    );
+    let state = coffer_http::AppState::new(ctx, waf);
+    let workers = settings.workers;
+    actix_web::rt::System::new()
+        .block_on(async move { coffer_http::server(state, listener, workers)?.await })?;
+    Ok(())
+}
+
+fn print_first_start(s: &Settings, b: &coffer_service::accounts::Bootstrap) {
+    println!(
+        "\nCoffer first start: an administrator and a first-party client were created.\n\
+         These credentials are shown only now.\n\n  \
+         administrator  {email}\n  password       {pw}\n  client_id      {cid}\n  client_secret  {secret}\n\n\
+         Get an access token:\n  curl -s {base}/oauth/token -d grant_type=password \\\n    \
+         --data-urlencode username={email} --data-urlencode 'password={pw}' \\\n    \
+         -d client_id={cid} -d client_secret={secret}\n\n\
+         Sign in with a browser: {base}/oauth/authorize?client_id={cid}&response_type=code&redirect_uri={redirect}\n",
+        email = b.admin_email,
+        pw = b.admin_password,
+        cid = b.client_id,
+        secret = b.client_secret,
+        base = s.base_url,
+        redirect = b.redirect_uri,
+    );
+}
+
+/// Deletes expired tokens and one-time records every hour.
+fn spawn_housekeeping(ctx: Ctx) {
+    std::thread::Builder::new()
+        .name("coffer-housekeeping".into())
+        .spawn(move || loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+            let now = coffer_service::now();
+            let r = ctx.write(|c| {
+                let a = coffer_store::tokens::purge_expired(c, now)
+                    .map_err(coffer_service::Error::from)?;
+                let b = coffer_store::grants::purge_expired(c, now)
+                    .map_err(coffer_service::Error::from)?;
+                Ok(a + b)
+            });
+            match r {
+                Ok(n) => log::debug!("housekeeping removed {n} expired records"),
+                Err(e) => log::warn!("housekeeping failed: {e}"),
+            }
+        })
+        .ok();
+}

@@ -1,0 +1,16 @@
+//! Coffer's domain: entity enums with their states, validated newtypes, the list-query grammar
+//! and the pure rules that do not need I/O.
+
+pub mod client;
+pub mod email;
+pub mod input;
+pub mod list;
+pub mod password;
+pub mod role;
+pub mod scope;
+pub mod wipe;
+
+pub use email::Email;
+pub use role::Role;
+pub use scope::Scope;
+pub use wipe::WipeFlag;

@@ -1,0 +1,480 @@
+//! The error catalogue of Coffer: every error code with its HTTP status and message, and the
+//! envelopes in which errors leave the server (REST, webhook, OAuth, legacy, SCIM).
+//!
+//! Which type to use where:
+//! - [`ApiError`] is a client's fault or a refusal: it carries a catalogue [`ErrorCode`] and is
+//!   rendered into the REST envelope. Services return it inside [`Error::Api`].
+//! - [`Error::Internal`] is the server's fault. Its text is logged, never sent: the response is a
+//!   generic 500.
+//! - [`OAuthError`] is the RFC 6749 error of the token and authorization endpoints.
+//!
+//! This crate has no I/O and no framework dependency, so the catalogue can be reused by any tool.
+
+use serde::Serialize;
+use std::borrow::Cow;
+use std::fmt;
+
+macro_rules! catalogue {
+    ($( $variant:ident => ($code:literal, $status:literal, $message:literal), )*) => {
+        /// A code of the error catalogue (interface §7.2, plus the few Coffer adds, marked below).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode { $( $variant, )* }
+
+        impl ErrorCode {
+            /// Every code, in catalogue order.
+            pub const ALL: &'static [ErrorCode] = &[ $( ErrorCode::$variant, )* ];
+
+            /// The wire form, e.g. `ERR_ACCESS_USER`.
+            pub const fn as_str(self) -> &'static str {
+                match self { $( ErrorCode::$variant => $code, )* }
+            }
+
+            /// The HTTP status this code answers with by default.
+            pub const fn status(self) -> u16 {
+                match self { $( ErrorCode::$variant => $status, )* }
+            }
+
+            /// The default human-readable message.
+            pub const fn message(self) -> &'static str {
+                match self { $( ErrorCode::$variant => $message, )* }
+            }
+        }
+    };
+}
+
+catalogue! {
+    AuthInvalidCsrf => ("ERR_AUTH_INVALID_CSRF", 401, "Invalid CSRF authentication."),
+    AuthUnauthorized => ("ERR_AUTH_UNAUTHORIZED", 401, "Unauthorized."),
+    AuthRequestFile => ("ERR_AUTH_REQUEST_FILE", 401, "The request requires authorization."),
+    AccessUser => ("ERR_ACCESS_USER", 403, "Insufficient access permissions."),
+    AccessDenied => ("ERR_ACCESS_DENIED", 403, "Access denied."),
+    AccessSystemAdmin => ("ERR_ACCESS_SYSTEM_ADMIN", 403, "The user is not a system administrator."),
+    AccessAdmin => ("ERR_ACCESS_ADMIN", 403, "Administrator access is required."),
+    AdminRoleRankRestricted => ("ERR_ADMIN_ROLE_RANK_RESTRICTED", 403, "The administrator role rank does not allow this operation."),
+    NotInternalDomain => ("ERR_NOT_INTERNAL_DOMAIN", 403, "Email is not in an internal domain."),
+    ProfileSftpDisabled => ("ERR_PROFILE_SFTP_DISABLED", 403, "SFTP is not enabled for the profile."),
+    SystemRoleSftpDisabled => ("ERR_SYSTEM_ROLE_SFTP_DISABLED", 403, "The SFTP role is not enabled on the server."),
+    ProfileCollaborationDisabled => ("ERR_PROFILE_COLLABORATION_DISABLED", 403, "The profile has no collaboration access."),
+    LicenseDli => ("ERR_LICENSE_DLI", 403, "The DLI feature is not licensed."),
+    LicenseMaxUsersCountReached => ("ERR_LICENSE_MAX_USERS_COUNT_REACHED", 403, "The licensed user count has been reached."),
+    EntityDeleted => ("ERR_ENTITY_DELETED", 403, "The entity is deleted."),
+    EntityDlpLocked => ("ERR_ENTITY_DLP_LOCKED", 403, "The file is quarantined."),
+    EntityNotScanned => ("ERR_ENTITY_NOT_SCANNED", 403, "The file is still being scanned."),
+    EntityVirusFound => ("ERR_ENTITY_VIRUS_FOUND", 403, "The file is infected."),
+    EntityIsSecureFolder => ("ERR_ENTITY_IS_SECURE_FOLDER", 403, "The folder is restricted."),
+    EntityRequestFileExpired => ("ERR_ENTITY_REQUEST_FILE_EXPIRED", 403, "The request file link has expired."),
+    EntityUserHasInsufficientPermissions => ("ERR_ENTITY_USER_HAS_INSUFFICIENT_PERMISSIONS", 403, "The target user lacks permissions."),
+    InputEmailIsDistributionList => ("ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST", 403, "A distribution list cannot register."),
+    UserHasNoUserType => ("ERR_USER_HAS_NO_USER_TYPE", 403, "The user has no profile."),
+    UserTypeNoAccess => ("ERR_USER_TYPE_NO_ACCESS", 403, "The user's profile has no access."),
+    AuthEcUpdateToken => ("ERR_AUTH_EC_UPDATE_TOKEN", 403, "The source token must be updated or received."),
+    SiteSearch => ("ERR_SITE_SEARCH", 403, "The site search call failed."),
+    EntityExists => ("ERR_ENTITY_EXISTS", 409, "The entity exists."),
+    EntityNotFound => ("ERR_ENTITY_NOT_FOUND", 404, "The entity was not found."),
+    SystemNoStorageAvailable => ("ERR_SYSTEM_NO_STORAGE_AVAILABLE", 413, "No storage is available."),
+    RequestInvalidFilter => ("ERR_REQUEST_INVALID_FILTER", 400, "The filter is invalid."),
+    RequestInvalidJson => ("ERR_REQUEST_INVALID_JSON", 400, "The request body is not valid JSON."),
+    InputRequired => ("ERR_INPUT_REQUIRED", 422, "The field is required."),
+    InputNotInteger => ("ERR_INPUT_NOT_INTEGER", 422, "The field must be an integer."),
+    InputNotBoolean => ("ERR_INPUT_NOT_BOOLEAN", 422, "The field must be a boolean."),
+    InputNotString => ("ERR_INPUT_NOT_STRING", 422, "The field must be a string."),
+    InputNotArray => ("ERR_INPUT_NOT_ARRAY", 422, "The field must be an array."),
+    InputNotInList => ("ERR_INPUT_NOT_IN_LIST", 422, "The value is not in the allowed list."),
+    InputMinValue => ("ERR_INPUT_MIN_VALUE", 422, "The value is below the minimum."),
+    InputInvalidDate => ("ERR_INPUT_INVALID_DATE", 422, "The date is invalid."),
+    InputDateNotBefore => ("ERR_INPUT_DATE_NOT_BEFORE", 422, "The date is not before the date it must precede."),
+    InputDateNotAfter => ("ERR_INPUT_DATE_NOT_AFTER", 422, "The date is not after the date it must follow."),
+    InputInvalidFormat => ("ERR_INPUT_INVALID_FORMAT", 422, "The value has an invalid format."),
+    InvalidParameter => ("ERR_INVALID_PARAMETER", 422, "The parameter is invalid."),
+    InputAttributeForbidden => ("ERR_INPUT_ATTRIBUTE_FORBIDDEN", 422, "The attribute is forbidden."),
+    InputHyperlink => ("ERR_INPUT_HYPERLINK", 422, "A hyperlink's domain differs from its anchor text."),
+    InputPasswordComplexityError => ("ERR_INPUT_PASSWORD_COMPLEXITY_ERROR", 422, "The password does not meet the password policy."),
+    SshPublicKeyExists => ("ERR_SSH_PUBLIC_KEY_EXISTS", 422, "An SSH key with the same name exists."),
+    MaxActivedSharedMailbox => ("ERR_MAX_ACTIVED_SHAREDMAILBOX", 422, "The maximum number of activated shared mailboxes has been reached."),
+    RequestApiVersionMissing => ("ERR_REQUEST_API_VERSION_MISSING", 400, "The API version is missing."),
+    RequestVersionNotSupported => ("ERR_REQUEST_VERSION_NOT_SUPPORTED", 400, "The specified API version is not supported by server."),
+    RequestNotFound => ("ERR_REQUEST_NOT_FOUND", 404, "The requested endpoint was not found."),
+    // Coffer's own codes, for conditions the interface gives no code for.
+    RequestMethodNotAllowed => ("ERR_REQUEST_METHOD_NOT_ALLOWED", 405, "The method is not allowed for this endpoint."),
+    RequestTooLarge => ("ERR_REQUEST_TOO_LARGE", 413, "The request body is too large."),
+    RequestUnsupportedMediaType => ("ERR_REQUEST_UNSUPPORTED_MEDIA_TYPE", 415, "The request body must be application/json."),
+    RequestRateLimited => ("ERR_REQUEST_RATE_LIMITED", 429, "Too many requests; retry later."),
+    RequestBlockedByWaf => ("ERR_REQUEST_BLOCKED_BY_WAF", 490, "Request blocked by WAF"),
+    InternalServerError => ("ERR_INTERNAL_SERVER_ERROR", 500, "Internal server error."),
+    ServiceUnavailable => ("ERR_SERVICE_UNAVAILABLE", 503, "The service is temporarily unavailable."),
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error answered to the client: a catalogue code plus the details the envelope may carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    /// The HTTP status; the code's default unless the interface gives another for one call.
+    pub status: u16,
+    pub message: Cow<'static, str>,
+    /// The input field at fault.
+    pub field: Option<String>,
+    /// The ids that failed in a partial bulk operation.
+    pub failed_ids: Option<Vec<String>>,
+    /// Where the client should go next (for `ERR_ACCESS_DENIED`).
+    pub redirect_url: Option<String>,
+    /// Answer in the legacy `{message}` envelope (API versions 1 to 4).
+    pub legacy: bool,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode) -> Self {
+        ApiError {
+            code,
+            status: code.status(),
+            message: Cow::Borrowed(code.message()),
+            field: None,
+            failed_ids: None,
+            redirect_url: None,
+            legacy: false,
+        }
+    }
+
+    /// A field error: the code's message, naming the field.
+    pub fn field(code: ErrorCode, field: impl Into<String>) -> Self {
+        let field = field.into();
+        let mut e = ApiError::new(code);
+        e.message = Cow::Owned(format!("{} ({field})", code.message()));
+        e.field = Some(field);
+        e
+    }
+
+    pub fn with_message(mut self, message: impl Into<Cow<'static, str>>) -> Self {
+        self.message = message.into();
+        self
+    }
+
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    pub fn with_failed_ids(mut self, ids: Vec<String>) -> Self {
+        self.failed_ids = Some(ids);
+        self
+    }
+
+    pub fn with_redirect_url(mut self, url: impl Into<String>) -> Self {
+        self.redirect_url = Some(url.into());
+        self
+    }
+
+    pub fn legacy(mut self) -> Self {
+        self.legacy = true;
+        self
+    }
+
+    /// The REST envelope: `{errors: [{code, message, field?, redirectUrl?}], failedIds?}`, or
+    /// `{message}` for the legacy versions.
+    pub fn body(&self) -> serde_json::Value {
+        if self.legacy {
+            return serde_json::json!({ "message": self.message });
+        }
+        let mut item = serde_json::Map::new();
+        item.insert("code".into(), self.code.as_str().into());
+        item.insert("message".into(), self.message.as_ref().into());
+        if let Some(f) = &self.field {
+            item.insert("field".into(), f.as_str().into());
+        }
+        if let Some(u) = &self.redirect_url {
+            item.insert("redirectUrl".into(), u.as_str().into());
+        }
+        let mut body = serde_json::Map::new();
+        body.insert("errors".into(), serde_json::Value::Array(vec![item.into()]));
+        if let Some(ids) = &self.failed_ids {
+            body.insert("failedIds".into(), ids.clone().into());
+        }
+        body.into()
+    }
+}
+
+impl From<ErrorCode> for ApiError {
+    fn from(code: ErrorCode) -> Self {
+        ApiError::new(code)
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+/// The error type of services: a client-facing refusal, or an internal failure whose cause is
+/// logged and never answered.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Api(ApiError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    pub fn internal(cause: impl fmt::Display) -> Self {
+        Error::Internal(cause.to_string())
+    }
+
+    /// The client-facing error; an internal failure becomes the generic 500.
+    pub fn to_api(&self) -> ApiError {
+        match self {
+            Error::Api(e) => e.clone(),
+            Error::Internal(_) => ApiError::new(ErrorCode::InternalServerError),
+        }
+    }
+}
+
+impl From<ApiError> for Error {
+    fn from(e: ApiError) -> Self {
+        Error::Api(e)
+    }
+}
+
+impl From<ErrorCode> for Error {
+    fn from(c: ErrorCode) -> Self {
+        Error::Api(ApiError::new(c))
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// RFC 6749 §5.2 and §4.1.2.1 error codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthErrorCode {
+    InvalidRequest,
+    InvalidClient,
+    InvalidGrant,
+    UnauthorizedClient,
+    UnsupportedGrantType,
+    UnsupportedResponseType,
+    InvalidScope,
+    AccessDenied,
+    ServerError,
+    TemporarilyUnavailable,
+}
+
+impl OAuthErrorCode {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            OAuthErrorCode::InvalidRequest => "invalid_request",
+            OAuthErrorCode::InvalidClient => "invalid_client",
+            OAuthErrorCode::InvalidGrant => "invalid_grant",
+            OAuthErrorCode::UnauthorizedClient => "unauthorized_client",
+            OAuthErrorCode::UnsupportedGrantType => "unsupported_grant_type",
+            OAuthErrorCode::UnsupportedResponseType => "unsupported_response_type",
+            OAuthErrorCode::InvalidScope => "invalid_scope",
+            OAuthErrorCode::AccessDenied => "access_denied",
+            OAuthErrorCode::ServerError => "server_error",
+            OAuthErrorCode::TemporarilyUnavailable => "temporarily_unavailable",
+        }
+    }
+}
+
+/// An OAuth error: `{error, error_description}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OAuthError {
+    pub error: OAuthErrorCode,
+    pub error_description: Cow<'static, str>,
+}
+
+impl OAuthError {
+    pub fn new(error: OAuthErrorCode, description: impl Into<Cow<'static, str>>) -> Self {
+        OAuthError {
+            error,
+            error_description: description.into(),
+        }
+    }
+    pub fn invalid_request(d: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(OAuthErrorCode::InvalidRequest, d)
+    }
+    pub fn invalid_client(d: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(OAuthErrorCode::InvalidClient, d)
+    }
+    pub fn invalid_grant(d: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(OAuthErrorCode::InvalidGrant, d)
+    }
+    pub fn unauthorized_client(d: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(OAuthErrorCode::UnauthorizedClient, d)
+    }
+    pub fn invalid_scope(d: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(OAuthErrorCode::InvalidScope, d)
+    }
+    pub fn server_error() -> Self {
+        Self::new(
+            OAuthErrorCode::ServerError,
+            "The server could not complete the request.",
+        )
+    }
+}
+
+impl fmt::Display for OAuthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.error.as_str(), self.error_description)
+    }
+}
+
+/// The webhook-management error envelope: `{code, message: "[Status Text] detail"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WebhookError {
+    pub code: u16,
+    pub message: String,
+}
+
+impl WebhookError {
+    pub fn new(status: u16, detail: &str) -> Self {
+        WebhookError {
+            code: status,
+            message: format!("[{}] {detail}", status_text(status)),
+        }
+    }
+}
+
+/// A SCIM error (RFC 7644 §3.12): `status` is a string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScimError {
+    pub schemas: [&'static str; 1],
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scim_type: Option<&'static str>,
+    pub detail: String,
+}
+
+impl ScimError {
+    pub const SCHEMA: &'static str = "urn:ietf:params:scim:api:messages:2.0:Error";
+    pub fn new(status: u16, scim_type: Option<&'static str>, detail: impl Into<String>) -> Self {
+        ScimError {
+            schemas: [Self::SCHEMA],
+            status: status.to_string(),
+            scim_type,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The reason phrase of an HTTP status, including the firewall's 490.
+pub fn status_text(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        201 => "Created",
+        204 => "No Content",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        409 => "Conflict",
+        412 => "Precondition Failed",
+        413 => "Payload Too Large",
+        415 => "Unsupported Media Type",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        490 => "Request blocked by WAF",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let mut seen = HashSet::new();
+        for c in ErrorCode::ALL {
+            assert!(seen.insert(c.as_str()), "duplicate {c}");
+            assert!(c.as_str().starts_with("ERR_"));
+            assert!(c.message().ends_with('.') || c.status() == 490, "{c}");
+            assert!((400..600).contains(&c.status()));
+        }
+    }
+
+    #[test]
+    fn catalogue_statuses_follow_the_interface() {
+        let expect = [
+            ("ERR_AUTH_INVALID_CSRF", 401),
+            ("ERR_AUTH_UNAUTHORIZED", 401),
+            ("ERR_AUTH_REQUEST_FILE", 401),
+            ("ERR_ACCESS_USER", 403),
+            ("ERR_ACCESS_DENIED", 403),
+            ("ERR_ACCESS_SYSTEM_ADMIN", 403),
+            ("ERR_ENTITY_EXISTS", 409),
+            ("ERR_ENTITY_NOT_FOUND", 404),
+            ("ERR_SYSTEM_NO_STORAGE_AVAILABLE", 413),
+            ("ERR_REQUEST_INVALID_FILTER", 400),
+            ("ERR_REQUEST_INVALID_JSON", 400),
+            ("ERR_INPUT_REQUIRED", 422),
+            ("ERR_INPUT_PASSWORD_COMPLEXITY_ERROR", 422),
+            ("ERR_SSH_PUBLIC_KEY_EXISTS", 422),
+            ("ERR_MAX_ACTIVED_SHAREDMAILBOX", 422),
+            ("ERR_REQUEST_API_VERSION_MISSING", 400),
+            ("ERR_REQUEST_VERSION_NOT_SUPPORTED", 400),
+            ("ERR_REQUEST_NOT_FOUND", 404),
+        ];
+        for (code, status) in expect {
+            let c = ErrorCode::ALL.iter().find(|c| c.as_str() == code).unwrap();
+            assert_eq!(c.status(), status, "{code}");
+        }
+    }
+
+    #[test]
+    fn rest_envelope_carries_field_and_redirect() {
+        let e = ApiError::field(ErrorCode::InputRequired, "name");
+        let b = e.body();
+        assert_eq!(b["errors"][0]["code"], "ERR_INPUT_REQUIRED");
+        assert_eq!(b["errors"][0]["field"], "name");
+        let d = ApiError::new(ErrorCode::AccessDenied)
+            .with_redirect_url("/login")
+            .body();
+        assert_eq!(d["errors"][0]["redirectUrl"], "/login");
+        let p = ApiError::new(ErrorCode::AccessUser)
+            .with_failed_ids(vec!["1".into()])
+            .body();
+        assert_eq!(p["failedIds"][0], "1");
+    }
+
+    #[test]
+    fn legacy_envelope_is_message_only() {
+        let b = ApiError::new(ErrorCode::RequestVersionNotSupported)
+            .legacy()
+            .body();
+        assert_eq!(
+            b,
+            serde_json::json!({"message": "The specified API version is not supported by server."})
+        );
+    }
+
+    #[test]
+    fn internal_errors_never_leak_text() {
+        let e = Error::internal("database is locked at /secret/path");
+        let api = e.to_api();
+        assert_eq!(api.status, 500);
+        assert!(!api.body().to_string().contains("secret"));
+    }
+
+    #[test]
+    fn webhook_and_oauth_envelopes() {
+        let w = WebhookError::new(400, "webhook.url must be provided");
+        assert_eq!(w.message, "[Bad Request] webhook.url must be provided");
+        let o = serde_json::to_value(OAuthError::invalid_grant("code used")).unwrap();
+        assert_eq!(o["error"], "invalid_grant");
+        assert_eq!(o["error_description"], "code used");
+        let s = serde_json::to_value(ScimError::new(409, Some("uniqueness"), "taken")).unwrap();
+        assert_eq!(s["status"], "409");
+        assert_eq!(s["scimType"], "uniqueness");
+    }
+}

@@ -1,0 +1,176 @@
+//! `/rest/clients`: the OAuth client registry (system and application administrators), and
+//! `/rest/clients/me` for any caller.
+
+use crate::error::RestError;
+use crate::extract::{AppAdmin, Caller, JsonBody, QueryPairs};
+use crate::respond::{created, links, paged};
+use crate::state::{blocking, AppState};
+use actix_web::http::StatusCode;
+use actix_web::web::{self, Data, Path};
+use actix_web::HttpResponse;
+use coffer_domain::input::Fields;
+use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
+use coffer_service::clients::{self as svc, ClientInput};
+use coffer_service::views::ClientView;
+
+pub const LIST: ListSpec = ListSpec {
+    filters: &[
+        FieldSpec {
+            name: "name",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::Contains],
+        },
+        FieldSpec {
+            name: "description",
+            kind: Kind::Text,
+            ops: &[Op::Contains],
+        },
+    ],
+    order_fields: &["client_id", "name"],
+    default_order: ("name", Dir::Asc),
+    default_limit: 100,
+    max_limit: 10_000,
+    with_fields: &[],
+    extra_params: &[],
+    bulk: false,
+};
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/clients")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    )
+    .service(web::resource("/clients/me").route(web::get().to(me)))
+    .service(web::resource("/clients/{id}/scopes").route(web::get().to(scopes)))
+    .service(
+        web::resource("/clients/{id}")
+            .route(web::get().to(get))
+            .route(web::put().to(update))
+            .route(web::delete().to(delete)),
+    );
+}
+
+fn with_links(st: &AppState, mut v: ClientView, on: bool) -> ClientView {
+    if on {
+        v.links = Some(links(st.base_url(), "clients", &v.id));
+    }
+    v
+}
+
+/// Reads a create or update body (the same required fields for both).
+fn input(body: &serde_json::Value) -> Result<(ClientInput, bool), RestError> {
+    let f = Fields::of(body)?;
+    let input = ClientInput {
+        name: f.req_str("name")?.to_string(),
+        description: f.req_str("description")?.to_string(),
+        redirect_uri: f.req_str("redirectUri")?.to_string(),
+        scope: f.req_str("scope")?.to_string(),
+        signature_key: f.opt_str("signatureKey")?.map(str::to_string),
+        jwt_public_key: f.opt_str("jwtPublicKey")?.map(str::to_string),
+        access_token_lifetime: f.opt_int_min("accessTokenLifetime", 1)?,
+        refresh_token_lifetime: f.opt_int_min("refreshTokenLifetime", 1)?,
+        flow: f.opt_int_min("flow", 0)?,
+        flag: f.opt_int_min("flag", 0)?,
+    };
+    Ok((input, f.add_links()?))
+}
+
+#[utoipa::path(get, path = "/rest/clients", tag = "clients", params(("name" = Option<String>, Query), ("name:contains" = Option<String>, Query), ("description:contains" = Option<String>, Query), ("orderBy" = Option<String>, Query), ("offset" = Option<i64>, Query), ("limit" = Option<i64>, Query)), responses((status = 200, description = "`{data, total, page, pageSize}`; hidden clients are left out"), (status = 403)), security(("bearer" = [])))]
+pub async fn list(
+    AppAdmin(_c): AppAdmin,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &LIST)?;
+    let on = q.links();
+    let mut l = blocking(&st, move |ctx| svc::list(ctx, &q)).await?;
+    l.items = l
+        .items
+        .into_iter()
+        .map(|v| with_links(&st, v, on))
+        .collect();
+    Ok(paged(&l))
+}
+
+#[utoipa::path(post, path = "/rest/clients", tag = "clients", request_body(content = serde_json::Value, description = "`{name, description, redirectUri, scope, signatureKey?, jwtPublicKey?, accessTokenLifetime?, refreshTokenLifetime?, flow?, flag?, addLinks?}`"), responses((status = 200, body = ClientView, description = "The new client with `client_secret`, shown only here"), (status = 403), (status = 409), (status = 422)), security(("bearer" = [])))]
+pub async fn create(
+    AppAdmin(c): AppAdmin,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let (input, add_links) = input(&body)?;
+    let actor = c.user.id.clone();
+    let v = blocking(&st, move |ctx| svc::create(ctx, input, Some(&actor))).await?;
+    let location = format!("{}/rest/clients/{}", st.base_url(), v.id);
+    Ok(created(
+        StatusCode::OK,
+        location,
+        &with_links(&st, v, add_links || q.links()),
+    ))
+}
+
+#[utoipa::path(get, path = "/rest/clients/me", tag = "clients", responses((status = 200, body = ClientView)), security(("bearer" = [])))]
+pub async fn me(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let v = blocking(&st, move |ctx| svc::me(ctx, &c)).await?;
+    Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
+}
+
+#[utoipa::path(get, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path)), responses((status = 200, body = ClientView), (status = 403), (status = 404)), security(("bearer" = [])))]
+pub async fn get(
+    AppAdmin(_c): AppAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| svc::get(ctx, &id)).await?;
+    Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
+}
+
+#[utoipa::path(put, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path)), request_body(content = serde_json::Value, description = "As create; a built-in client changes only its two lifetimes"), responses((status = 200, body = ClientView), (status = 403), (status = 404), (status = 409), (status = 422)), security(("bearer" = [])))]
+pub async fn update(
+    AppAdmin(c): AppAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let (input, add_links) = input(&body)?;
+    let id = id.into_inner();
+    let actor = c.user.id.clone();
+    let v = blocking(&st, move |ctx| svc::update(ctx, &id, input, Some(&actor))).await?;
+    Ok(HttpResponse::Ok().json(with_links(&st, v, add_links)))
+}
+
+#[utoipa::path(delete, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path)), responses((status = 204), (status = 403, description = "Not an administrator, or a built-in client"), (status = 404)), security(("bearer" = [])))]
+pub async fn delete(
+    AppAdmin(c): AppAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let id = id.into_inner();
+    let actor = c.user.id.clone();
+    blocking(&st, move |ctx| svc::delete(ctx, &id, Some(&actor))).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(get, path = "/rest/clients/{id}/scopes", tag = "clients", params(("id" = String, Path)), responses((status = 200, description = "`{data: [scope items]}`"), (status = 403), (status = 404)), security(("bearer" = [])))]
+pub async fn scopes(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &ListSpec::PLAIN)?;
+    let id = id.into_inner();
+    let items = blocking(&st, move |ctx| svc::scopes(ctx, &c, &id)).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "data": items })))
+}

@@ -1,0 +1,201 @@
+//! `/rest/devices` and `/rest/users/{id}/devices`.
+
+use crate::error::RestError;
+use crate::extract::{int_id, Caller, JsonBody, QueryPairs};
+use crate::respond::{created, links, paged};
+use crate::state::{blocking, AppState};
+use actix_web::http::StatusCode;
+use actix_web::web::{self, Data, Path};
+use actix_web::HttpResponse;
+use coffer_domain::input::Fields;
+use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
+use coffer_service::devices::{self as svc, DeviceInput};
+use coffer_service::views::DeviceView;
+
+pub const LIST: ListSpec = ListSpec {
+    filters: &[
+        FieldSpec {
+            name: "installTagId",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::Contains],
+        },
+        FieldSpec {
+            name: "userId",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::In],
+        },
+        FieldSpec {
+            name: "clientId",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::Contains],
+        },
+    ],
+    order_fields: &["id", "installTagId", "userId", "clientId"],
+    default_order: ("id", Dir::Asc),
+    default_limit: 100,
+    max_limit: 10_000,
+    with_fields: &[],
+    extra_params: &[],
+    bulk: false,
+};
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/devices")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    )
+    .service(web::resource("/devices/me/actions/wipe").route(web::patch().to(complete_wipe)))
+    .service(web::resource("/devices/me/actions/logout").route(web::delete().to(logout)))
+    .service(web::resource("/devices/{id}/actions/wipe").route(web::post().to(request_wipe)))
+    .service(web::resource("/devices/{install_tag_id}/wipe").route(web::get().to(wipe_status)))
+    .service(
+        web::resource("/devices/{id}")
+            .route(web::get().to(get))
+            .route(web::put().to(update))
+            .route(web::delete().to(delete)),
+    )
+    .service(web::resource("/users/{id}/devices").route(web::get().to(user_devices)));
+}
+
+fn with_links(st: &AppState, mut d: DeviceView, on: bool) -> DeviceView {
+    if on {
+        d.links = Some(links(st.base_url(), "devices", &d.id.to_string()));
+    }
+    d
+}
+
+#[utoipa::path(get, path = "/rest/devices", tag = "devices", params(("installTagId" = Option<String>, Query), ("userId" = Option<String>, Query), ("clientId" = Option<String>, Query), ("orderBy" = Option<String>, Query), ("offset" = Option<i64>, Query), ("limit" = Option<i64>, Query)), responses((status = 200, description = "`{data, total, page, pageSize}`")), security(("bearer" = [])))]
+pub async fn list(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &LIST)?;
+    let on = q.links();
+    let mut l = blocking(&st, move |ctx| svc::list(ctx, &c, &q)).await?;
+    l.items = l
+        .items
+        .into_iter()
+        .map(|d| with_links(&st, d, on))
+        .collect();
+    Ok(paged(&l))
+}
+
+#[utoipa::path(get, path = "/rest/users/{id}/devices", tag = "devices", params(("id" = String, Path)), responses((status = 200, description = "`{data, total, page, pageSize}`")), security(("bearer" = [])))]
+pub async fn user_devices(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &LIST)?;
+    let on = q.links();
+    let id = id.into_inner();
+    let mut l = blocking(&st, move |ctx| svc::list_for_user(ctx, &c, &id, &q)).await?;
+    l.items = l
+        .items
+        .into_iter()
+        .map(|d| with_links(&st, d, on))
+        .collect();
+    Ok(paged(&l))
+}
+
+#[utoipa::path(post, path = "/rest/devices", tag = "devices", request_body(content = serde_json::Value, description = "`{clientId?, userId?, installTagId, installName?, mobileKeyStore?, addLinks?}`"), responses((status = 200, body = DeviceView), (status = 403), (status = 409), (status = 422)), security(("bearer" = [])))]
+pub async fn create(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let f = Fields::of(&body)?;
+    let input = DeviceInput {
+        client_id: f.opt_str("clientId")?.map(str::to_string),
+        user_id: f.opt_str("userId")?.map(str::to_string),
+        install_tag_id: f.opt_str("installTagId")?.map(str::to_string),
+        install_name: f.opt_str("installName")?.map(str::to_string),
+        mobile_key_store: f.opt_str("mobileKeyStore")?.map(str::to_string),
+    };
+    let on = f.add_links()? || q.links();
+    let d = blocking(&st, move |ctx| svc::create(ctx, &c, input)).await?;
+    let location = format!("{}/rest/devices/{}", st.base_url(), d.id);
+    Ok(created(StatusCode::OK, location, &with_links(&st, d, on)))
+}
+
+#[utoipa::path(get, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path)), responses((status = 200, body = DeviceView), (status = 403), (status = 404)), security(("bearer" = [])))]
+pub async fn get(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let id = int_id(&id)?;
+    let d = blocking(&st, move |ctx| svc::get(ctx, &c, id)).await?;
+    Ok(HttpResponse::Ok().json(with_links(&st, d, q.links())))
+}
+
+#[utoipa::path(put, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path)), request_body(content = serde_json::Value, description = "`{mobileKeyStore?, registrationToken?, addLinks?}`"), responses((status = 200, body = DeviceView), (status = 403), (status = 422)), security(("bearer" = [])))]
+pub async fn update(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let id = int_id(&id)?;
+    let f = Fields::of(&body)?;
+    let key = f.opt_str("mobileKeyStore")?.map(str::to_string);
+    let token = f.opt_str("registrationToken")?.map(str::to_string);
+    let on = f.add_links()?;
+    let d = blocking(&st, move |ctx| svc::update(ctx, &c, id, key, token)).await?;
+    Ok(HttpResponse::Ok().json(with_links(&st, d, on)))
+}
+
+#[utoipa::path(delete, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path)), responses((status = 204), (status = 403), (status = 404)), security(("bearer" = [])))]
+pub async fn delete(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let id = int_id(&id)?;
+    blocking(&st, move |ctx| svc::delete(ctx, &c, id)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(get, path = "/rest/devices/{install_tag_id}/wipe", tag = "devices", params(("install_tag_id" = String, Path)), responses((status = 200, description = "`{status}`: the wipe flag; reading a set flag (1) moves it to notified (2)"), (status = 404)), security(("bearer" = [])))]
+pub async fn wipe_status(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    tag: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let tag = tag.into_inner();
+    let status = blocking(&st, move |ctx| svc::read_wipe_flag(ctx, &c, &tag)).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "status": status })))
+}
+
+#[utoipa::path(patch, path = "/rest/devices/me/actions/wipe", tag = "devices", responses((status = 200, description = "The current device reported its wipe done (flag 3)"), (status = 404)), security(("bearer" = [])))]
+pub async fn complete_wipe(
+    Caller(c): Caller,
+    st: Data<AppState>,
+) -> Result<HttpResponse, RestError> {
+    blocking(&st, move |ctx| svc::complete_wipe(ctx, &c)).await?;
+    Ok(HttpResponse::Ok().finish())
+}
+
+#[utoipa::path(post, path = "/rest/devices/{id}/actions/wipe", tag = "devices", params(("id" = i64, Path)), responses((status = 200, body = DeviceView, description = "Coffer: an administrator requests a remote wipe (flag 1)"), (status = 403), (status = 404)), security(("bearer" = [])))]
+pub async fn request_wipe(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let id = int_id(&id)?;
+    let d = blocking(&st, move |ctx| svc::request_wipe(ctx, &c, id)).await?;
+    Ok(HttpResponse::Ok().json(d))
+}
+
+#[utoipa::path(delete, path = "/rest/devices/me/actions/logout", tag = "devices", responses((status = 200, description = "`{redirectUri}`; every token of the session stops working"), (status = 401)), security(("bearer" = [])))]
+pub async fn logout(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
+    let url = blocking(&st, move |ctx| svc::logout(ctx, &c)).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "redirectUri": url })))
+}

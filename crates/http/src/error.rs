@@ -1,0 +1,70 @@
+//! Rendering errors: the REST envelope for `/rest`, the OAuth body for the token endpoint. An
+//! internal failure is logged with its cause and answered as a generic 500.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use coffer_errors::{ApiError, Error, OAuthError};
+use std::fmt;
+
+/// An error answered in the REST envelope.
+#[derive(Debug)]
+pub struct RestError(pub ApiError);
+
+impl fmt::Display for RestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl ResponseError for RestError {
+    fn status_code(&self) -> StatusCode {
+        StatusCode::from_u16(self.0.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        rest_error(&self.0)
+    }
+}
+
+/// The REST envelope response for an error.
+pub fn rest_error(e: &ApiError) -> HttpResponse {
+    let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut r = HttpResponse::build(status);
+    if e.status == 401 {
+        r.insert_header(("WWW-Authenticate", "Bearer realm=\"coffer\""));
+    }
+    let mut res = r.json(e.body());
+    if e.status == 490 {
+        res.head_mut().reason = Some("Request blocked by WAF");
+    }
+    res
+}
+
+impl From<Error> for RestError {
+    fn from(e: Error) -> Self {
+        if let Error::Internal(cause) = &e {
+            log::error!("internal error: {cause}");
+        }
+        RestError(e.to_api())
+    }
+}
+
+impl From<ApiError> for RestError {
+    fn from(e: ApiError) -> Self {
+        RestError(e)
+    }
+}
+
+impl From<coffer_errors::ErrorCode> for RestError {
+    fn from(c: coffer_errors::ErrorCode) -> Self {
+        RestError(ApiError::new(c))
+    }
+}
+
+/// The OAuth error response: 400 `{error, error_description}` with `Cache-Control: no-store`.
+pub fn oauth_error(e: &OAuthError) -> HttpResponse {
+    HttpResponse::BadRequest()
+        .insert_header(("Cache-Control", "no-store"))
+        .insert_header(("Pragma", "no-cache"))
+        .json(e)
+}

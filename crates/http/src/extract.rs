@@ -1,0 +1,184 @@
+//! Request extractors. Authorization lives in these types: a handler that takes [`SystemAdmin`]
+//! cannot be reached by anyone else, whatever its body does.
+
+use crate::error::RestError;
+use crate::state::{blocking, AppState};
+use actix_web::dev::Payload;
+use actix_web::web::{Bytes, Data};
+use actix_web::{FromRequest, HttpMessage, HttpRequest};
+use coffer_errors::{ApiError, ErrorCode};
+use futures_util::StreamExt;
+use std::future::Future;
+use std::pin::Pin;
+
+type BoxFut<T> = Pin<Box<dyn Future<Output = Result<T, RestError>>>>;
+
+fn state(req: &HttpRequest) -> Result<Data<AppState>, RestError> {
+    req.app_data::<Data<AppState>>()
+        .cloned()
+        .ok_or_else(|| coffer_errors::Error::internal("application state missing").into())
+}
+
+/// The bearer token of the `Authorization` header.
+pub fn bearer(req: &HttpRequest) -> Option<String> {
+    let v = req.headers().get("authorization")?.to_str().ok()?;
+    let (scheme, token) = v.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim().to_string())
+}
+
+/// Any caller with a valid access token whose scope covers the call.
+pub struct Caller(pub coffer_service::auth::Caller);
+
+impl FromRequest for Caller {
+    type Error = RestError;
+    type Future = BoxFut<Self>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let st = state(req);
+        let token = bearer(req);
+        let method = req.method().to_string();
+        let path = req.path().to_string();
+        let cached = req
+            .extensions()
+            .get::<coffer_service::auth::Caller>()
+            .cloned();
+        let req = req.clone();
+        Box::pin(async move {
+            if let Some(c) = cached {
+                return Ok(Caller(c));
+            }
+            let st = st?;
+            let token =
+                token.ok_or_else(|| RestError(ApiError::new(ErrorCode::AuthUnauthorized)))?;
+            let caller = blocking(&st, move |ctx| {
+                coffer_service::auth::authenticate(ctx, &token, &method, &path)
+            })
+            .await?;
+            req.extensions_mut().insert(caller.clone());
+            Ok(Caller(caller))
+        })
+    }
+}
+
+macro_rules! role_extractor {
+    ($(#[$doc:meta])* $name:ident, $check:ident, $code:expr) => {
+        $(#[$doc])*
+        pub struct $name(pub coffer_service::auth::Caller);
+
+        impl FromRequest for $name {
+            type Error = RestError;
+            type Future = BoxFut<Self>;
+
+            fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+                let caller = Caller::from_request(req, payload);
+                Box::pin(async move {
+                    let Caller(c) = caller.await?;
+                    if !c.$check() {
+                        return Err(RestError(ApiError::new($code)));
+                    }
+                    Ok($name(c))
+                })
+            }
+        }
+    };
+}
+
+role_extractor!(
+    /// A system administrator; anyone else gets 403 `ERR_ACCESS_SYSTEM_ADMIN`.
+    SystemAdmin, is_system_admin, ErrorCode::AccessSystemAdmin
+);
+role_extractor!(
+    /// A system or application administrator (the client registry); else 403 `ERR_ACCESS_USER`.
+    AppAdmin, is_app_admin, ErrorCode::AccessUser
+);
+
+/// The query string as ordered pairs (decoded), for the list grammar.
+pub struct QueryPairs(pub Vec<(String, String)>);
+
+impl FromRequest for QueryPairs {
+    type Error = RestError;
+    type Future = std::future::Ready<Result<Self, RestError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let q = req.query_string();
+        std::future::ready(
+            serde_urlencoded::from_str::<Vec<(String, String)>>(q)
+                .map(QueryPairs)
+                .map_err(|_| {
+                    RestError(
+                        ApiError::new(ErrorCode::RequestInvalidFilter)
+                            .with_message("The query string is malformed."),
+                    )
+                }),
+        )
+    }
+}
+
+/// The largest JSON body accepted.
+pub const MAX_JSON_BODY: usize = 1024 * 1024;
+
+/// Reads a body up to `limit` bytes; a larger one answers 413.
+pub async fn read_body<S>(payload: &mut S, limit: usize) -> Result<Bytes, RestError>
+where
+    S: futures_util::Stream<Item = Result<Bytes, actix_web::error::PayloadError>> + Unpin,
+{
+    let mut buf = actix_web::web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|_| {
+            RestError(
+                ApiError::new(ErrorCode::RequestInvalidJson)
+                    .with_message("The request body could not be read."),
+            )
+        })?;
+        if buf.len() + chunk.len() > limit {
+            return Err(RestError(ApiError::new(ErrorCode::RequestTooLarge)));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// A JSON request body. Not JSON → 400 `ERR_REQUEST_INVALID_JSON`; the fields are then read
+/// with `coffer_domain::input::Fields`, which answers 422 with the field's code.
+pub struct JsonBody(pub serde_json::Value);
+
+impl FromRequest for JsonBody {
+    type Error = RestError;
+    type Future = BoxFut<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let mut payload = payload.take();
+        let content_type = req
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_ascii_lowercase);
+        Box::pin(async move {
+            let body = read_body(&mut payload, MAX_JSON_BODY).await?;
+            if body.iter().all(u8::is_ascii_whitespace) {
+                return Ok(JsonBody(serde_json::Value::Object(Default::default())));
+            }
+            if content_type
+                .as_deref()
+                .is_some_and(|ct| !ct.starts_with("application/json") && !ct.contains("+json"))
+            {
+                return Err(RestError(ApiError::new(
+                    ErrorCode::RequestUnsupportedMediaType,
+                )));
+            }
+            serde_json::from_slice(&body)
+                .map(JsonBody)
+                .map_err(|_| RestError(ApiError::new(ErrorCode::RequestInvalidJson)))
+        })
+    }
+}
+
+/// A numeric path id; anything else is an unknown entity (404).
+pub fn int_id(raw: &str) -> Result<i64, RestError> {
+    raw.parse::<i64>()
+        .ok()
+        .filter(|v| *v > 0)
+        .ok_or_else(|| RestError(ApiError::new(ErrorCode::EntityNotFound)))
+}

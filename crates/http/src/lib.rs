@@ -1,0 +1,95 @@
+//! Coffer's HTTP layer (actix-web): one `configure` function that production and tests share,
+//! thin handlers per interface area, the extractors that carry authorization, the envelopes,
+//! and the middleware every request passes.
+
+pub mod account;
+pub mod clients;
+pub mod devices;
+pub mod error;
+pub mod extract;
+pub mod locations;
+pub mod middleware;
+pub mod oauth;
+pub mod openapi;
+pub mod pages;
+pub mod respond;
+pub mod state;
+pub mod waf;
+
+use actix_web::dev::{Server, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::middleware::{from_fn, ErrorHandlerResponse, ErrorHandlers};
+use actix_web::web::{self, Data};
+use actix_web::{App, HttpResponse, HttpServer};
+use coffer_errors::{ApiError, ErrorCode};
+use std::net::TcpListener;
+
+pub use state::AppState;
+pub use waf::Waf;
+
+/// Every route of the server.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/health").route(web::get().to(health)))
+        .service(web::resource("/ready").route(web::get().to(ready)))
+        .service(web::resource("/openapi.json").route(web::get().to(openapi::serve)))
+        .configure(oauth::routes)
+        .service(
+            web::scope("/rest")
+                .wrap(from_fn(middleware::rest_gate))
+                .configure(account::routes)
+                .configure(devices::routes)
+                .configure(clients::routes)
+                .configure(locations::routes)
+                .default_service(web::to(not_found)),
+        );
+}
+
+/// Liveness: answers without touching the database.
+#[utoipa::path(get, path = "/health", tag = "operations", responses((status = 200, description = "`{status: \"ok\"}`")))]
+pub async fn health() -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
+}
+
+/// Readiness: the database answers.
+#[utoipa::path(get, path = "/ready", tag = "operations", responses((status = 200), (status = 503)))]
+pub async fn ready(st: Data<AppState>) -> HttpResponse {
+    let ok = state::blocking(&st, |ctx| ctx.with_conn(|_| Ok(())))
+        .await
+        .is_ok();
+    if ok {
+        HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
+    } else {
+        HttpResponse::ServiceUnavailable().json(serde_json::json!({"status": "unavailable"}))
+    }
+}
+
+async fn not_found() -> HttpResponse {
+    error::rest_error(&ApiError::new(ErrorCode::RequestNotFound))
+}
+
+/// A known path with a method it does not take: 405 in the REST envelope.
+fn method_not_allowed<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let (req, _) = res.into_parts();
+    let res = error::rest_error(&ApiError::new(ErrorCode::RequestMethodNotAllowed));
+    Ok(ErrorHandlerResponse::Response(
+        ServiceResponse::new(req, res).map_into_right_body(),
+    ))
+}
+
+/// Starts the server on a bound listener (port 0 in tests).
+pub fn server(state: AppState, listener: TcpListener, workers: usize) -> std::io::Result<Server> {
+    let data = Data::new(state);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .wrap(ErrorHandlers::new().handler(StatusCode::METHOD_NOT_ALLOWED, method_not_allowed))
+            .wrap(from_fn(middleware::waf))
+            .wrap(from_fn(middleware::log_and_headers))
+            .configure(configure)
+            .default_service(web::to(not_found))
+    })
+    .workers(workers.max(1))
+    .listen(listener)?
+    .run();
+    Ok(server)
+}

@@ -1,0 +1,113 @@
+//! `/rest/locations`: everyone reads; system administrators write.
+
+use crate::error::RestError;
+use crate::extract::{int_id, Caller, JsonBody, QueryPairs, SystemAdmin};
+use crate::respond::{created, links, with_metadata};
+use crate::state::{blocking, AppState};
+use actix_web::http::StatusCode;
+use actix_web::web::{self, Data, Path};
+use actix_web::HttpResponse;
+use coffer_domain::input::Fields;
+use coffer_domain::list::{self, Dir, ListSpec};
+use coffer_service::locations as svc;
+use coffer_service::views::LocationView;
+
+pub const LIST: ListSpec = ListSpec {
+    filters: &[],
+    order_fields: &["name"],
+    default_order: ("name", Dir::Asc),
+    default_limit: 100,
+    max_limit: 10_000,
+    with_fields: &[],
+    extra_params: &[],
+    bulk: false,
+};
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/locations")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    )
+    .service(
+        web::resource("/locations/{id}")
+            .route(web::get().to(get))
+            .route(web::delete().to(delete)),
+    );
+}
+
+fn with_links(st: &AppState, mut v: LocationView, on: bool) -> LocationView {
+    if on {
+        v.links = Some(links(st.base_url(), "locations", &v.id.to_string()));
+    }
+    v
+}
+
+#[utoipa::path(get, path = "/rest/locations", tag = "locations", params(("limit" = Option<i64>, Query, description = "1 to 10000"), ("offset" = Option<i64>, Query), ("orderBy" = Option<String>, Query, description = "name, name:asc, name:desc")), responses((status = 200, description = "`{data, metadata}`"), (status = 401), (status = 422)), security(("bearer" = [])))]
+pub async fn list(
+    Caller(_c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &LIST)?;
+    let on = q.links();
+    let mut l = blocking(&st, move |ctx| svc::list(ctx, &q)).await?;
+    l.items = l
+        .items
+        .into_iter()
+        .map(|v| with_links(&st, v, on))
+        .collect();
+    Ok(with_metadata(&l))
+}
+
+#[utoipa::path(post, path = "/rest/locations", tag = "locations", request_body(content = serde_json::Value, description = "`{name, domain, addLinks?}`"), responses((status = 200, description = "`{id, name, dns}`; the full entity with returnEntity=true"), (status = 403), (status = 409), (status = 422)), security(("bearer" = [])))]
+pub async fn create(
+    SystemAdmin(c): SystemAdmin,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let f = Fields::of(&body)?;
+    let name = f.req_str("name")?.to_string();
+    let domain = f.req_str("domain")?.to_string();
+    let on = f.add_links()? || q.links();
+    let actor = c.user.id.clone();
+    let v = blocking(&st, move |ctx| svc::create(ctx, &name, &domain, &actor)).await?;
+    let location = format!("{}/rest/locations/{}", st.base_url(), v.id);
+    let v = with_links(&st, v, on);
+    if q.return_entity || on {
+        Ok(created(StatusCode::OK, location, &v))
+    } else {
+        Ok(created(
+            StatusCode::OK,
+            location,
+            &serde_json::json!({"id": v.id, "name": v.name, "dns": v.dns}),
+        ))
+    }
+}
+
+#[utoipa::path(get, path = "/rest/locations/{id}", tag = "locations", params(("id" = i64, Path)), responses((status = 200, body = LocationView), (status = 404)), security(("bearer" = [])))]
+pub async fn get(
+    Caller(_c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let id = int_id(&id)?;
+    let v = blocking(&st, move |ctx| svc::get(ctx, id)).await?;
+    Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
+}
+
+#[utoipa::path(delete, path = "/rest/locations/{id}", tag = "locations", params(("id" = i64, Path)), responses((status = 204), (status = 403, description = "`ERR_ACCESS_SYSTEM_ADMIN`, or `ERR_ACCESS_USER` for the default location"), (status = 404)), security(("bearer" = [])))]
+pub async fn delete(
+    SystemAdmin(c): SystemAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let id = int_id(&id)?;
+    let actor = c.user.id.clone();
+    blocking(&st, move |ctx| svc::delete(ctx, id, &actor)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

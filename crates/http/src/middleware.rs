@@ -1,0 +1,249 @@
+//! The layers every request passes: the access log and security headers (all routes), the
+//! firewall (all routes), and for `/rest` the removed-endpoint answers and the API version check.
+
+use crate::error::rest_error;
+use crate::state::AppState;
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::web::Data;
+use actix_web::Error;
+use coffer_errors::{ApiError, ErrorCode};
+use std::time::Instant;
+
+/// The only supported API version.
+pub const API_VERSION: u32 = 28;
+
+/// One access-log line per request (method, path without the query, status, duration), and
+/// the security headers on every response.
+pub async fn log_and_headers(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let path = req.path().to_string();
+    let html = path.starts_with("/oauth/authorize") || path.starts_with("/oauth_callback");
+    let secure = req
+        .app_data::<Data<AppState>>()
+        .is_some_and(|s| s.secure_cookies);
+    let mut res = next.call(req).await?;
+    let h = res.headers_mut();
+    let set = |h: &mut actix_web::http::header::HeaderMap, k: &'static str, v: &'static str| {
+        if !h.contains_key(k) {
+            h.insert(HeaderName::from_static(k), HeaderValue::from_static(v));
+        }
+    };
+    set(h, "x-content-type-options", "nosniff");
+    set(h, "x-frame-options", "DENY");
+    set(h, "referrer-policy", "no-referrer");
+    set(h, "cross-origin-opener-policy", "same-origin");
+    if html {
+        set(h, "content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
+    } else {
+        set(
+            h,
+            "content-security-policy",
+            "default-src 'none'; frame-ancestors 'none'",
+        );
+    }
+    if path.starts_with("/rest") || path.starts_with("/oauth") || path.starts_with("/webhooks") {
+        set(h, "cache-control", "no-store");
+    }
+    if secure {
+        set(
+            h,
+            "strict-transport-security",
+            "max-age=31536000; includeSubDomains",
+        );
+    }
+    log::info!(
+        target: "coffer::access",
+        "{method} {path} {} {:.1}ms",
+        res.status().as_u16(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    Ok(res)
+}
+
+fn short_circuit<B>(req: ServiceRequest, e: &ApiError) -> ServiceResponse<EitherBody<B>> {
+    req.into_response(rest_error(e)).map_into_right_body()
+}
+
+/// The firewall: a request that breaks a rule is answered 490 and goes no further.
+pub async fn waf<B: MessageBody>(
+    req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, Error> {
+    let hit = req.app_data::<Data<AppState>>().and_then(|s| {
+        let raw_path = req.uri().path();
+        let query = req.uri().query().unwrap_or("");
+        let headers: Vec<&[u8]> = req.headers().iter().map(|(_, v)| v.as_bytes()).collect();
+        s.waf
+            .check(raw_path, query, headers.iter().copied())
+            .map(str::to_string)
+    });
+    if let Some(rule) = hit {
+        log::warn!(target: "coffer::waf", "blocked {} {} by rule {rule}", req.method(), req.path());
+        let e = ApiError::new(ErrorCode::RequestBlockedByWaf);
+        return Ok(short_circuit(req, &e));
+    }
+    next.call(req)
+        .await
+        .map(ServiceResponse::map_into_left_body)
+}
+
+/// Endpoints the interface removed, with the call that replaces each.
+const REMOVED: &[(&str, &str, &str)] = &[
+    (
+        "GET",
+        "/rest/folders/*/path",
+        "GET /rest/folders/{id} (path is part of the folder)",
+    ),
+    (
+        "GET",
+        "/rest/admin/profiles/*/users/*",
+        "GET /rest/admin/profiles/{id}/users, filtered client-side",
+    ),
+    (
+        "POST",
+        "/rest/sources/*/actions/fileFromTemplate",
+        "POST /rest/folders/{parent_id}/actions/fileFromTemplate",
+    ),
+    (
+        "GET",
+        "/rest/folders/members",
+        "GET /rest/folders/{id}/members",
+    ),
+    (
+        "POST",
+        "/rest/sources/*/actions/lock",
+        "PATCH /rest/sources/actions/lock?id:in=<ids>",
+    ),
+    (
+        "POST",
+        "/rest/sources/*/actions/unlock",
+        "PATCH /rest/sources/actions/unlock?id:in=<ids>",
+    ),
+    (
+        "DELETE",
+        "/rest/mail/*/actions/read",
+        "PATCH /rest/mail/actions/read?emailId:in=<ids>",
+    ),
+    (
+        "DELETE",
+        "/rest/mail/*/actions/unread",
+        "PATCH /rest/mail/actions/unread?emailId:in=<ids>",
+    ),
+];
+
+/// The replacement of a removed endpoint (`*` matches one path segment).
+pub fn removed_replacement(method: &str, path: &str) -> Option<&'static str> {
+    let segs: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    REMOVED.iter().find_map(|(m, pattern, replacement)| {
+        let pat: Vec<&str> = pattern.split('/').collect();
+        let matches = *m == method
+            && pat.len() == segs.len()
+            && pat
+                .iter()
+                .zip(&segs)
+                .all(|(p, s)| *p == "*" && !s.is_empty() || p == s);
+        matches.then_some(*replacement)
+    })
+}
+
+/// The version outcome of a request: `Ok` for 28, else the error to answer.
+pub fn check_version(header: Option<&str>, query_version: Option<&str>) -> Result<(), ApiError> {
+    let Some(v) = header.or(query_version).map(str::trim) else {
+        return Err(ApiError::new(ErrorCode::RequestApiVersionMissing));
+    };
+    match v.parse::<u32>() {
+        Ok(API_VERSION) => Ok(()),
+        Ok(1..=4) => Err(ApiError::new(ErrorCode::RequestVersionNotSupported).legacy()),
+        _ => Err(ApiError::new(ErrorCode::RequestVersionNotSupported)),
+    }
+}
+
+fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
+    query.split('&').find_map(|kv| {
+        kv.split_once('=')
+            .filter(|(k, _)| *k == name)
+            .map(|(_, v)| v)
+    })
+}
+
+/// `/rest` gate: removed endpoints answer 404 naming their replacement; then the version header
+/// (`X-<Brand>-Version`) or `apiVersion` query must say 28.
+pub async fn rest_gate<B: MessageBody>(
+    req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, Error> {
+    if let Some(replacement) = removed_replacement(req.method().as_str(), req.path()) {
+        let e = ApiError::new(ErrorCode::RequestNotFound).with_message(format!(
+            "This endpoint was removed; use {replacement} instead."
+        ));
+        return Ok(short_circuit(req, &e));
+    }
+    let header_name = req
+        .app_data::<Data<AppState>>()
+        .map(|s| s.version_header.clone())
+        .unwrap_or_default();
+    let header = req
+        .headers()
+        .get(header_name.as_str())
+        .and_then(|v| v.to_str().ok());
+    let query = req.uri().query().unwrap_or("");
+    if let Err(e) = check_version(header, query_param(query, "apiVersion")) {
+        return Ok(short_circuit(req, &e));
+    }
+    next.call(req)
+        .await
+        .map(ServiceResponse::map_into_left_body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_outcomes() {
+        assert!(check_version(Some("28"), None).is_ok());
+        assert!(check_version(None, Some("28")).is_ok());
+        assert_eq!(
+            check_version(None, None).unwrap_err().code,
+            ErrorCode::RequestApiVersionMissing
+        );
+        for v in ["5", "27", "29", "0", "abc", "-1"] {
+            let e = check_version(Some(v), None).unwrap_err();
+            assert_eq!(e.code, ErrorCode::RequestVersionNotSupported, "{v}");
+            assert!(!e.legacy);
+        }
+        for v in ["1", "4"] {
+            let e = check_version(Some(v), None).unwrap_err();
+            assert!(e.legacy);
+            assert_eq!(
+                e.body(),
+                serde_json::json!({"message": "The specified API version is not supported by server."})
+            );
+        }
+        // The header wins over the query.
+        assert!(check_version(Some("28"), Some("4")).is_ok());
+    }
+
+    #[test]
+    fn removed_endpoints() {
+        assert!(removed_replacement("GET", "/rest/folders/abc/path")
+            .unwrap()
+            .contains("/rest/folders/{id}"));
+        assert!(removed_replacement("GET", "/rest/folders/members").is_some());
+        assert!(removed_replacement("POST", "/rest/sources/1/actions/lock")
+            .unwrap()
+            .contains("PATCH"));
+        assert!(removed_replacement("DELETE", "/rest/mail/9/actions/unread").is_some());
+        assert!(removed_replacement("GET", "/rest/admin/profiles/1/users/2").is_some());
+        assert!(removed_replacement("PATCH", "/rest/sources/actions/lock").is_none());
+        assert!(removed_replacement("GET", "/rest/folders//path").is_none());
+        assert_eq!(removed_replacement("GET", "/rest/devices"), None);
+    }
+}

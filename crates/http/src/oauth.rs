@@ -1,0 +1,378 @@
+//! The OAuth 2.0 endpoints: `/oauth/authorize` (sign-in and consent pages), `/oauth/token`,
+//! `/oauth/revoke` (RFC 7009), `/oauth/introspect` (RFC 7662), the RFC 8414 metadata, and the
+//! `/oauth_callback.php` landing page.
+
+use crate::error::{oauth_error, RestError};
+use crate::extract::read_body;
+use crate::pages;
+use crate::state::{blocking, AppState};
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::http::StatusCode;
+use actix_web::web::{self, Data};
+use actix_web::{HttpRequest, HttpResponse};
+use coffer_errors::OAuthError;
+use coffer_oauth::authorize::{AuthorizeParams, Rejection};
+use coffer_service::oauth::{self as svc, AfterSignIn, TokenInput};
+use subtle::ConstantTimeEq;
+
+const CSRF_COOKIE: &str = "coffer_oauth_csrf";
+/// The largest form accepted on the OAuth endpoints.
+const MAX_FORM: usize = 64 * 1024;
+/// The authorization request's parameters, carried through the sign-in form.
+const AUTHORIZE_FIELDS: &[&str] = &[
+    "client_id",
+    "redirect_uri",
+    "response_type",
+    "scope",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+    "m",
+];
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/oauth/authorize")
+            .route(web::get().to(authorize))
+            .route(web::post().to(sign_in)),
+    )
+    .service(web::resource("/oauth/consent").route(web::post().to(consent)))
+    .service(web::resource("/oauth/token").route(web::post().to(token)))
+    .service(web::resource("/oauth/revoke").route(web::post().to(revoke)))
+    .service(web::resource("/oauth/introspect").route(web::post().to(introspect)))
+    .service(
+        web::resource("/.well-known/oauth-authorization-server").route(web::get().to(metadata)),
+    )
+    .service(web::resource("/oauth_callback.php").route(web::get().to(callback)));
+}
+
+/// Decoded pairs, refusing a parameter given twice.
+fn unique_pairs(raw: &str) -> Result<Vec<(String, String)>, String> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw)
+        .map_err(|_| "The request parameters are malformed.".to_string())?;
+    for (i, (k, _)) in pairs.iter().enumerate() {
+        if pairs[..i].iter().any(|(k2, _)| k2 == k) {
+            return Err(format!("The parameter `{k}` was given more than once."));
+        }
+    }
+    Ok(pairs)
+}
+
+fn param(pairs: &[(String, String)], name: &str) -> Option<String> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+}
+
+fn authorize_params(pairs: &[(String, String)]) -> AuthorizeParams {
+    let p = |n: &str| param(pairs, n).filter(|v| !v.is_empty());
+    AuthorizeParams {
+        client_id: p("client_id"),
+        redirect_uri: p("redirect_uri"),
+        response_type: p("response_type"),
+        scope: p("scope"),
+        state: p("state"),
+        code_challenge: p("code_challenge"),
+        code_challenge_method: p("code_challenge_method"),
+        mobile: p("m").as_deref() == Some("1"),
+    }
+}
+
+fn carried(pairs: &[(String, String)]) -> Vec<(&str, &str)> {
+    pairs
+        .iter()
+        .filter(|(k, _)| AUTHORIZE_FIELDS.contains(&k.as_str()))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect()
+}
+
+fn csrf_cookie(st: &AppState, value: &str) -> Cookie<'static> {
+    Cookie::build(CSRF_COOKIE, value.to_string())
+        .path("/oauth")
+        .http_only(true)
+        .secure(st.secure_cookies)
+        .same_site(SameSite::Strict)
+        .finish()
+}
+
+fn csrf_ok(req: &HttpRequest, form_value: Option<&str>) -> bool {
+    match (req.cookie(CSRF_COOKIE), form_value) {
+        (Some(c), Some(f)) if !f.is_empty() => c.value().as_bytes().ct_eq(f.as_bytes()).into(),
+        _ => false,
+    }
+}
+
+fn redirect(location: &str) -> HttpResponse {
+    HttpResponse::Found()
+        .insert_header(("Location", location))
+        .finish()
+}
+
+fn rejection(r: Rejection) -> HttpResponse {
+    match r {
+        Rejection::ErrorPage { message } => pages::error(StatusCode::BAD_REQUEST, &message),
+        Rejection::Redirect { location } => redirect(&location),
+    }
+}
+
+/// The sign-in page, with a fresh CSRF token bound to a cookie.
+fn sign_in_page(
+    st: &AppState,
+    client_name: &str,
+    pairs: &[(String, String)],
+    error: Option<&str>,
+    mobile: bool,
+    email: &str,
+) -> HttpResponse {
+    let csrf = coffer_oauth::secrets::new_token();
+    let mut r = pages::sign_in(client_name, &carried(pairs), &csrf, error, mobile, email);
+    let _ = r.add_cookie(&csrf_cookie(st, &csrf));
+    r
+}
+
+#[utoipa::path(get, path = "/oauth/authorize", tag = "oauth", params(("client_id" = String, Query), ("redirect_uri" = Option<String>, Query), ("response_type" = String, Query), ("scope" = Option<String>, Query), ("state" = Option<String>, Query), ("code_challenge" = Option<String>, Query), ("code_challenge_method" = Option<String>, Query, description = "S256"), ("m" = Option<String>, Query, description = "1 for the mobile layout")), responses((status = 200, description = "The sign-in page"), (status = 302, description = "An error redirect"), (status = 400, description = "Unknown client or redirect URI: an error page")))]
+pub async fn authorize(req: HttpRequest, st: Data<AppState>) -> Result<HttpResponse, RestError> {
+    let pairs = match unique_pairs(req.query_string()) {
+        Ok(p) => p,
+        Err(m) => return Ok(pages::error(StatusCode::BAD_REQUEST, &m)),
+    };
+    let params = authorize_params(&pairs);
+    let checked = blocking(&st, move |ctx| svc::check_authorize(ctx, &params)).await?;
+    match checked {
+        Err(r) => Ok(rejection(r)),
+        Ok((v, name)) => Ok(sign_in_page(&st, &name, &pairs, None, v.mobile, "")),
+    }
+}
+
+#[utoipa::path(post, path = "/oauth/authorize", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "The authorization parameters, `email`, `password`, `csrf`"), responses((status = 302, description = "To the client with a code, or an error"), (status = 200, description = "The consent page"), (status = 401, description = "Wrong credentials: the sign-in page again")))]
+pub async fn sign_in(
+    req: HttpRequest,
+    st: Data<AppState>,
+    mut payload: web::Payload,
+) -> Result<HttpResponse, RestError> {
+    let body = read_body(&mut payload, MAX_FORM).await?;
+    let pairs = match unique_pairs(&String::from_utf8_lossy(&body)) {
+        Ok(p) => p,
+        Err(m) => return Ok(pages::error(StatusCode::BAD_REQUEST, &m)),
+    };
+    let params = authorize_params(&pairs);
+    let checked = blocking(&st, move |ctx| svc::check_authorize(ctx, &params)).await?;
+    let (v, name) = match checked {
+        Err(r) => return Ok(rejection(r)),
+        Ok(v) => v,
+    };
+    let email = param(&pairs, "email").unwrap_or_default();
+    if !csrf_ok(&req, param(&pairs, "csrf").as_deref()) {
+        return Ok(sign_in_page(
+            &st,
+            &name,
+            &pairs,
+            Some("Your sign-in form expired. Please sign in again."),
+            v.mobile,
+            &email,
+        ));
+    }
+    let password = param(&pairs, "password").unwrap_or_default();
+    let (e, p) = (email.clone(), password);
+    let user = blocking(&st, move |ctx| {
+        coffer_service::accounts::check_credentials(ctx, &e, &p)
+    })
+    .await?;
+    let Some(user) = user else {
+        return Ok(sign_in_page(
+            &st,
+            &name,
+            &pairs,
+            Some("The email or password is incorrect."),
+            v.mobile,
+            &email,
+        ));
+    };
+    let mobile = v.mobile;
+    let scope = v.scope.to_string();
+    let next = blocking(&st, move |ctx| svc::after_sign_in(ctx, &v, &user)).await?;
+    Ok(match next {
+        AfterSignIn::Redirect(location) => redirect(&location),
+        AfterSignIn::Consent { ticket } => {
+            let csrf = param(&pairs, "csrf").unwrap_or_default();
+            pages::consent(&name, &scope, &ticket, &csrf, mobile)
+        }
+    })
+}
+
+#[utoipa::path(post, path = "/oauth/consent", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`ticket`, `csrf`, `decision` (allow or deny)"), responses((status = 302, description = "To the client with a code, or with access_denied"), (status = 400)))]
+pub async fn consent(
+    req: HttpRequest,
+    st: Data<AppState>,
+    mut payload: web::Payload,
+) -> Result<HttpResponse, RestError> {
+    let body = read_body(&mut payload, MAX_FORM).await?;
+    let pairs = match unique_pairs(&String::from_utf8_lossy(&body)) {
+        Ok(p) => p,
+        Err(m) => return Ok(pages::error(StatusCode::BAD_REQUEST, &m)),
+    };
+    if !csrf_ok(&req, param(&pairs, "csrf").as_deref()) {
+        return Ok(pages::error(
+            StatusCode::BAD_REQUEST,
+            "The consent form expired. Please start again from the application.",
+        ));
+    }
+    let allow = match param(&pairs, "decision").as_deref() {
+        Some("allow") => true,
+        Some("deny") => false,
+        _ => {
+            return Ok(pages::error(
+                StatusCode::BAD_REQUEST,
+                "Choose Allow or Deny.",
+            ))
+        }
+    };
+    let ticket = param(&pairs, "ticket").unwrap_or_default();
+    let location = blocking(&st, move |ctx| svc::consent(ctx, &ticket, allow)).await?;
+    Ok(match location {
+        Some(l) => redirect(&l),
+        None => pages::error(
+            StatusCode::BAD_REQUEST,
+            "The consent request expired. Please start again from the application.",
+        ),
+    })
+}
+
+/// Reads the form of a token, revocation or introspection request.
+async fn token_form(
+    req: &HttpRequest,
+    payload: &mut web::Payload,
+) -> Result<Result<(TokenInput, Vec<(String, String)>), OAuthError>, RestError> {
+    let ct = req
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !ct
+        .to_ascii_lowercase()
+        .starts_with("application/x-www-form-urlencoded")
+    {
+        return Ok(Err(OAuthError::invalid_request(
+            "The body must be application/x-www-form-urlencoded.",
+        )));
+    }
+    let body = match read_body(payload, MAX_FORM).await {
+        Ok(b) => b,
+        Err(_) => {
+            return Ok(Err(OAuthError::invalid_request(
+                "The request body is too large.",
+            )))
+        }
+    };
+    let pairs = match unique_pairs(&String::from_utf8_lossy(&body)) {
+        Ok(p) => p,
+        Err(m) => return Ok(Err(OAuthError::invalid_request(m))),
+    };
+    let auth = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    Ok(TokenInput::from_pairs(&pairs, auth).map(|t| (t, pairs)))
+}
+
+#[utoipa::path(post, path = "/oauth/token", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "grant_type authorization_code (also the signature flow), refresh_token, password, urn:ietf:params:oauth:grant-type:jwt-bearer"), responses((status = 200, description = "`{access_token, expires_in, token_type, scope, refresh_token?}`"), (status = 400, description = "`{error, error_description}`")))]
+pub async fn token(
+    req: HttpRequest,
+    st: Data<AppState>,
+    mut payload: web::Payload,
+) -> Result<HttpResponse, RestError> {
+    let input = match token_form(&req, &mut payload).await? {
+        Ok((t, _)) => t,
+        Err(e) => return Ok(oauth_error(&e)),
+    };
+    let outcome = match blocking(&st, move |ctx| svc::token(ctx, input)).await {
+        Ok(o) => o,
+        Err(RestError(e)) if e.status == 503 => Err(OAuthError::new(
+            coffer_errors::OAuthErrorCode::TemporarilyUnavailable,
+            "Try again later.",
+        )),
+        Err(_) => Err(OAuthError::server_error()),
+    };
+    Ok(match outcome {
+        Ok(t) => HttpResponse::Ok()
+            .insert_header(("Cache-Control", "no-store"))
+            .insert_header(("Pragma", "no-cache"))
+            .json(t),
+        Err(e)
+            if e.error == coffer_errors::OAuthErrorCode::ServerError
+                || e.error == coffer_errors::OAuthErrorCode::TemporarilyUnavailable =>
+        {
+            let status = if e.error == coffer_errors::OAuthErrorCode::ServerError {
+                StatusCode::INTERNAL_SERVER_ERROR
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            };
+            HttpResponse::build(status)
+                .insert_header(("Cache-Control", "no-store"))
+                .json(e)
+        }
+        Err(e) => oauth_error(&e),
+    })
+}
+
+#[utoipa::path(post, path = "/oauth/revoke", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`token`, `token_type_hint?`, client credentials"), responses((status = 200), (status = 400)))]
+pub async fn revoke(
+    req: HttpRequest,
+    st: Data<AppState>,
+    mut payload: web::Payload,
+) -> Result<HttpResponse, RestError> {
+    let (input, pairs) = match token_form(&req, &mut payload).await? {
+        Ok(v) => v,
+        Err(e) => return Ok(oauth_error(&e)),
+    };
+    let token = param(&pairs, "token");
+    let r = blocking(&st, move |ctx| svc::revoke(ctx, &input, token.as_deref())).await?;
+    Ok(match r {
+        Ok(()) => HttpResponse::Ok()
+            .insert_header(("Cache-Control", "no-store"))
+            .finish(),
+        Err(e) => oauth_error(&e),
+    })
+}
+
+#[utoipa::path(post, path = "/oauth/introspect", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`token`, client credentials"), responses((status = 200, description = "`{active, scope?, client_id?, username?, token_type?, exp?, iat?, sub?}`"), (status = 400)))]
+pub async fn introspect(
+    req: HttpRequest,
+    st: Data<AppState>,
+    mut payload: web::Payload,
+) -> Result<HttpResponse, RestError> {
+    let (input, pairs) = match token_form(&req, &mut payload).await? {
+        Ok(v) => v,
+        Err(e) => return Ok(oauth_error(&e)),
+    };
+    let token = param(&pairs, "token");
+    let r = blocking(&st, move |ctx| {
+        svc::introspect(ctx, &input, token.as_deref())
+    })
+    .await?;
+    Ok(match r {
+        Ok(v) => HttpResponse::Ok()
+            .insert_header(("Cache-Control", "no-store"))
+            .json(v),
+        Err(e) => oauth_error(&e),
+    })
+}
+
+#[utoipa::path(get, path = "/.well-known/oauth-authorization-server", tag = "oauth", responses((status = 200, description = "RFC 8414 metadata")))]
+pub async fn metadata(st: Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok().json(svc::metadata(&st.ctx))
+}
+
+#[utoipa::path(get, path = "/oauth_callback.php", tag = "oauth", params(("code" = Option<String>, Query), ("state" = Option<String>, Query), ("error" = Option<String>, Query)), responses((status = 200, description = "A page showing the code and state")))]
+pub async fn callback(req: HttpRequest) -> HttpResponse {
+    let pairs: Vec<(String, String)> =
+        serde_urlencoded::from_str(req.query_string()).unwrap_or_default();
+    pages::callback(
+        param(&pairs, "code").as_deref(),
+        param(&pairs, "state").as_deref(),
+        param(&pairs, "error").as_deref(),
+        param(&pairs, "error_description").as_deref(),
+    )
+}

@@ -1,0 +1,105 @@
+//! `GET /openapi.json`: the OpenAPI 3.1 description of every implemented endpoint, generated
+//! from the handlers' annotations.
+
+use actix_web::HttpResponse;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
+        let components = api.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Coffer", description = "Coffer's REST and OAuth 2.0 interface. Every `/rest` call needs `X-Coffer-Version: 28` (or `apiVersion=28`) and a bearer token."),
+    paths(
+        crate::health,
+        crate::ready,
+        crate::oauth::authorize,
+        crate::oauth::sign_in,
+        crate::oauth::consent,
+        crate::oauth::token,
+        crate::oauth::revoke,
+        crate::oauth::introspect,
+        crate::oauth::metadata,
+        crate::oauth::callback,
+        crate::account::me,
+        crate::account::password_policy,
+        crate::account::system,
+        crate::devices::list,
+        crate::devices::create,
+        crate::devices::get,
+        crate::devices::update,
+        crate::devices::delete,
+        crate::devices::wipe_status,
+        crate::devices::complete_wipe,
+        crate::devices::request_wipe,
+        crate::devices::logout,
+        crate::devices::user_devices,
+        crate::clients::list,
+        crate::clients::create,
+        crate::clients::me,
+        crate::clients::get,
+        crate::clients::update,
+        crate::clients::delete,
+        crate::clients::scopes,
+        crate::locations::list,
+        crate::locations::create,
+        crate::locations::get,
+        crate::locations::delete,
+    ),
+    components(schemas(
+        coffer_service::views::CurrentUser,
+        coffer_service::views::ClientView,
+        coffer_service::views::DeviceView,
+        coffer_service::views::LocationView,
+        coffer_service::views::SystemSettingsView,
+        coffer_service::views::Link,
+        coffer_service::views::MetadataItem,
+    )),
+    modifiers(&BearerAuth),
+)]
+pub struct ApiDoc;
+
+/// The document as JSON.
+pub fn document() -> String {
+    ApiDoc::openapi()
+        .to_json()
+        .unwrap_or_else(|_| "{}".to_string())
+}
+
+pub async fn serve() -> HttpResponse {
+    static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(DOC.get_or_init(document).clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_is_openapi_3_1_with_every_area() {
+        let v: serde_json::Value = serde_json::from_str(&document()).unwrap();
+        assert!(v["openapi"].as_str().unwrap().starts_with("3.1"));
+        for p in [
+            "/rest/devices",
+            "/rest/clients/{id}",
+            "/rest/locations/{id}",
+            "/oauth/token",
+            "/rest/users/me",
+            "/rest/settings/system",
+        ] {
+            assert!(v["paths"].get(p).is_some(), "{p}");
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The HTML pages of the authorization flow: sign-in, consent, errors, and the landing page for
+//! clients that cannot be redirected. Every value written into a page is HTML-escaped.
+
+use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+
+/// Escapes text for HTML element content and quoted attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#x27;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;background:#f4f1ec;color:#222;margin:0}\
+main{max-width:420px;margin:8vh auto;background:#fff;padding:2rem;border-radius:10px;box-shadow:0 2px 12px #0002}\
+body.mobile main{margin:0;max-width:none;min-height:100vh;border-radius:0;box-shadow:none}\
+h1{font-size:1.4rem;margin-top:0}label{display:block;margin:1rem 0 .3rem;font-weight:600}\
+input[type=email],input[type=password],input[type=text]{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #bbb;border-radius:6px}\
+button{margin-top:1.2rem;padding:.7rem 1.2rem;font-size:1rem;border:0;border-radius:6px;background:#6b4226;color:#fff;cursor:pointer}\
+button.secondary{background:#ddd;color:#222}.error{color:#a00;background:#fee;padding:.6rem;border-radius:6px}\
+code{word-break:break-all;background:#f4f4f4;padding:.3rem;display:block}";
+
+fn page(status: StatusCode, title: &str, mobile: bool, body: &str) -> HttpResponse {
+    let class = if mobile { " class=\"mobile\"" } else { "" };
+    HttpResponse::build(status).content_type("text/html; charset=utf-8").body(format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{} · Coffer</title><style>{STYLE}</style></head><body{class}><main>{body}</main></body></html>",
+        esc(title)
+    ))
+}
+
+/// An error shown in the browser; the authorization flow never redirects to an unverified URI.
+pub fn error(status: StatusCode, message: &str) -> HttpResponse {
+    page(
+        status,
+        "Sign-in error",
+        false,
+        &format!(
+            "<h1>Sign-in error</h1><p class=\"error\">{}</p>",
+            esc(message)
+        ),
+    )
+}
+
+fn hidden(fields: &[(&str, &str)]) -> String {
+    fields
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "<input type=\"hidden\" name=\"{}\" value=\"{}\">",
+                esc(k),
+                esc(v)
+            )
+        })
+        .collect()
+}
+
+/// The sign-in form. `fields` are the authorization request's parameters, carried as hidden
+/// inputs so that the POST is checked again from scratch.
+pub fn sign_in(
+    client_name: &str,
+    fields: &[(&str, &str)],
+    csrf: &str,
+    error: Option<&str>,
+    mobile: bool,
+    email: &str,
+) -> HttpResponse {
+    let status = if error.is_some() {
+        StatusCode::UNAUTHORIZED
+    } else {
+        StatusCode::OK
+    };
+    let err = error
+        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", esc(e)))
+        .unwrap_or_default();
+    page(
+        status,
+        "Sign in",
+        mobile,
+        &format!(
+            "<h1>Sign in</h1><p>to continue to <strong>{}</strong></p>{err}\
+             <form method=\"post\" action=\"/oauth/authorize\">{}{}\
+             <label for=\"email\">Email</label><input id=\"email\" name=\"email\" type=\"email\" autocomplete=\"username\" required value=\"{}\">\
+             <label for=\"password\">Password</label><input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required>\
+             <button type=\"submit\">Sign in</button></form>",
+            esc(client_name),
+            hidden(fields),
+            hidden(&[("csrf", csrf)]),
+            esc(email)
+        ),
+    )
+}
+
+/// The consent page: Allow or Deny for a client's requested scope.
+pub fn consent(
+    client_name: &str,
+    scope: &str,
+    ticket: &str,
+    csrf: &str,
+    mobile: bool,
+) -> HttpResponse {
+    let items: String = scope
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .map(|s| format!("<li><code>{}</code></li>", esc(s)))
+        .collect();
+    page(
+        StatusCode::OK,
+        "Allow access",
+        mobile,
+        &format!(
+            "<h1>Allow access?</h1><p><strong>{}</strong> asks to act for you with this access:</p><ul>{items}</ul>\
+             <form method=\"post\" action=\"/oauth/consent\">{}\
+             <button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button> \
+             <button type=\"submit\" name=\"decision\" value=\"deny\" class=\"secondary\">Deny</button></form>",
+            esc(client_name),
+            hidden(&[("ticket", ticket), ("csrf", csrf)])
+        ),
+    )
+}
+
+/// The landing page for clients that cannot be redirected: shows the code (and state).
+pub fn callback(
+    code: Option<&str>,
+    state: Option<&str>,
+    error: Option<&str>,
+    description: Option<&str>,
+) -> HttpResponse {
+    let body = match (code, error) {
+        (Some(code), _) => format!(
+            "<h1>Authorization code</h1><p>Copy this code into the application:</p><code id=\"code\">{}</code>{}",
+            esc(code),
+            state.map(|s| format!("<p>State:</p><code id=\"state\">{}</code>", esc(s))).unwrap_or_default()
+        ),
+        (None, Some(e)) => format!(
+            "<h1>Authorization failed</h1><p class=\"error\"><span id=\"error\">{}</span>{}</p>",
+            esc(e),
+            description.map(|d| format!(": {}", esc(d))).unwrap_or_default()
+        ),
+        (None, None) => "<h1>Nothing to show</h1><p>This page shows the authorization code after signing in.</p>".to_string(),
+    };
+    page(StatusCode::OK, "Authorization", false, &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_everything_dangerous() {
+        assert_eq!(
+            esc("<a href=\"x\" onclick='y'>&</a>"),
+            "&lt;a href=&quot;x&quot; onclick=&#x27;y&#x27;&gt;&amp;&lt;/a&gt;"
+        );
+    }
+}

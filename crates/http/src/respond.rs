@@ -1,0 +1,44 @@
+//! Response envelopes and HATEOAS links, as the interface gives them.
+
+use actix_web::HttpResponse;
+use coffer_service::views::{Link, Listed};
+use serde::Serialize;
+
+/// `links` for one entity: itself and its collection.
+pub fn links(base: &str, collection: &str, id: &str) -> Vec<Link> {
+    vec![
+        Link::new("self", format!("{base}/rest/{collection}/{id}")),
+        Link::new("collection", format!("{base}/rest/{collection}")),
+    ]
+}
+
+/// The devices and clients envelope: `{data, total, page, pageSize}`.
+pub fn paged<T: Serialize>(l: &Listed<T>) -> HttpResponse {
+    let page = if l.limit > 0 {
+        l.offset / l.limit + 1
+    } else {
+        1
+    };
+    HttpResponse::Ok().json(
+        serde_json::json!({"data": l.items, "total": l.total, "page": page, "pageSize": l.limit}),
+    )
+}
+
+/// The usual envelope: `{data, metadata: {total, limit, offset}}`.
+pub fn with_metadata<T: Serialize>(l: &Listed<T>) -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({
+        "data": l.items,
+        "metadata": {"total": l.total, "limit": l.limit, "offset": l.offset},
+    }))
+}
+
+/// A create's answer: the status and body the interface gives, with `Location`.
+pub fn created<T: Serialize>(
+    status: actix_web::http::StatusCode,
+    location: String,
+    body: &T,
+) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header(("Location", location))
+        .json(body)
+}

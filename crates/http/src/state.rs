@@ -1,0 +1,48 @@
+//! What every handler shares: the services' context and the HTTP layer's own settings.
+
+use crate::waf::Waf;
+use coffer_service::Ctx;
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub ctx: Ctx,
+    /// `x-<brand>-version`, lower-cased.
+    pub version_header: String,
+    pub waf: Arc<Waf>,
+    /// Whether cookies get the `Secure` attribute (the base URL is https).
+    pub secure_cookies: bool,
+}
+
+impl AppState {
+    pub fn new(ctx: Ctx, waf: Waf) -> AppState {
+        let version_header = format!(
+            "x-{}-version",
+            ctx.config.version_brand.to_ascii_lowercase()
+        );
+        let secure_cookies = ctx.config.base_url.starts_with("https://");
+        AppState {
+            ctx,
+            version_header,
+            waf: Arc::new(waf),
+            secure_cookies,
+        }
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.ctx.config.base_url
+    }
+}
+
+/// Runs a service call on the blocking thread pool.
+pub async fn blocking<T, F>(state: &AppState, f: F) -> Result<T, crate::error::RestError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Ctx) -> coffer_service::Result<T> + Send + 'static,
+{
+    let ctx = state.ctx.clone();
+    match actix_web::web::block(move || f(&ctx)).await {
+        Ok(r) => r.map_err(Into::into),
+        Err(e) => Err(coffer_errors::Error::internal(format!("blocking task failed: {e}")).into()),
+    }
+}

@@ -1,0 +1,322 @@
+//! User accounts: creation (operator CLI, first start), password hashing, credential checks and
+//! the current-user record.
+
+use crate::views::CurrentUser;
+use crate::{events, now, settings, Ctx, Result};
+use argon2::password_hash::{
+    rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString,
+};
+use argon2::Argon2;
+use coffer_domain::{Email, Role};
+use coffer_errors::{ApiError, Error, ErrorCode};
+use coffer_store::models::User;
+use coffer_store::DbConn;
+use rand::Rng;
+
+/// Hashes a password with argon2id (the crate's default parameters, OWASP's minimum).
+pub fn hash_password(password: &str) -> Result<String> {
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(Error::internal)
+}
+
+/// A stored hash to verify against when the account does not exist, so that a wrong email
+/// costs as much time as a wrong password.
+fn dummy_hash() -> &'static str {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DUMMY.get_or_init(|| hash_password("coffer-dummy-password").unwrap_or_default())
+}
+
+pub fn verify_password(password: &str, hash: Option<&str>) -> bool {
+    let Some(hash) = hash else {
+        let _ = verify_password(password, Some(dummy_hash()));
+        return false;
+    };
+    match PasswordHash::new(hash) {
+        Ok(parsed) => Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// Checks an email and password; `None` for an unknown, inactive or deleted account or a wrong
+/// password (one answer for all, so accounts cannot be probed).
+pub fn check_credentials(ctx: &Ctx, email: &str, password: &str) -> Result<Option<User>> {
+    let email = Email::parse(email)
+        .map(Email::into_string)
+        .unwrap_or_else(|_| email.to_string());
+    let user = ctx.with_conn(|c| Ok(coffer_store::users::by_email(c, &email)?))?;
+    let ok = verify_password(
+        password,
+        user.as_ref().and_then(|u| u.password_hash.as_deref()),
+    );
+    Ok(user.filter(|u| ok && u.is_usable()))
+}
+
+/// A generated password that satisfies any reasonable policy: 20 characters with every class.
+pub fn generate_password() -> String {
+    const LOWER: &[u8] = b"abcdefghijkmnopqrstuvwxyz";
+    const UPPER: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ";
+    const DIGIT: &[u8] = b"23456789";
+    const SPECIAL: &[u8] = b"-_.!#%+";
+    let mut rng = rand::rngs::OsRng;
+    let mut pick = |set: &[u8]| set[rng.gen_range(0..set.len())] as char;
+    let mut s: Vec<char> = Vec::with_capacity(20);
+    for set in [LOWER, UPPER, DIGIT, SPECIAL] {
+        s.push(pick(set));
+        s.push(pick(set));
+    }
+    let all: Vec<u8> = [LOWER, UPPER, DIGIT].concat();
+    while s.len() < 20 {
+        s.push(pick(&all));
+    }
+    use rand::seq::SliceRandom;
+    s.shuffle(&mut rand::rngs::OsRng);
+    s.into_iter().collect()
+}
+
+/// What the operator (or a later provisioning call) gives for a new account.
+#[derive(Debug, Clone)]
+pub struct NewUser {
+    pub email: String,
+    pub name: String,
+    pub password: Option<String>,
+    pub role: Role,
+    pub profile: Option<String>,
+}
+
+/// Creates an account; returns it with its password (generated when none was given).
+pub fn create_user(ctx: &Ctx, input: NewUser, actor: Option<&str>) -> Result<(User, String)> {
+    let email = Email::parse(&input.email)
+        .map_err(|m| ApiError::field(ErrorCode::InputInvalidFormat, "email").with_message(m))?;
+    let name = input.name.trim().to_string();
+    if name.is_empty() || name.len() > 255 {
+        return Err(ApiError::field(ErrorCode::InputRequired, "name").into());
+    }
+    let password = input.password.unwrap_or_else(generate_password);
+    let policy = settings::password_policy(ctx)?;
+    if let Err(broken) = policy.check(&password) {
+        return Err(
+            ApiError::field(ErrorCode::InputPasswordComplexityError, "password")
+                .with_message(format!(
+                    "The password does not meet the password policy: {}.",
+                    broken.join(", ")
+                ))
+                .into(),
+        );
+    }
+    let hash = hash_password(&password)?;
+    let user = ctx.write(|c| {
+        insert_user(
+            c,
+            &email,
+            &name,
+            Some(hash),
+            input.role,
+            input.profile.as_deref(),
+            actor,
+        )
+    })?;
+    Ok((user, password))
+}
+
+/// Inserts an account inside the caller's transaction.
+pub fn insert_user(
+    c: &mut DbConn,
+    email: &Email,
+    name: &str,
+    password_hash: Option<String>,
+    role: Role,
+    profile: Option<&str>,
+    actor: Option<&str>,
+) -> Result<User> {
+    if coffer_store::users::by_email(c, email.as_str())?.is_some() {
+        return Err(ApiError::field(ErrorCode::EntityExists, "email").into());
+    }
+    let profile_id = match profile {
+        None => 1,
+        Some(p) => match p.parse::<i64>() {
+            Ok(id) => coffer_store::users::profile(c, id)?.map(|p| p.id),
+            Err(_) => coffer_store::users::profile_by_name(c, p)?.map(|p| p.id),
+        }
+        .ok_or_else(|| ApiError::field(ErrorCode::InvalidParameter, "profile"))?,
+    };
+    let t = now();
+    let user = User {
+        id: uuid::Uuid::new_v4().to_string(),
+        email: email.as_str().to_string(),
+        name: name.to_string(),
+        password_hash,
+        role: role.as_str().to_string(),
+        profile_id,
+        active: true,
+        deleted: false,
+        internal: true,
+        force_password_change: false,
+        mobile_number: None,
+        mobile_verified: false,
+        language_id: None,
+        location_id: None,
+        basedir_id: uuid::Uuid::new_v4().to_string(),
+        mydir_id: uuid::Uuid::new_v4().to_string(),
+        syncdir_id: uuid::Uuid::new_v4().to_string(),
+        version: 1,
+        created_at: t,
+        updated_at: t,
+    };
+    coffer_store::users::insert(c, &user).map_err(|e| {
+        if e.is_unique_violation() {
+            Error::from(ApiError::field(ErrorCode::EntityExists, "email"))
+        } else {
+            e.into()
+        }
+    })?;
+    events::record(
+        c,
+        "user.user.create",
+        actor,
+        serde_json::json!({"id": user.id, "email": user.email, "role": user.role}),
+    )?;
+    Ok(user)
+}
+
+/// The current-user record.
+pub fn current_user(ctx: &Ctx, user: &User) -> Result<CurrentUser> {
+    let role = user.role.parse::<Role>().map_err(Error::internal)?;
+    Ok(CurrentUser::from_user(user, role, &ctx.config.service_name))
+}
+
+/// The credentials made on the first start with an empty database.
+#[derive(Debug, Clone)]
+pub struct Bootstrap {
+    pub admin_email: String,
+    pub admin_password: String,
+    pub client_id: String,
+    pub client_secret: String,
+    pub redirect_uri: String,
+}
+
+/// On the first start with an empty database, creates a system administrator and a first-party
+/// web client. Runs once per database, whatever the number of nodes starting together.
+pub fn bootstrap(ctx: &Ctx) -> Result<Option<Bootstrap>> {
+    let admin_password = generate_password();
+    let hash = hash_password(&admin_password)?;
+    let secret = coffer_oauth::secrets::new_token();
+    let redirect_uri = format!("{}/oauth_callback.php", ctx.config.base_url);
+    ctx.write(|c| {
+        if !coffer_store::settings::insert_if_absent(c, "bootstrapped", "true", now())? {
+            return Ok(None);
+        }
+        if coffer_store::users::count(c)? > 0 {
+            // The operator created accounts before the first start; make no administrator.
+            return Ok(None);
+        }
+        let email = Email::parse("admin@coffer.local").map_err(Error::internal)?;
+        let admin = insert_user(
+            c,
+            &email,
+            "Administrator",
+            Some(hash),
+            Role::SystemAdmin,
+            None,
+            None,
+        )?;
+        let client =
+            crate::clients::insert_builtin_web_client(c, &secret, &redirect_uri, &admin.id)?;
+        Ok(Some(Bootstrap {
+            admin_email: admin.email,
+            admin_password,
+            client_id: client.id,
+            client_secret: secret,
+            redirect_uri,
+        }))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_passwords_pass_the_default_policy() {
+        let p = coffer_domain::password::PasswordPolicy::default();
+        for _ in 0..50 {
+            let pw = generate_password();
+            assert_eq!(pw.len(), 20);
+            assert!(p.check(&pw).is_ok(), "{pw}");
+        }
+    }
+
+    #[test]
+    fn password_hashes_verify() {
+        let h = hash_password("Secret-123").unwrap();
+        assert!(h.starts_with("$argon2id$"));
+        assert!(verify_password("Secret-123", Some(&h)));
+        assert!(!verify_password("secret-123", Some(&h)));
+        assert!(!verify_password("x", None));
+        assert!(!verify_password("x", Some("not a hash")));
+    }
+
+    #[test]
+    fn create_user_and_check_credentials() {
+        let (_d, ctx) = crate::test_support::ctx();
+        let (u, pw) = create_user(
+            &ctx,
+            NewUser {
+                email: "Ann@Example.com".into(),
+                name: "Ann".into(),
+                password: None,
+                role: Role::User,
+                profile: None,
+            },
+            None,
+        )
+        .unwrap();
+        assert_eq!(u.email, "ann@example.com");
+        assert!(check_credentials(&ctx, "ANN@example.com", &pw)
+            .unwrap()
+            .is_some());
+        assert!(check_credentials(&ctx, "ann@example.com", "wrong")
+            .unwrap()
+            .is_none());
+        let dup = create_user(
+            &ctx,
+            NewUser {
+                email: "ann@example.com".into(),
+                name: "Ann".into(),
+                password: None,
+                role: Role::User,
+                profile: None,
+            },
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(dup.to_api().code, ErrorCode::EntityExists);
+        let weak = create_user(
+            &ctx,
+            NewUser {
+                email: "bob@example.com".into(),
+                name: "Bob".into(),
+                password: Some("weak".into()),
+                role: Role::User,
+                profile: None,
+            },
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(weak.to_api().code, ErrorCode::InputPasswordComplexityError);
+    }
+
+    #[test]
+    fn bootstrap_runs_once() {
+        let (_d, ctx) = crate::test_support::ctx();
+        let b = bootstrap(&ctx).unwrap().unwrap();
+        assert!(check_credentials(&ctx, &b.admin_email, &b.admin_password)
+            .unwrap()
+            .is_some());
+        assert!(bootstrap(&ctx).unwrap().is_none());
+    }
+}

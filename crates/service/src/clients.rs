@@ -1,0 +1,318 @@
+//! The registry of OAuth clients. Built-in clients change only their two lifetimes and are
+//! never deleted; a client keeps its id and secret whatever else changes.
+
+use crate::auth::Caller;
+use crate::views::{ClientView, Listed};
+use crate::{events, now, Ctx, Result};
+use coffer_domain::client::{
+    flag, flow, kind, DEFAULT_ACCESS_TOKEN_LIFETIME_HOURS, DEFAULT_REFRESH_TOKEN_LIFETIME_HOURS,
+};
+use coffer_domain::list::ListQuery;
+use coffer_domain::Scope;
+use coffer_errors::{ApiError, Error, ErrorCode};
+use coffer_store::models::Client;
+use coffer_store::DbConn;
+use rand::distributions::{Alphanumeric, DistString};
+
+/// The fields of a create or update.
+#[derive(Debug, Clone, Default)]
+pub struct ClientInput {
+    pub name: String,
+    pub description: String,
+    pub redirect_uri: String,
+    pub scope: String,
+    pub signature_key: Option<String>,
+    pub jwt_public_key: Option<String>,
+    pub access_token_lifetime: Option<i32>,
+    pub refresh_token_lifetime: Option<i32>,
+    pub flow: Option<i32>,
+    pub flag: Option<i32>,
+}
+
+fn invalid(field: &str, why: &str) -> Error {
+    ApiError::field(ErrorCode::InputInvalidFormat, field)
+        .with_message(format!("The value has an invalid format ({field}: {why})."))
+        .into()
+}
+
+/// Checks the values of an input; returns the canonical scope.
+fn validate(input: &ClientInput) -> Result<String> {
+    if input.name.len() > 255 {
+        return Err(invalid("name", "at most 255 characters"));
+    }
+    if input.description.len() > 2000 {
+        return Err(invalid("description", "at most 2000 characters"));
+    }
+    validate_redirect_uri(&input.redirect_uri)?;
+    let scope = Scope::parse(&input.scope).map_err(|e| invalid("scope", &e))?;
+    if scope.is_empty() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "scope").into());
+    }
+    if let Some(k) = &input.signature_key {
+        if k.len() < 8 || k.len() > 512 {
+            return Err(invalid("signatureKey", "8 to 512 characters"));
+        }
+    }
+    if let Some(pem) = &input.jwt_public_key {
+        if !coffer_oauth::jwt::valid_public_key(pem) {
+            return Err(invalid("jwtPublicKey", "an RSA public key in PEM"));
+        }
+    }
+    if input.flow.is_some_and(|f| f & !flow::ALL != 0) {
+        return Err(invalid("flow", "unknown flow bits"));
+    }
+    if input.flag.is_some_and(|f| f & !flag::ALL != 0) {
+        return Err(invalid("flag", "unknown flag bits"));
+    }
+    Ok(scope.to_string())
+}
+
+/// A redirect URI is an absolute URI without a fragment (RFC 6749 §3.1.2).
+pub fn validate_redirect_uri(uri: &str) -> Result<()> {
+    let ok = uri.len() <= 2000
+        && !uri.chars().any(|c| c.is_control() || c.is_whitespace())
+        && url::Url::parse(uri).is_ok_and(|u| {
+            u.fragment().is_none() && !u.cannot_be_a_base() && u.username().is_empty()
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid("redirectUri", "an absolute URI without a fragment"))
+    }
+}
+
+fn new_client_id() -> String {
+    Alphanumeric
+        .sample_string(&mut rand::rngs::OsRng, 24)
+        .to_lowercase()
+}
+
+/// Creates a custom client; returns its record with the secret, shown this once.
+pub fn create(ctx: &Ctx, input: ClientInput, actor: Option<&str>) -> Result<ClientView> {
+    let scope = validate(&input)?;
+    let secret = coffer_oauth::secrets::new_token();
+    let t = now();
+    let mut bits = input.flow.unwrap_or(flow::AUTH_CODE | flow::REFRESH_TOKEN);
+    if input.flow.is_none() {
+        if input.signature_key.is_some() {
+            bits |= flow::SIGNATURE;
+        }
+        if input.jwt_public_key.is_some() {
+            bits |= flow::JWT_BEARER;
+        }
+    }
+    let client = Client {
+        id: new_client_id(),
+        secret_hash: coffer_oauth::secrets::hash_token(&secret),
+        name: input.name.trim().to_string(),
+        description: input.description,
+        redirect_uri: input.redirect_uri,
+        scope,
+        flag: input.flag.unwrap_or(0),
+        flow: bits,
+        kind: kind::CUSTOM,
+        access_token_lifetime: input
+            .access_token_lifetime
+            .unwrap_or(DEFAULT_ACCESS_TOKEN_LIFETIME_HOURS),
+        refresh_token_lifetime: input
+            .refresh_token_lifetime
+            .unwrap_or(DEFAULT_REFRESH_TOKEN_LIFETIME_HOURS),
+        signature_key: input.signature_key,
+        jwt_public_key: input.jwt_public_key,
+        touch_id: false,
+        min_version: 0,
+        ask_pin: 0,
+        pin_timeout: 0,
+        max_pin_attempts: 0,
+        builtin: false,
+        created_at: t,
+        updated_at: t,
+    };
+    ctx.write(|c| {
+        if coffer_store::clients::by_name(c, &client.name)?.is_some() {
+            return Err(ApiError::field(ErrorCode::EntityExists, "name").into());
+        }
+        coffer_store::clients::insert(c, &client).map_err(|e| {
+            if e.is_unique_violation() {
+                Error::from(ApiError::field(ErrorCode::EntityExists, "name"))
+            } else {
+                e.into()
+            }
+        })?;
+        events::record(
+            c,
+            "oauth.client.create",
+            actor,
+            serde_json::json!({"id": client.id, "name": client.name}),
+        )
+    })?;
+    let mut view = ClientView::from_client(&client);
+    view.client_secret = Some(secret);
+    Ok(view)
+}
+
+/// The first-party web client made on the first start.
+pub fn insert_builtin_web_client(
+    c: &mut DbConn,
+    secret: &str,
+    redirect_uri: &str,
+    actor: &str,
+) -> Result<Client> {
+    let t = now();
+    let client = Client {
+        id: new_client_id(),
+        secret_hash: coffer_oauth::secrets::hash_token(secret),
+        name: "Coffer Web".into(),
+        description: "The first-party web client".into(),
+        redirect_uri: redirect_uri.to_string(),
+        scope: "*".into(),
+        flag: flag::NO_CONSENT,
+        flow: flow::AUTH_CODE | flow::REFRESH_TOKEN | flow::PASSWORD,
+        kind: kind::FIRST_PARTY_WEB,
+        access_token_lifetime: DEFAULT_ACCESS_TOKEN_LIFETIME_HOURS,
+        refresh_token_lifetime: DEFAULT_REFRESH_TOKEN_LIFETIME_HOURS,
+        signature_key: None,
+        jwt_public_key: None,
+        touch_id: false,
+        min_version: 0,
+        ask_pin: 0,
+        pin_timeout: 0,
+        max_pin_attempts: 0,
+        builtin: true,
+        created_at: t,
+        updated_at: t,
+    };
+    coffer_store::clients::insert(c, &client)?;
+    events::record(
+        c,
+        "oauth.client.create",
+        Some(actor),
+        serde_json::json!({"id": client.id, "name": client.name}),
+    )?;
+    Ok(client)
+}
+
+fn not_found() -> Error {
+    ApiError::new(ErrorCode::EntityNotFound).into()
+}
+
+pub fn get(ctx: &Ctx, id: &str) -> Result<ClientView> {
+    let c = ctx
+        .with_conn(|c| Ok(coffer_store::clients::by_id(c, id)?))?
+        .ok_or_else(not_found)?;
+    Ok(ClientView::from_client(&c))
+}
+
+/// The client the caller's token was issued to.
+pub fn me(ctx: &Ctx, caller: &Caller) -> Result<ClientView> {
+    get(ctx, &caller.client_id)
+}
+
+pub fn list(ctx: &Ctx, q: &ListQuery) -> Result<Listed<ClientView>> {
+    let page = ctx.with_conn(|c| Ok(coffer_store::clients::list(c, q)?))?;
+    Ok(Listed {
+        items: page.items.iter().map(ClientView::from_client).collect(),
+        total: page.total,
+        offset: q.offset,
+        limit: q.limit,
+    })
+}
+
+/// The scope items of a client; a non-administrator may read only its own client's.
+pub fn scopes(ctx: &Ctx, caller: &Caller, id: &str) -> Result<Vec<String>> {
+    if !caller.is_app_admin() && caller.client_id != id {
+        return Err(ApiError::new(ErrorCode::AccessUser).into());
+    }
+    let c = ctx
+        .with_conn(|c| Ok(coffer_store::clients::by_id(c, id)?))?
+        .ok_or_else(not_found)?;
+    let scope = Scope::parse(&c.scope).map_err(Error::internal)?;
+    Ok(scope.items().iter().map(|i| i.to_string()).collect())
+}
+
+/// Updates a client. A built-in client takes only the two lifetimes: any other change answers
+/// 403 `ERR_ACCESS_USER`.
+pub fn update(ctx: &Ctx, id: &str, input: ClientInput, actor: Option<&str>) -> Result<ClientView> {
+    let scope = validate(&input)?;
+    let updated = ctx.write(|c| {
+        let mut client = coffer_store::clients::by_id(c, id)?.ok_or_else(not_found)?;
+        let access = input.access_token_lifetime.unwrap_or(client.access_token_lifetime);
+        let refresh = input.refresh_token_lifetime.unwrap_or(client.refresh_token_lifetime);
+        if client.builtin {
+            let same = input.name.trim() == client.name
+                && input.description == client.description
+                && input.redirect_uri == client.redirect_uri
+                && scope == client.scope
+                && input.signature_key.is_none()
+                && input.jwt_public_key.is_none()
+                && input.flow.is_none_or(|f| f == client.flow)
+                && input.flag.is_none_or(|f| f == client.flag);
+            if !same {
+                return Err(ApiError::new(ErrorCode::AccessUser)
+                    .with_message("Insufficient access permissions (a built-in client changes only its token lifetimes).")
+                    .into());
+            }
+        } else {
+            let name = input.name.trim().to_string();
+            if name != client.name && coffer_store::clients::by_name(c, &name)?.is_some() {
+                return Err(ApiError::field(ErrorCode::EntityExists, "name").into());
+            }
+            client.name = name;
+            client.description = input.description.clone();
+            client.redirect_uri = input.redirect_uri.clone();
+            client.scope = scope.clone();
+            if let Some(k) = &input.signature_key {
+                client.signature_key = Some(k.clone());
+                if input.flow.is_none() {
+                    client.flow |= flow::SIGNATURE;
+                }
+            }
+            if let Some(k) = &input.jwt_public_key {
+                client.jwt_public_key = Some(k.clone());
+                if input.flow.is_none() {
+                    client.flow |= flow::JWT_BEARER;
+                }
+            }
+            if let Some(f) = input.flow {
+                client.flow = f;
+            }
+            if let Some(f) = input.flag {
+                client.flag = f;
+            }
+        }
+        client.access_token_lifetime = access;
+        client.refresh_token_lifetime = refresh;
+        client.updated_at = now();
+        coffer_store::clients::update(c, &client).map_err(|e| {
+            if e.is_unique_violation() {
+                Error::from(ApiError::field(ErrorCode::EntityExists, "name"))
+            } else {
+                e.into()
+            }
+        })?;
+        events::record(c, "oauth.client.update", actor, serde_json::json!({"id": client.id}))?;
+        Ok(client)
+    })?;
+    Ok(ClientView::from_client(&updated))
+}
+
+/// Deletes a custom client with every token and device it holds.
+pub fn delete(ctx: &Ctx, id: &str, actor: Option<&str>) -> Result<()> {
+    ctx.write(|c| {
+        let client = coffer_store::clients::by_id(c, id)?.ok_or_else(not_found)?;
+        if client.builtin {
+            return Err(ApiError::new(ErrorCode::AccessUser)
+                .with_message(
+                    "Insufficient access permissions (a built-in client cannot be deleted).",
+                )
+                .into());
+        }
+        coffer_store::clients::delete(c, id)?;
+        events::record(
+            c,
+            "oauth.client.delete",
+            actor,
+            serde_json::json!({"id": id}),
+        )
+    })
+}

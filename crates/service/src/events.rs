@@ -1,0 +1,24 @@
+//! Recording events in the outbox, inside the transaction of the change they describe.
+//! The catalogue of subjects is in `docs/events.md`.
+
+use crate::{now, Result};
+use coffer_store::models::NewEvent;
+use coffer_store::DbConn;
+
+/// Records one event. Call it inside the write transaction of the change.
+pub fn record(
+    conn: &mut DbConn,
+    subject: &str,
+    actor: Option<&str>,
+    data: serde_json::Value,
+) -> Result<()> {
+    let ev = NewEvent {
+        id: uuid::Uuid::new_v4().to_string(),
+        subject: subject.to_string(),
+        actor_id: actor.map(str::to_string),
+        data: data.to_string(),
+        created_at: now(),
+    };
+    coffer_store::events::insert(conn, &ev)?;
+    Ok(())
+}

@@ -1,0 +1,117 @@
+//! Coffer's use cases: one function per operation, shared by the HTTP layer and the CLI. Each
+//! opens its transaction, checks what the caller may do, applies the pure rules of `domain` and
+//! `oauth`, writes through `store`, and records the operation's event in the same transaction.
+//!
+//! Errors: services return [`coffer_errors::Error`]: `Api` for refusals a client sees, `Internal`
+//! for failures that are logged and answered as a generic 500.
+
+pub mod accounts;
+pub mod auth;
+pub mod clients;
+pub mod devices;
+pub mod events;
+pub mod locations;
+pub mod oauth;
+pub mod scim_tokens;
+pub mod settings;
+pub mod views;
+
+pub use coffer_errors::{ApiError, Error, ErrorCode, Result};
+pub use coffer_store::{Backend, DatabaseUrl, Db};
+
+use coffer_store::DbConn;
+
+/// What the services need to know of the deployment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The public base URL, without a trailing slash.
+    pub base_url: String,
+    /// The brand of the version header (`X-<brand>-Version`).
+    pub version_brand: String,
+    /// The name shown to users (`serviceName`).
+    pub service_name: String,
+}
+
+impl Config {
+    pub fn new(base_url: &str, version_brand: &str) -> Config {
+        Config {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            version_brand: version_brand.to_string(),
+            service_name: version_brand.to_string(),
+        }
+    }
+
+    /// The JWT assertion audience: the token endpoint URL.
+    pub fn token_endpoint(&self) -> String {
+        format!("{}/oauth/token", self.base_url)
+    }
+}
+
+/// The services' context: the database and the configuration.
+#[derive(Clone)]
+pub struct Ctx {
+    pub db: Db,
+    pub config: Config,
+}
+
+impl Ctx {
+    pub fn new(db: Db, config: Config) -> Ctx {
+        Ctx { db, config }
+    }
+
+    /// Runs `f` in a write transaction on a pooled connection.
+    pub fn write<T>(&self, f: impl FnOnce(&mut DbConn) -> Result<T>) -> Result<T> {
+        let mut conn = self.db.get()?;
+        coffer_store::write_tx(&mut conn, f)
+    }
+
+    /// Runs `f` in a read transaction on a pooled connection.
+    pub fn read<T>(&self, f: impl FnOnce(&mut DbConn) -> Result<T>) -> Result<T> {
+        let mut conn = self.db.get()?;
+        coffer_store::read_tx(&mut conn, f)
+    }
+
+    /// Runs `f` on a pooled connection without a transaction (single-statement reads).
+    pub fn with_conn<T>(&self, f: impl FnOnce(&mut DbConn) -> Result<T>) -> Result<T> {
+        let mut conn = self.db.get()?;
+        f(&mut conn)
+    }
+}
+
+/// The current Unix time in seconds.
+pub fn now() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
+/// A Unix time as RFC 3339 (UTC).
+pub fn rfc3339(ts: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(ts)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default()
+}
+
+/// Opens the database, applies pending migrations, and returns the context.
+pub fn open(url: &DatabaseUrl, pool_size: u32, config: Config) -> Result<Ctx> {
+    let db = Db::open(url, pool_size)?;
+    {
+        let mut conn = db.get()?;
+        coffer_store::migrate::run(&mut conn)?;
+    }
+    Ok(Ctx::new(db, config))
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    pub fn ctx() -> (tempfile::TempDir, Ctx) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = DatabaseUrl::new(format!("sqlite://{}/t.db", dir.path().display()));
+        let ctx = open(&url, 4, Config::new("http://127.0.0.1:8080", "Coffer")).unwrap();
+        (dir, ctx)
+    }
+}

@@ -1,0 +1,819 @@
+//! The OAuth 2.0 use cases: the authorization request, sign-in and consent, the token grants,
+//! revocation (RFC 7009) and introspection (RFC 7662). The decisions are the pure functions of
+//! `coffer_oauth`; this module loads what they need, and stores what they decide.
+
+use crate::{devices, events, now, Ctx, Result};
+use coffer_domain::Scope;
+use coffer_errors::{Error, OAuthError};
+use coffer_oauth::authorize::{AuthorizeParams, Rejection, ValidAuthorize};
+use coffer_oauth::code::{CodeRecord, CodeRejection};
+use coffer_oauth::refresh::{RefreshRecord, RefreshRejection};
+use coffer_oauth::secrets::{hash_token, new_token};
+use coffer_oauth::token::{Grant, TokenResponse};
+use coffer_oauth::ClientInfo;
+use coffer_store::models::{
+    AccessToken, AuthorizationCode, AuthorizeRequest, Client, RefreshToken, User,
+};
+use coffer_store::DbConn;
+
+/// Consent tickets live as long as an authorization code.
+const TICKET_LIFETIME_SECS: i64 = 600;
+
+/// The pure flows' view of a stored client.
+pub fn client_info(c: &Client) -> ClientInfo {
+    ClientInfo {
+        id: c.id.clone(),
+        redirect_uri: c.redirect_uri.clone(),
+        scope: Scope::parse(&c.scope).unwrap_or_default(),
+        flag: c.flag,
+        flow: c.flow,
+        signature_key: c.signature_key.clone(),
+        jwt_public_key: c.jwt_public_key.clone(),
+        access_token_lifetime_hours: c.access_token_lifetime,
+        refresh_token_lifetime_hours: c.refresh_token_lifetime,
+    }
+}
+
+fn load_client(ctx: &Ctx, id: &str) -> Result<Option<Client>> {
+    if id.is_empty() || id.len() > 128 {
+        return Ok(None);
+    }
+    ctx.with_conn(|c| Ok(coffer_store::clients::by_id(c, id)?))
+}
+
+/// Checks an authorization request. `Err(Rejection)` is what the browser gets instead.
+pub fn check_authorize(
+    ctx: &Ctx,
+    params: &AuthorizeParams,
+) -> Result<std::result::Result<(ValidAuthorize, String), Rejection>> {
+    let client = match params.client_id.as_deref() {
+        Some(id) => load_client(ctx, id)?,
+        None => None,
+    };
+    let info = client.as_ref().map(client_info);
+    Ok(
+        coffer_oauth::authorize::check(params, info.as_ref()).map(|v| {
+            let name = client.map(|c| c.name).unwrap_or_default();
+            (v, name)
+        }),
+    )
+}
+
+/// What follows a successful sign-in on the authorization page.
+pub enum AfterSignIn {
+    /// Redirect the browser here (a code, or an error).
+    Redirect(String),
+    /// Show the consent page for this one-time ticket.
+    Consent { ticket: String },
+}
+
+/// Issues an authorization code for a signed-in user and returns the redirect carrying it.
+fn issue_code(c: &mut DbConn, v: &ValidAuthorize, user_id: &str) -> Result<String> {
+    let code = new_token();
+    let t = now();
+    coffer_store::grants::insert_code(
+        c,
+        &AuthorizationCode {
+            code_hash: hash_token(&code),
+            client_id: v.client_id.clone(),
+            user_id: user_id.to_string(),
+            redirect_uri: v.redirect_uri.clone(),
+            scope: v.scope.to_string(),
+            code_challenge: v.code_challenge.clone(),
+            family_id: uuid::Uuid::new_v4().to_string(),
+            expires_at: t + coffer_oauth::code::CODE_LIFETIME_SECS,
+            used_at: None,
+            created_at: t,
+        },
+    )?;
+    Ok(coffer_oauth::authorize::success_location(
+        &v.redirect_uri,
+        &code,
+        v.state.as_deref(),
+    ))
+}
+
+/// The user signed in on the authorization page: issue a code at once for clients that skip
+/// consent, else hand out a consent ticket.
+pub fn after_sign_in(ctx: &Ctx, v: &ValidAuthorize, user: &User) -> Result<AfterSignIn> {
+    ctx.write(|c| {
+        events::record(
+            c,
+            "user.login",
+            Some(&user.id),
+            serde_json::json!({"clientId": v.client_id, "method": "authorize"}),
+        )?;
+        if !v.needs_consent {
+            return Ok(AfterSignIn::Redirect(issue_code(c, v, &user.id)?));
+        }
+        let ticket = new_token();
+        coffer_store::grants::insert_authorize_request(
+            c,
+            &AuthorizeRequest {
+                ticket_hash: hash_token(&ticket),
+                client_id: v.client_id.clone(),
+                user_id: user.id.clone(),
+                redirect_uri: v.redirect_uri.clone(),
+                scope: v.scope.to_string(),
+                state: v.state.clone(),
+                code_challenge: v.code_challenge.clone(),
+                mobile: v.mobile,
+                expires_at: now() + TICKET_LIFETIME_SECS,
+            },
+        )?;
+        Ok(AfterSignIn::Consent { ticket })
+    })
+}
+
+/// The user answered the consent page. `None` when the ticket is unknown, used or expired.
+pub fn consent(ctx: &Ctx, ticket: &str, allow: bool) -> Result<Option<String>> {
+    ctx.write(|c| {
+        let Some(r) = coffer_store::grants::take_authorize_request(c, &hash_token(ticket))? else {
+            return Ok(None);
+        };
+        if r.expires_at <= now() {
+            return Ok(None);
+        }
+        let v = ValidAuthorize {
+            client_id: r.client_id.clone(),
+            redirect_uri: r.redirect_uri.clone(),
+            scope: Scope::parse(&r.scope).map_err(Error::internal)?,
+            state: r.state.clone(),
+            code_challenge: r.code_challenge.clone(),
+            needs_consent: false,
+            mobile: r.mobile,
+        };
+        if allow {
+            events::record(
+                c,
+                "oauth.consent.grant",
+                Some(&r.user_id),
+                serde_json::json!({"clientId": r.client_id}),
+            )?;
+            Ok(Some(issue_code(c, &v, &r.user_id)?))
+        } else {
+            events::record(
+                c,
+                "oauth.consent.deny",
+                Some(&r.user_id),
+                serde_json::json!({"clientId": r.client_id}),
+            )?;
+            let err = OAuthError::new(
+                coffer_errors::OAuthErrorCode::AccessDenied,
+                "The user denied the request.",
+            );
+            Ok(Some(coffer_oauth::authorize::error_location(
+                &r.redirect_uri,
+                &err,
+                r.state.as_deref(),
+            )))
+        }
+    })
+}
+
+/// The parameters of a token request, as posted.
+#[derive(Debug, Default, Clone)]
+pub struct TokenInput {
+    pub grant_type: Option<String>,
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    pub authorization: Option<String>,
+    pub code: Option<String>,
+    pub redirect_uri: Option<String>,
+    pub code_verifier: Option<String>,
+    pub refresh_token: Option<String>,
+    pub scope: Option<String>,
+    pub assertion: Option<String>,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub install_tag_id: Option<String>,
+    pub install_name: Option<String>,
+}
+
+impl TokenInput {
+    /// Builds the input from form pairs. A parameter given twice is refused (RFC 6749 §3.2).
+    pub fn from_pairs(
+        pairs: &[(String, String)],
+        authorization: Option<String>,
+    ) -> std::result::Result<TokenInput, OAuthError> {
+        let mut t = TokenInput {
+            authorization,
+            ..Default::default()
+        };
+        for (k, v) in pairs {
+            let slot = match k.as_str() {
+                "grant_type" => &mut t.grant_type,
+                "client_id" => &mut t.client_id,
+                "client_secret" => &mut t.client_secret,
+                "code" => &mut t.code,
+                "redirect_uri" => &mut t.redirect_uri,
+                "code_verifier" => &mut t.code_verifier,
+                "refresh_token" => &mut t.refresh_token,
+                "scope" => &mut t.scope,
+                "assertion" => &mut t.assertion,
+                "username" => &mut t.username,
+                "password" => &mut t.password,
+                "install_tag_id" => &mut t.install_tag_id,
+                "install_name" => &mut t.install_name,
+                _ => continue,
+            };
+            if slot.is_some() {
+                return Err(OAuthError::invalid_request(format!(
+                    "The parameter `{k}` was given more than once."
+                )));
+            }
+            if v.len() > 16 * 1024 {
+                return Err(OAuthError::invalid_request(format!(
+                    "The parameter `{k}` is too long."
+                )));
+            }
+            *slot = Some(v.clone()).filter(|s| !s.is_empty());
+        }
+        Ok(t)
+    }
+}
+
+/// A token-endpoint outcome: tokens, or an OAuth error for the client.
+pub type TokenResult = std::result::Result<TokenResponse, OAuthError>;
+
+/// Everything needed to mint a token set.
+struct Mint<'a> {
+    client: &'a ClientInfo,
+    user_id: &'a str,
+    scope: &'a Scope,
+    family_id: String,
+    device_id: Option<i64>,
+    grant: Grant,
+}
+
+fn mint(c: &mut DbConn, m: Mint<'_>) -> Result<TokenResponse> {
+    let t = now();
+    let access = new_token();
+    let access_expiry = coffer_oauth::token::access_expiry(m.client, t);
+    coffer_store::tokens::insert_access(
+        c,
+        &AccessToken {
+            token_hash: hash_token(&access),
+            family_id: m.family_id.clone(),
+            client_id: m.client.id.clone(),
+            user_id: m.user_id.to_string(),
+            scope: m.scope.to_string(),
+            device_id: m.device_id,
+            expires_at: access_expiry,
+            revoked: false,
+            created_at: t,
+        },
+    )?;
+    let refresh = if coffer_oauth::token::issues_refresh(m.client, m.grant) {
+        let r = new_token();
+        coffer_store::tokens::insert_refresh(
+            c,
+            &RefreshToken {
+                token_hash: hash_token(&r),
+                family_id: m.family_id,
+                client_id: m.client.id.clone(),
+                user_id: m.user_id.to_string(),
+                scope: m.scope.to_string(),
+                device_id: m.device_id,
+                expires_at: coffer_oauth::token::refresh_expiry(m.client, t),
+                used_at: None,
+                revoked: false,
+                created_at: t,
+            },
+        )?;
+        Some(r)
+    } else {
+        None
+    };
+    Ok(TokenResponse {
+        access_token: access,
+        expires_in: access_expiry
+            .map(|e| e - t)
+            .unwrap_or(coffer_oauth::token::NO_EXPIRY_EXPIRES_IN),
+        token_type: "bearer",
+        scope: m.scope.to_string(),
+        refresh_token: refresh,
+    })
+}
+
+fn device_for(
+    c: &mut DbConn,
+    input: &TokenInput,
+    user_id: &str,
+    client_id: &str,
+) -> Result<Option<i64>> {
+    match input.install_tag_id.as_deref() {
+        Some(tag) if tag.len() <= 255 && !tag.chars().any(char::is_control) => {
+            let name = input
+                .install_name
+                .as_deref()
+                .filter(|n| n.len() <= 255 && !n.chars().any(char::is_control));
+            Ok(Some(devices::register_for_token(
+                c, user_id, client_id, tag, name,
+            )?))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn usable_user_by_email(c: &mut DbConn, email: &str) -> Result<Option<User>> {
+    let email = email.trim().to_ascii_lowercase();
+    Ok(coffer_store::users::by_email(c, &email)?.filter(User::is_usable))
+}
+
+/// The token endpoint.
+pub fn token(ctx: &Ctx, input: TokenInput) -> Result<TokenResult> {
+    let grant = match coffer_oauth::token::parse_grant(
+        input.grant_type.as_deref(),
+        input.code.as_deref(),
+    ) {
+        Ok(g) => g,
+        Err(e) => return Ok(Err(e)),
+    };
+    // The JWT grant authenticates the client by the assertion's signature alone (§5.3 posts no
+    // secret); a secret that is posted anyway must still be right.
+    let (client_id, secret) = match coffer_oauth::client_auth::extract(
+        input.client_id.as_deref(),
+        input.client_secret.as_deref(),
+        input.authorization.as_deref(),
+    ) {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(e)),
+    };
+    let stored = load_client(ctx, &client_id)?;
+    let info = stored.as_ref().map(client_info);
+    if grant != Grant::JwtBearer || secret.is_some() {
+        if let Err(e) = coffer_oauth::client_auth::authenticate(
+            info.as_ref(),
+            stored.as_ref().map(|c| c.secret_hash.as_str()),
+            secret.as_deref(),
+        ) {
+            return Ok(Err(e));
+        }
+    }
+    let Some(client) = info else {
+        return Ok(Err(OAuthError::invalid_client(
+            "Client authentication failed.",
+        )));
+    };
+    if client.has_flag(coffer_domain::client::flag::DISABLED) {
+        return Ok(Err(OAuthError::unauthorized_client(
+            "The client is disabled.",
+        )));
+    }
+    match grant {
+        Grant::AuthorizationCode => code_grant(ctx, &client, &input),
+        Grant::Signature => signature_grant(ctx, &client, &input),
+        Grant::RefreshToken => refresh_grant(ctx, &client, &input),
+        Grant::JwtBearer => jwt_grant(ctx, &client, &input),
+        Grant::Password => password_grant(ctx, &client, &input),
+    }
+}
+
+/// A decision made inside a transaction that must commit even though the client gets an error
+/// (e.g. revoking a family after a replay).
+enum Tx {
+    Issued(TokenResponse),
+    Refused(OAuthError),
+}
+
+fn finish(r: Result<Tx>) -> Result<TokenResult> {
+    r.map(|tx| match tx {
+        Tx::Issued(t) => Ok(t),
+        Tx::Refused(e) => Err(e),
+    })
+}
+
+fn code_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<TokenResult> {
+    let Some(code) = input.code.as_deref() else {
+        return Ok(Err(OAuthError::invalid_request(
+            "The parameter `code` is required.",
+        )));
+    };
+    let hash = hash_token(code);
+    finish(ctx.write(|c| {
+        let stored = coffer_store::grants::code_by_hash(c, &hash)?;
+        let record = stored.as_ref().map(|s| CodeRecord {
+            client_id: s.client_id.clone(),
+            redirect_uri: s.redirect_uri.clone(),
+            scope: s.scope.clone(),
+            user_id: s.user_id.clone(),
+            expires_at: s.expires_at,
+            used: s.used_at.is_some(),
+            code_challenge: s.code_challenge.clone(),
+        });
+        let t = now();
+        match coffer_oauth::code::check(
+            client,
+            record.as_ref(),
+            input.redirect_uri.as_deref(),
+            input.code_verifier.as_deref(),
+            t,
+        ) {
+            Ok(()) => {}
+            Err(CodeRejection::Invalid(e)) => return Ok(Tx::Refused(e)),
+            Err(CodeRejection::Replayed(e)) => {
+                if let Some(s) = &stored {
+                    revoke_family(c, &s.family_id, &s.user_id, "code_replay")?;
+                }
+                return Ok(Tx::Refused(e));
+            }
+        }
+        let Some(s) = stored else {
+            return Ok(Tx::Refused(OAuthError::invalid_grant(
+                "The code is not valid.",
+            )));
+        };
+        if coffer_store::grants::mark_code_used(c, &hash, t)? == 0 {
+            revoke_family(c, &s.family_id, &s.user_id, "code_replay")?;
+            return Ok(Tx::Refused(OAuthError::invalid_grant(
+                "The code was used before.",
+            )));
+        }
+        let Some(user) = coffer_store::users::by_id(c, &s.user_id)?.filter(User::is_usable) else {
+            return Ok(Tx::Refused(OAuthError::invalid_grant(
+                "The user cannot sign in.",
+            )));
+        };
+        let scope = Scope::parse(&s.scope).map_err(Error::internal)?;
+        let device_id = device_for(c, input, &user.id, &client.id)?;
+        let issued = mint(
+            c,
+            Mint {
+                client,
+                user_id: &user.id,
+                scope: &scope,
+                family_id: s.family_id.clone(),
+                device_id,
+                grant: Grant::AuthorizationCode,
+            },
+        )?;
+        Ok(Tx::Issued(issued))
+    }))
+}
+
+fn revoke_family(c: &mut DbConn, family_id: &str, user_id: &str, reason: &str) -> Result<()> {
+    coffer_store::tokens::revoke_family(c, family_id)?;
+    events::record(
+        c,
+        "oauth.token.revoke",
+        Some(user_id),
+        serde_json::json!({"familyId": family_id, "reason": reason}),
+    )
+}
+
+fn signature_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<TokenResult> {
+    let code = input.code.as_deref().unwrap_or_default();
+    let t = now();
+    let sig = match coffer_oauth::signature::verify(client, code, t) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    if let Some(r) = input.redirect_uri.as_deref() {
+        if !coffer_oauth::authorize::redirect_uri_allowed(&client.redirect_uri, r) {
+            return Ok(Err(OAuthError::invalid_grant(
+                "The redirect URI does not match the registration.",
+            )));
+        }
+    }
+    let scope = match coffer_oauth::scope::resolve_requested(input.scope.as_deref(), &client.scope)
+    {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    finish(ctx.write(|c| {
+        let Some(user) = usable_user_by_email(c, &sig.user_email)? else {
+            return Ok(Tx::Refused(OAuthError::invalid_grant(
+                "The user credentials are not valid.",
+            )));
+        };
+        // The code is single use; it can matter until it expires an hour after its timestamp.
+        if !coffer_store::grants::record_signature_code(
+            c,
+            &hash_token(code),
+            sig.timestamp + 3600 + 300,
+        )? {
+            return Ok(Tx::Refused(OAuthError::invalid_grant(
+                "The code was used before.",
+            )));
+        }
+        let device_id = device_for(c, input, &user.id, &client.id)?;
+        events::record(
+            c,
+            "user.login",
+            Some(&user.id),
+            serde_json::json!({"clientId": client.id, "method": "signature"}),
+        )?;
+        let issued = mint(
+            c,
+            Mint {
+                client,
+                user_id: &user.id,
+                scope: &scope,
+                family_id: uuid::Uuid::new_v4().to_string(),
+                device_id,
+                grant: Grant::Signature,
+            },
+        )?;
+        Ok(Tx::Issued(issued))
+    }))
+}
+
+fn refresh_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<TokenResult> {
+    let Some(token) = input.refresh_token.as_deref() else {
+        return Ok(Err(OAuthError::invalid_request(
+            "The parameter `refresh_token` is required.",
+        )));
+    };
+    let hash = hash_token(token);
+    finish(ctx.write(|c| {
+        let stored = coffer_store::tokens::refresh_by_hash(c, &hash)?;
+        let record = stored.as_ref().map(|s| RefreshRecord {
+            client_id: s.client_id.clone(),
+            user_id: s.user_id.clone(),
+            scope: s.scope.clone(),
+            family_id: s.family_id.clone(),
+            expires_at: s.expires_at,
+            used: s.used_at.is_some(),
+            revoked: s.revoked,
+        });
+        let t = now();
+        let scope = match coffer_oauth::refresh::check(
+            client,
+            record.as_ref(),
+            input.scope.as_deref(),
+            t,
+        ) {
+            Ok(s) => s,
+            Err(RefreshRejection::Invalid(e)) => return Ok(Tx::Refused(e)),
+            Err(RefreshRejection::Replayed(e)) => {
+                if let Some(s) = &stored {
+                    revoke_family(c, &s.family_id, &s.user_id, "refresh_replay")?;
+                }
+                return Ok(Tx::Refused(e));
+            }
+        };
+        let Some(s) = stored else {
+            return Ok(Tx::Refused(OAuthError::invalid_grant(
+                "The refresh token is not valid.",
+            )));
+        };
+        if coffer_store::tokens::mark_refresh_used(c, &hash, t)? == 0 {
+            revoke_family(c, &s.family_id, &s.user_id, "refresh_replay")?;
+            return Ok(Tx::Refused(OAuthError::invalid_grant(
+                "The refresh token was used before.",
+            )));
+        }
+        if coffer_store::users::by_id(c, &s.user_id)?
+            .filter(User::is_usable)
+            .is_none()
+        {
+            return Ok(Tx::Refused(OAuthError::invalid_grant(
+                "The user cannot sign in.",
+            )));
+        }
+        let issued = mint(
+            c,
+            Mint {
+                client,
+                user_id: &s.user_id,
+                scope: &scope,
+                family_id: s.family_id.clone(),
+                device_id: s.device_id,
+                grant: Grant::RefreshToken,
+            },
+        )?;
+        Ok(Tx::Issued(issued))
+    }))
+}
+
+fn jwt_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<TokenResult> {
+    let Some(assertion) = input.assertion.as_deref() else {
+        return Ok(Err(OAuthError::invalid_request(
+            "The parameter `assertion` is required.",
+        )));
+    };
+    let t = now();
+    let claims = match coffer_oauth::jwt::verify_assertion(
+        client,
+        assertion,
+        &ctx.config.token_endpoint(),
+        t,
+    ) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e)),
+    };
+    let scope = match coffer_oauth::scope::resolve_requested(input.scope.as_deref(), &client.scope)
+    {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    finish(ctx.write(|c| {
+        let Some(user) = usable_user_by_email(c, &claims.sub)? else {
+            return Ok(Tx::Refused(OAuthError::invalid_grant(
+                "The subject is not an active user.",
+            )));
+        };
+        if !coffer_store::grants::record_assertion(c, &client.id, &claims.jti, claims.exp)? {
+            return Ok(Tx::Refused(OAuthError::invalid_grant(
+                "The assertion's jti was used before.",
+            )));
+        }
+        let device_id = device_for(c, input, &user.id, &client.id)?;
+        events::record(
+            c,
+            "user.login",
+            Some(&user.id),
+            serde_json::json!({"clientId": client.id, "method": "jwt_bearer"}),
+        )?;
+        let issued = mint(
+            c,
+            Mint {
+                client,
+                user_id: &user.id,
+                scope: &scope,
+                family_id: uuid::Uuid::new_v4().to_string(),
+                device_id,
+                grant: Grant::JwtBearer,
+            },
+        )?;
+        Ok(Tx::Issued(issued))
+    }))
+}
+
+fn password_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<TokenResult> {
+    if let Err(e) = coffer_oauth::password_grant::check(
+        client,
+        input.username.as_deref(),
+        input.password.as_deref(),
+    ) {
+        return Ok(Err(e));
+    }
+    let scope = match coffer_oauth::scope::resolve_requested(input.scope.as_deref(), &client.scope)
+    {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    let user = crate::accounts::check_credentials(
+        ctx,
+        input.username.as_deref().unwrap_or_default(),
+        input.password.as_deref().unwrap_or_default(),
+    )?;
+    let Some(user) = user else {
+        return Ok(Err(OAuthError::invalid_grant(
+            "The user credentials are not valid.",
+        )));
+    };
+    finish(ctx.write(|c| {
+        let device_id = device_for(c, input, &user.id, &client.id)?;
+        events::record(
+            c,
+            "user.login",
+            Some(&user.id),
+            serde_json::json!({"clientId": client.id, "method": "password"}),
+        )?;
+        let issued = mint(
+            c,
+            Mint {
+                client,
+                user_id: &user.id,
+                scope: &scope,
+                family_id: uuid::Uuid::new_v4().to_string(),
+                device_id,
+                grant: Grant::Password,
+            },
+        )?;
+        Ok(Tx::Issued(issued))
+    }))
+}
+
+/// Authenticates a client for revocation and introspection (secret required).
+fn authenticate_client(
+    ctx: &Ctx,
+    input: &TokenInput,
+) -> Result<std::result::Result<ClientInfo, OAuthError>> {
+    let (client_id, secret) = match coffer_oauth::client_auth::extract(
+        input.client_id.as_deref(),
+        input.client_secret.as_deref(),
+        input.authorization.as_deref(),
+    ) {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(e)),
+    };
+    let stored = load_client(ctx, &client_id)?;
+    let info = stored.as_ref().map(client_info);
+    if let Err(e) = coffer_oauth::client_auth::authenticate(
+        info.as_ref(),
+        stored.as_ref().map(|c| c.secret_hash.as_str()),
+        secret.as_deref(),
+    ) {
+        return Ok(Err(e));
+    }
+    Ok(info.ok_or_else(|| OAuthError::invalid_client("Client authentication failed.")))
+}
+
+/// RFC 7009: revokes a token of the calling client. A refresh token takes its whole family
+/// with it. Unknown tokens and other clients' tokens are answered the same (success).
+pub fn revoke(
+    ctx: &Ctx,
+    input: &TokenInput,
+    token: Option<&str>,
+) -> Result<std::result::Result<(), OAuthError>> {
+    let client = match authenticate_client(ctx, input)? {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e)),
+    };
+    let Some(token) = token else {
+        return Ok(Err(OAuthError::invalid_request(
+            "The parameter `token` is required.",
+        )));
+    };
+    let hash = hash_token(token);
+    ctx.write(|c| {
+        if let Some(r) = coffer_store::tokens::refresh_by_hash(c, &hash)? {
+            if r.client_id == client.id {
+                revoke_family(c, &r.family_id, &r.user_id, "revocation")?;
+            }
+        } else if let Some(a) = coffer_store::tokens::access_by_hash(c, &hash)? {
+            if a.client_id == client.id && !a.revoked {
+                coffer_store::tokens::revoke_family(c, &a.family_id)?;
+                events::record(
+                    c,
+                    "oauth.token.revoke",
+                    Some(&a.user_id),
+                    serde_json::json!({"familyId": a.family_id, "reason": "revocation"}),
+                )?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(Ok(()))
+}
+
+/// RFC 7662: describes a token issued to the calling client; anything else is inactive.
+pub fn introspect(
+    ctx: &Ctx,
+    input: &TokenInput,
+    token: Option<&str>,
+) -> Result<std::result::Result<serde_json::Value, OAuthError>> {
+    let client = match authenticate_client(ctx, input)? {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e)),
+    };
+    let Some(token) = token else {
+        return Ok(Err(OAuthError::invalid_request(
+            "The parameter `token` is required.",
+        )));
+    };
+    let hash = hash_token(token);
+    let t = now();
+    let inactive = serde_json::json!({"active": false});
+    let answer = ctx.read(|c| {
+        if let Some((a, user, _)) = coffer_store::tokens::access_with_owner(c, &hash)? {
+            if a.client_id != client.id || a.revoked || a.expires_at.is_some_and(|e| t >= e) || !user.is_usable() {
+                return Ok(inactive.clone());
+            }
+            return Ok(serde_json::json!({
+                "active": true, "token_type": "access_token", "scope": a.scope, "client_id": a.client_id,
+                "username": user.email, "sub": user.id, "iat": a.created_at, "exp": a.expires_at,
+            }));
+        }
+        if let Some(r) = coffer_store::tokens::refresh_by_hash(c, &hash)? {
+            let user = coffer_store::users::by_id(c, &r.user_id)?;
+            let live = r.client_id == client.id
+                && !r.revoked
+                && r.used_at.is_none()
+                && r.expires_at.is_none_or(|e| t < e)
+                && user.as_ref().is_some_and(User::is_usable);
+            if live {
+                let email = user.map(|u| u.email).unwrap_or_default();
+                return Ok(serde_json::json!({
+                    "active": true, "token_type": "refresh_token", "scope": r.scope, "client_id": r.client_id,
+                    "username": email, "sub": r.user_id, "iat": r.created_at, "exp": r.expires_at,
+                }));
+            }
+        }
+        Ok(inactive.clone())
+    })?;
+    Ok(Ok(answer))
+}
+
+/// RFC 8414 authorization-server metadata.
+pub fn metadata(ctx: &Ctx) -> serde_json::Value {
+    let b = &ctx.config.base_url;
+    serde_json::json!({
+        "issuer": b,
+        "authorization_endpoint": format!("{b}/oauth/authorize"),
+        "token_endpoint": format!("{b}/oauth/token"),
+        "revocation_endpoint": format!("{b}/oauth/revoke"),
+        "introspection_endpoint": format!("{b}/oauth/introspect"),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "password", coffer_oauth::jwt::GRANT_TYPE],
+        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "code_challenge_methods_supported": ["S256"],
+        "service_documentation": format!("{b}/openapi.json"),
+    })
+}

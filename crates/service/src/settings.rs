@@ -1,0 +1,134 @@
+//! System settings and the password policy; read by every node from the database.
+
+use crate::views::SystemSettingsView;
+use crate::{events, now, Ctx, Result};
+use coffer_domain::password::PasswordPolicy;
+use coffer_errors::Error;
+use coffer_store::models::User;
+
+/// The settings an operator may change with `cofferd settings set`, and how each value parses.
+pub const KEYS: &[(&str, &str)] = &[
+    ("passwordPolicy", "JSON object {enabled, minLength, minNumeric, minLower, minUpper, minSpecial, allowBrowserAutofill}"),
+    ("languageId", "integer"),
+    ("locationId", "integer (a location id) or null"),
+    ("storageQuota", "integer, bytes"),
+    ("sftpEnabled", "true or false: SFTP for the user role"),
+];
+
+pub fn password_policy(ctx: &Ctx) -> Result<PasswordPolicy> {
+    let raw = ctx.with_conn(|c| Ok(coffer_store::settings::get(c, "passwordPolicy")?))?;
+    Ok(match raw {
+        Some(s) => serde_json::from_str(&s).map_err(Error::internal)?,
+        None => PasswordPolicy::default(),
+    })
+}
+
+fn int_setting(ctx: &Ctx, key: &str) -> Result<Option<i64>> {
+    let raw = ctx.with_conn(|c| Ok(coffer_store::settings::get(c, key)?))?;
+    Ok(raw.and_then(|s| s.parse::<i64>().ok()))
+}
+
+pub fn system_settings(ctx: &Ctx, user: &User) -> Result<SystemSettingsView> {
+    Ok(SystemSettingsView {
+        language_id: int_setting(ctx, "languageId")?.unwrap_or(1),
+        location_id: int_setting(ctx, "locationId")?,
+        storage_quota: int_setting(ctx, "storageQuota")?.unwrap_or(10 * 1024 * 1024 * 1024),
+        mobile_number: user.mobile_number.clone(),
+        mobile_number_verified: user.mobile_verified,
+    })
+}
+
+/// Reads one setting as the operator sees it.
+pub fn get(ctx: &Ctx, key: &str) -> Result<String> {
+    check_key(key)?;
+    let raw = ctx.with_conn(|c| Ok(coffer_store::settings::get(c, key)?))?;
+    Ok(match (key, raw) {
+        (_, Some(v)) => v,
+        ("passwordPolicy", None) => {
+            serde_json::to_string(&PasswordPolicy::default()).map_err(Error::internal)?
+        }
+        ("languageId", None) => "1".into(),
+        ("storageQuota", None) => (10i64 * 1024 * 1024 * 1024).to_string(),
+        ("sftpEnabled", None) => "true".into(),
+        (_, None) => "null".into(),
+    })
+}
+
+fn check_key(key: &str) -> Result<()> {
+    if KEYS.iter().any(|(k, _)| *k == key) {
+        Ok(())
+    } else {
+        let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+        Err(
+            coffer_errors::ApiError::field(coffer_errors::ErrorCode::InvalidParameter, "key")
+                .with_message(format!(
+                    "Unknown setting `{key}`; known: {}.",
+                    known.join(", ")
+                ))
+                .into(),
+        )
+    }
+}
+
+/// Changes one setting after checking its value; records `settings.system.update`.
+pub fn set(ctx: &Ctx, key: &str, value: &str, actor: Option<&str>) -> Result<()> {
+    check_key(key)?;
+    let bad = |why: &str| {
+        Error::from(
+            coffer_errors::ApiError::field(coffer_errors::ErrorCode::InputInvalidFormat, key)
+                .with_message(format!("Invalid value for `{key}`: {why}.")),
+        )
+    };
+    let stored = match key {
+        "passwordPolicy" => {
+            let p: PasswordPolicy = serde_json::from_str(value).map_err(|e| bad(&e.to_string()))?;
+            serde_json::to_string(&p).map_err(Error::internal)?
+        }
+        "languageId" | "storageQuota" => value
+            .parse::<i64>()
+            .map_err(|_| bad("an integer"))?
+            .to_string(),
+        "locationId" if value == "null" => value.to_string(),
+        "locationId" => {
+            let id = value
+                .parse::<i64>()
+                .map_err(|_| bad("an integer or null"))?;
+            ctx.with_conn(|c| Ok(coffer_store::locations::by_id(c, id)?))?
+                .ok_or_else(|| bad("no such location"))?;
+            id.to_string()
+        }
+        "sftpEnabled" => value
+            .parse::<bool>()
+            .map_err(|_| bad("true or false"))?
+            .to_string(),
+        _ => return Err(bad("unknown")),
+    };
+    ctx.write(|c| {
+        coffer_store::settings::put(c, key, &stored, now())?;
+        events::record(
+            c,
+            "settings.system.update",
+            actor,
+            serde_json::json!({"key": key}),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_and_get() {
+        let (_d, ctx) = crate::test_support::ctx();
+        assert_eq!(password_policy(&ctx).unwrap(), PasswordPolicy::default());
+        set(&ctx, "passwordPolicy", r#"{"enabled":true,"minLength":12,"minNumeric":0,"minLower":0,"minUpper":0,"minSpecial":0,"allowBrowserAutofill":false}"#, None).unwrap();
+        assert_eq!(password_policy(&ctx).unwrap().min_length, 12);
+        assert!(set(&ctx, "passwordPolicy", "{}", None).is_err());
+        assert!(set(&ctx, "languageId", "x", None).is_err());
+        assert!(set(&ctx, "nope", "1", None).is_err());
+        assert!(set(&ctx, "locationId", "99", None).is_err());
+        set(&ctx, "storageQuota", "42", None).unwrap();
+        assert_eq!(get(&ctx, "storageQuota").unwrap(), "42");
+    }
+}

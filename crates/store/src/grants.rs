@@ -1,0 +1,97 @@
+//! One-time grants: authorization codes, consent tickets, and the replay records of JWT
+//! assertions (`jti`) and signature-flow codes.
+
+use crate::models::{AuthorizationCode, AuthorizeRequest};
+use crate::schema::{
+    authorization_codes, authorize_requests, used_assertions, used_signature_codes,
+};
+use crate::{db_run, DbConn, StoreResult};
+use diesel::prelude::*;
+
+pub fn insert_code(conn: &mut DbConn, c: &AuthorizationCode) -> StoreResult<()> {
+    db_run!(conn => diesel::insert_into(authorization_codes::table).values(c).execute(conn))?;
+    Ok(())
+}
+
+pub fn code_by_hash(conn: &mut DbConn, hash: &str) -> StoreResult<Option<AuthorizationCode>> {
+    Ok(db_run!(conn => authorization_codes::table
+        .find(hash)
+        .select(AuthorizationCode::as_select())
+        .first(conn)
+        .optional())?)
+}
+
+/// Marks a code used; 0 when it was used already (a concurrent replay).
+pub fn mark_code_used(conn: &mut DbConn, hash: &str, now: i64) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(authorization_codes::table
+            .filter(authorization_codes::code_hash.eq(hash))
+            .filter(authorization_codes::used_at.is_null()))
+        .set(authorization_codes::used_at.eq(now))
+        .execute(conn))?)
+}
+
+/// Records a `jti`; false when the client used it before.
+pub fn record_assertion(
+    conn: &mut DbConn,
+    client_id: &str,
+    jti: &str,
+    expires_at: i64,
+) -> StoreResult<bool> {
+    let n = db_run!(conn => diesel::insert_into(used_assertions::table)
+        .values((
+            used_assertions::client_id.eq(client_id),
+            used_assertions::jti.eq(jti),
+            used_assertions::expires_at.eq(expires_at),
+        ))
+        .on_conflict_do_nothing()
+        .execute(conn))?;
+    Ok(n == 1)
+}
+
+/// Records a signature-flow code; false when it was used before.
+pub fn record_signature_code(
+    conn: &mut DbConn,
+    code_hash: &str,
+    expires_at: i64,
+) -> StoreResult<bool> {
+    let n = db_run!(conn => diesel::insert_into(used_signature_codes::table)
+        .values((used_signature_codes::code_hash.eq(code_hash), used_signature_codes::expires_at.eq(expires_at)))
+        .on_conflict_do_nothing()
+        .execute(conn))?;
+    Ok(n == 1)
+}
+
+pub fn insert_authorize_request(conn: &mut DbConn, r: &AuthorizeRequest) -> StoreResult<()> {
+    db_run!(conn => diesel::insert_into(authorize_requests::table).values(r).execute(conn))?;
+    Ok(())
+}
+
+/// Takes a consent ticket: returns it and deletes it, so it serves once.
+pub fn take_authorize_request(
+    conn: &mut DbConn,
+    ticket_hash: &str,
+) -> StoreResult<Option<AuthorizeRequest>> {
+    db_run!(conn => {
+        let r = authorize_requests::table
+            .find(ticket_hash)
+            .select(AuthorizeRequest::as_select())
+            .first(conn)
+            .optional()?;
+        if r.is_some() {
+            diesel::delete(authorize_requests::table.find(ticket_hash)).execute(conn)?;
+        }
+        Ok(r)
+    })
+}
+
+/// Deletes replay records, codes and tickets that can no longer matter.
+pub fn purge_expired(conn: &mut DbConn, before: i64) -> StoreResult<usize> {
+    db_run!(conn => {
+        let a = diesel::delete(used_assertions::table.filter(used_assertions::expires_at.lt(before))).execute(conn)?;
+        let s = diesel::delete(used_signature_codes::table.filter(used_signature_codes::expires_at.lt(before))).execute(conn)?;
+        let t = diesel::delete(authorize_requests::table.filter(authorize_requests::expires_at.lt(before))).execute(conn)?;
+        // Codes are kept a day past expiry so that a late replay is still recognised.
+        let c = diesel::delete(authorization_codes::table.filter(authorization_codes::expires_at.lt(before - 86_400))).execute(conn)?;
+        Ok(a + s + t + c)
+    })
+}

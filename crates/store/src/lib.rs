@@ -1,0 +1,363 @@
+//! Coffer's persistence: one diesel schema served by SQLite (embedded, the default) and
+//! PostgreSQL, the connection manager that picks the backend from the URL, embedded migrations,
+//! and plain query functions `fn op(conn: &mut DbConn, …) -> Result<T, StoreError>`.
+//!
+//! Queries are written once and compiled for both backends by [`db_run!`]; what differs between
+//! the backends (transaction start, locking) stays in this crate behind a match on [`DbConn`].
+
+use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
+use diesel::pg::PgConnection;
+use diesel::sqlite::SqliteConnection;
+use diesel::Connection;
+use std::fmt;
+use std::time::Duration;
+
+pub mod clients;
+pub mod devices;
+pub mod events;
+pub mod filter;
+pub mod grants;
+pub mod locations;
+pub mod migrate;
+pub mod models;
+pub mod schema;
+pub mod scim_tokens;
+pub mod settings;
+pub mod tokens;
+pub mod users;
+
+/// Runs `$body` with `$conn` bound to the concrete connection of either backend. The body is
+/// compiled once per backend, so the same diesel query serves both.
+#[macro_export]
+macro_rules! db_run {
+    ($conn:ident => $body:expr) => {
+        match $conn {
+            $crate::DbConn::Sqlite($conn) => $body,
+            $crate::DbConn::Pg($conn) => $body,
+        }
+    };
+}
+
+/// A connection to either backend.
+pub enum DbConn {
+    Sqlite(SqliteConnection),
+    Pg(PgConnection),
+}
+
+impl DbConn {
+    pub fn backend(&self) -> Backend {
+        match self {
+            DbConn::Sqlite(_) => Backend::Sqlite,
+            DbConn::Pg(_) => Backend::Postgres,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A database error. Its text is for logs only.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Diesel(#[from] diesel::result::Error),
+    #[error("connection: {0}")]
+    Connection(String),
+    #[error("pool: {0}")]
+    Pool(String),
+    #[error("migration: {0}")]
+    Migration(String),
+}
+
+impl StoreError {
+    /// A unique constraint refused the write (e.g. a name that already exists).
+    pub fn is_unique_violation(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Diesel(diesel::result::Error::DatabaseError(
+                diesel::result::DatabaseErrorKind::UniqueViolation,
+                _
+            ))
+        )
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, StoreError::Diesel(diesel::result::Error::NotFound))
+    }
+}
+
+impl From<StoreError> for coffer_errors::Error {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Pool(_) => {
+                coffer_errors::ApiError::new(coffer_errors::ErrorCode::ServiceUnavailable).into()
+            }
+            other => coffer_errors::Error::Internal(other.to_string()),
+        }
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A database URL whose password never shows in `Debug` or `Display`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DatabaseUrl(String);
+
+impl DatabaseUrl {
+    pub fn new(url: impl Into<String>) -> Self {
+        DatabaseUrl(url.into())
+    }
+
+    pub fn backend(&self) -> Backend {
+        if self.0.starts_with("postgres://") || self.0.starts_with("postgresql://") {
+            Backend::Postgres
+        } else {
+            Backend::Sqlite
+        }
+    }
+
+    /// The SQLite file path (`sqlite://path`, `sqlite:path` or a bare path).
+    pub fn sqlite_path(&self) -> &str {
+        let s = self.0.as_str();
+        s.strip_prefix("sqlite://")
+            .or_else(|| s.strip_prefix("sqlite:"))
+            .unwrap_or(s)
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    fn redacted(&self) -> String {
+        match url::Url::parse(&self.0) {
+            Ok(mut u) if u.password().is_some() => {
+                let _ = u.set_password(Some("***"));
+                u.to_string()
+            }
+            _ => self.0.clone(),
+        }
+    }
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DatabaseUrl({})", self.redacted())
+    }
+}
+
+impl fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+/// Opens a connection, reporting the real connection error. SQLite connections get WAL, a
+/// busy timeout and foreign keys.
+pub fn establish(url: &DatabaseUrl) -> StoreResult<DbConn> {
+    match url.backend() {
+        Backend::Postgres => PgConnection::establish(url.expose())
+            .map(DbConn::Pg)
+            .map_err(|e| StoreError::Connection(format!("PostgreSQL at {url}: {e}"))),
+        Backend::Sqlite => {
+            let path = url.sqlite_path();
+            let mut c = SqliteConnection::establish(path)
+                .map_err(|e| StoreError::Connection(format!("SQLite at {path}: {e}")))?;
+            c.batch_execute(
+                "PRAGMA busy_timeout = 10000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                 PRAGMA foreign_keys = ON;",
+            )
+            .map_err(|e| StoreError::Connection(format!("SQLite at {path}: {e}")))?;
+            Ok(DbConn::Sqlite(c))
+        }
+    }
+}
+
+/// The r2d2 manager for [`DbConn`].
+pub struct Manager {
+    url: DatabaseUrl,
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = DbConn;
+    type Error = StoreError;
+
+    fn connect(&self) -> StoreResult<DbConn> {
+        establish(&self.url)
+    }
+
+    fn is_valid(&self, conn: &mut DbConn) -> StoreResult<()> {
+        db_run!(conn => conn.batch_execute("SELECT 1")).map_err(StoreError::from)
+    }
+
+    fn has_broken(&self, _conn: &mut DbConn) -> bool {
+        false
+    }
+}
+
+/// The connection pool shared by handlers and workers.
+#[derive(Clone)]
+pub struct Db {
+    pool: r2d2::Pool<Manager>,
+    backend: Backend,
+}
+
+pub type PooledConn = r2d2::PooledConnection<Manager>;
+
+impl Db {
+    /// Opens the pool. The first connection is made at once so that a bad URL or an unreachable
+    /// server is reported with its real cause.
+    pub fn open(url: &DatabaseUrl, max_size: u32) -> StoreResult<Db> {
+        if url.backend() == Backend::Sqlite {
+            if let Some(dir) = std::path::Path::new(url.sqlite_path()).parent() {
+                if !dir.as_os_str().is_empty() {
+                    std::fs::create_dir_all(dir).map_err(|e| {
+                        StoreError::Connection(format!("creating {}: {e}", dir.display()))
+                    })?;
+                }
+            }
+        }
+        drop(establish(url)?);
+        let pool = r2d2::Pool::builder()
+            .max_size(max_size)
+            .min_idle(Some(1))
+            .connection_timeout(Duration::from_secs(10))
+            .test_on_check_out(false)
+            .build(Manager { url: url.clone() })
+            .map_err(|e| StoreError::Pool(e.to_string()))?;
+        Ok(Db {
+            pool,
+            backend: url.backend(),
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn get(&self) -> StoreResult<PooledConn> {
+        self.pool.get().map_err(|e| StoreError::Pool(e.to_string()))
+    }
+}
+
+/// Runs `f` in a write transaction: `BEGIN IMMEDIATE` on SQLite (so that concurrent writers
+/// queue on the busy timeout instead of failing on lock upgrade), a plain transaction on
+/// PostgreSQL. Commits on `Ok`, rolls back on `Err`.
+pub fn write_tx<T, E>(
+    conn: &mut DbConn,
+    f: impl FnOnce(&mut DbConn) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<StoreError>,
+{
+    let begun = match conn {
+        DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE"),
+        DbConn::Pg(c) => AnsiTransactionManager::begin_transaction(c),
+    };
+    begun.map_err(|e| E::from(StoreError::from(e)))?;
+    let result = f(conn);
+    finish_tx(conn, result)
+}
+
+/// Runs `f` in a read transaction (a consistent snapshot on both backends).
+pub fn read_tx<T, E>(conn: &mut DbConn, f: impl FnOnce(&mut DbConn) -> Result<T, E>) -> Result<T, E>
+where
+    E: From<StoreError>,
+{
+    let begun = db_run!(conn => AnsiTransactionManager::begin_transaction(conn));
+    begun.map_err(|e| E::from(StoreError::from(e)))?;
+    let result = f(conn);
+    finish_tx(conn, result)
+}
+
+fn finish_tx<T, E: From<StoreError>>(conn: &mut DbConn, result: Result<T, E>) -> Result<T, E> {
+    match result {
+        Ok(v) => {
+            let done = db_run!(conn => AnsiTransactionManager::commit_transaction(conn));
+            match done {
+                Ok(()) => Ok(v),
+                Err(e) => {
+                    let _ = db_run!(conn => AnsiTransactionManager::rollback_transaction(conn));
+                    Err(E::from(StoreError::from(e)))
+                }
+            }
+        }
+        Err(e) => {
+            let _ = db_run!(conn => AnsiTransactionManager::rollback_transaction(conn));
+            Err(e)
+        }
+    }
+}
+
+/// Escapes `%`, `_` and `\` for a LIKE pattern used with `ESCAPE '\'`.
+pub fn like_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    for ch in s.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// A migrated SQLite database in a temporary directory.
+    pub fn sqlite() -> (tempfile::TempDir, DbConn) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = DatabaseUrl::new(format!("sqlite://{}/t.db", dir.path().display()));
+        let mut conn = establish(&url).unwrap();
+        migrate::run(&mut conn).unwrap();
+        (dir, conn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_hides_password() {
+        let u = DatabaseUrl::new("postgres://coffer:hunter2@db.example/coffer");
+        assert_eq!(u.backend(), Backend::Postgres);
+        assert!(!format!("{u:?}").contains("hunter2"));
+        assert!(!u.to_string().contains("hunter2"));
+        assert_eq!(
+            DatabaseUrl::new("sqlite:///tmp/x.db").sqlite_path(),
+            "/tmp/x.db"
+        );
+        assert_eq!(DatabaseUrl::new("/tmp/x.db").backend(), Backend::Sqlite);
+    }
+
+    #[test]
+    fn connection_error_names_the_cause() {
+        let err = establish(&DatabaseUrl::new("postgres://nobody@127.0.0.1:1/none"))
+            .err()
+            .unwrap();
+        let text = err.to_string();
+        assert!(text.contains("PostgreSQL"), "{text}");
+    }
+
+    #[test]
+    fn write_tx_rolls_back_on_error() {
+        let (_d, mut conn) = test_support::sqlite();
+        let r: Result<(), StoreError> = write_tx(&mut conn, |c| {
+            settings::put(c, "k", "v", 1)?;
+            Err(StoreError::Migration("stop".into()))
+        });
+        assert!(r.is_err());
+        assert_eq!(settings::get(&mut conn, "k").unwrap(), None);
+        write_tx(&mut conn, |c| settings::put(c, "k", "v", 1)).unwrap();
+        assert_eq!(settings::get(&mut conn, "k").unwrap().as_deref(), Some("v"));
+    }
+
+    #[test]
+    fn like_escape_escapes_wildcards() {
+        assert_eq!(like_escape("a%b_c\\"), "a\\%b\\_c\\\\");
+    }
+}

@@ -1,0 +1,77 @@
+//! Embedded migrations, one tree per backend with the same names, applied under a lock so
+//! that several processes starting together (a server and `cofferd user create`, or many nodes)
+//! apply them once.
+
+use crate::{DbConn, StoreError, StoreResult};
+use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+const SQLITE: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
+const POSTGRES: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
+
+/// An arbitrary constant naming Coffer's migration lock on PostgreSQL.
+const PG_LOCK_KEY: i64 = 0x0C0F_FE12;
+
+/// Applies every pending migration; returns how many ran.
+pub fn run(conn: &mut DbConn) -> StoreResult<usize> {
+    let mig = |e: Box<dyn std::error::Error + Send + Sync>| StoreError::Migration(e.to_string());
+    match conn {
+        DbConn::Sqlite(c) => {
+            // BEGIN IMMEDIATE takes the write lock, so a second process waits (busy timeout)
+            // and then finds the migrations applied. Each migration runs in a savepoint.
+            AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?;
+            let r = c
+                .run_pending_migrations(SQLITE)
+                .map(|v| v.len())
+                .map_err(mig);
+            match r {
+                Ok(n) => {
+                    AnsiTransactionManager::commit_transaction(c)?;
+                    Ok(n)
+                }
+                Err(e) => {
+                    let _ = AnsiTransactionManager::rollback_transaction(c);
+                    Err(e)
+                }
+            }
+        }
+        DbConn::Pg(c) => {
+            c.batch_execute(&format!("SELECT pg_advisory_lock({PG_LOCK_KEY})"))?;
+            let r = c
+                .run_pending_migrations(POSTGRES)
+                .map(|v| v.len())
+                .map_err(mig);
+            let unlocked = c.batch_execute(&format!("SELECT pg_advisory_unlock({PG_LOCK_KEY})"));
+            let n = r?;
+            unlocked?;
+            Ok(n)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_apply_once() {
+        let (_dir, mut conn) = crate::test_support::sqlite();
+        assert_eq!(run(&mut conn).unwrap(), 0);
+    }
+
+    #[test]
+    fn both_trees_have_the_same_names() {
+        let names = |dir: &str| {
+            let mut v: Vec<String> = std::fs::read_dir(format!(
+                "{}/../../migrations/{dir}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names("sqlite"), names("postgres"));
+    }
+}

@@ -1,0 +1,210 @@
+//! Rows of the schema, as read and written by the query modules.
+
+use crate::schema::*;
+use diesel::prelude::*;
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = profiles)]
+pub struct Profile {
+    pub id: i64,
+    pub name: String,
+    pub sftp_enabled: bool,
+    pub collaboration_enabled: bool,
+    pub mail_enabled: bool,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = users)]
+pub struct User {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+    pub password_hash: Option<String>,
+    pub role: String,
+    pub profile_id: i64,
+    pub active: bool,
+    pub deleted: bool,
+    pub internal: bool,
+    pub force_password_change: bool,
+    pub mobile_number: Option<String>,
+    pub mobile_verified: bool,
+    pub language_id: Option<i64>,
+    pub location_id: Option<i64>,
+    pub basedir_id: String,
+    pub mydir_id: String,
+    pub syncdir_id: String,
+    pub version: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl User {
+    /// Whether the account may sign in and its tokens may be used.
+    pub fn is_usable(&self) -> bool {
+        self.active && !self.deleted
+    }
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = clients)]
+#[diesel(treat_none_as_null = true)]
+pub struct Client {
+    pub id: String,
+    pub secret_hash: String,
+    pub name: String,
+    pub description: String,
+    pub redirect_uri: String,
+    pub scope: String,
+    pub flag: i32,
+    pub flow: i32,
+    pub kind: i32,
+    pub access_token_lifetime: i32,
+    pub refresh_token_lifetime: i32,
+    pub signature_key: Option<String>,
+    pub jwt_public_key: Option<String>,
+    pub touch_id: bool,
+    pub min_version: i32,
+    pub ask_pin: i32,
+    pub pin_timeout: i32,
+    pub max_pin_attempts: i32,
+    pub builtin: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = devices)]
+pub struct Device {
+    pub id: i64,
+    pub client_id: String,
+    pub user_id: String,
+    pub install_tag_id: String,
+    pub install_name: String,
+    pub wipe_flag: i32,
+    pub mobile_key_store: Option<String>,
+    pub registration_token: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = devices)]
+pub struct NewDevice {
+    pub client_id: String,
+    pub user_id: String,
+    pub install_tag_id: String,
+    pub install_name: String,
+    pub wipe_flag: i32,
+    pub mobile_key_store: Option<String>,
+    pub registration_token: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = locations)]
+pub struct Location {
+    pub id: i64,
+    pub name: String,
+    pub dns: String,
+    pub tenant_id: i64,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = locations)]
+pub struct NewLocation {
+    pub name: String,
+    pub dns: String,
+    pub tenant_id: i64,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = events)]
+pub struct NewEvent {
+    pub id: String,
+    pub subject: String,
+    pub actor_id: Option<String>,
+    pub data: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = events)]
+pub struct Event {
+    pub seq: i64,
+    pub id: String,
+    pub subject: String,
+    pub actor_id: Option<String>,
+    pub data: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = authorization_codes)]
+pub struct AuthorizationCode {
+    pub code_hash: String,
+    pub client_id: String,
+    pub user_id: String,
+    pub redirect_uri: String,
+    pub scope: String,
+    pub code_challenge: Option<String>,
+    pub family_id: String,
+    pub expires_at: i64,
+    pub used_at: Option<i64>,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = access_tokens)]
+pub struct AccessToken {
+    pub token_hash: String,
+    pub family_id: String,
+    pub client_id: String,
+    pub user_id: String,
+    pub scope: String,
+    pub device_id: Option<i64>,
+    pub expires_at: Option<i64>,
+    pub revoked: bool,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = refresh_tokens)]
+pub struct RefreshToken {
+    pub token_hash: String,
+    pub family_id: String,
+    pub client_id: String,
+    pub user_id: String,
+    pub scope: String,
+    pub device_id: Option<i64>,
+    pub expires_at: Option<i64>,
+    pub used_at: Option<i64>,
+    pub revoked: bool,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = authorize_requests)]
+pub struct AuthorizeRequest {
+    pub ticket_hash: String,
+    pub client_id: String,
+    pub user_id: String,
+    pub redirect_uri: String,
+    pub scope: String,
+    pub state: Option<String>,
+    pub code_challenge: Option<String>,
+    pub mobile: bool,
+    pub expires_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = scim_tokens)]
+pub struct ScimToken {
+    pub id: String,
+    pub name: String,
+    pub token_hash: String,
+    pub revoked: bool,
+    pub created_at: i64,
+}

@@ -1,0 +1,220 @@
+//! The diesel schema, identical for both backends (times are Unix seconds).
+
+diesel::table! {
+    profiles (id) {
+        id -> BigInt,
+        name -> Text,
+        sftp_enabled -> Bool,
+        collaboration_enabled -> Bool,
+        mail_enabled -> Bool,
+    }
+}
+
+diesel::table! {
+    roles (name) {
+        name -> Text,
+        admin_rank -> Integer,
+        sftp_enabled -> Bool,
+    }
+}
+
+diesel::table! {
+    users (id) {
+        id -> Text,
+        email -> Text,
+        name -> Text,
+        password_hash -> Nullable<Text>,
+        role -> Text,
+        profile_id -> BigInt,
+        active -> Bool,
+        deleted -> Bool,
+        internal -> Bool,
+        force_password_change -> Bool,
+        mobile_number -> Nullable<Text>,
+        mobile_verified -> Bool,
+        language_id -> Nullable<BigInt>,
+        location_id -> Nullable<BigInt>,
+        basedir_id -> Text,
+        mydir_id -> Text,
+        syncdir_id -> Text,
+        version -> BigInt,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    system_settings (key) {
+        key -> Text,
+        value -> Text,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    clients (id) {
+        id -> Text,
+        secret_hash -> Text,
+        name -> Text,
+        description -> Text,
+        redirect_uri -> Text,
+        scope -> Text,
+        flag -> Integer,
+        flow -> Integer,
+        kind -> Integer,
+        access_token_lifetime -> Integer,
+        refresh_token_lifetime -> Integer,
+        signature_key -> Nullable<Text>,
+        jwt_public_key -> Nullable<Text>,
+        touch_id -> Bool,
+        min_version -> Integer,
+        ask_pin -> Integer,
+        pin_timeout -> Integer,
+        max_pin_attempts -> Integer,
+        builtin -> Bool,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    devices (id) {
+        id -> BigInt,
+        client_id -> Text,
+        user_id -> Text,
+        install_tag_id -> Text,
+        install_name -> Text,
+        wipe_flag -> Integer,
+        mobile_key_store -> Nullable<Text>,
+        registration_token -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    locations (id) {
+        id -> BigInt,
+        name -> Text,
+        dns -> Text,
+        tenant_id -> BigInt,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    events (seq) {
+        seq -> BigInt,
+        id -> Text,
+        subject -> Text,
+        actor_id -> Nullable<Text>,
+        data -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    authorization_codes (code_hash) {
+        code_hash -> Text,
+        client_id -> Text,
+        user_id -> Text,
+        redirect_uri -> Text,
+        scope -> Text,
+        code_challenge -> Nullable<Text>,
+        family_id -> Text,
+        expires_at -> BigInt,
+        used_at -> Nullable<BigInt>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    access_tokens (token_hash) {
+        token_hash -> Text,
+        family_id -> Text,
+        client_id -> Text,
+        user_id -> Text,
+        scope -> Text,
+        device_id -> Nullable<BigInt>,
+        expires_at -> Nullable<BigInt>,
+        revoked -> Bool,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    refresh_tokens (token_hash) {
+        token_hash -> Text,
+        family_id -> Text,
+        client_id -> Text,
+        user_id -> Text,
+        scope -> Text,
+        device_id -> Nullable<BigInt>,
+        expires_at -> Nullable<BigInt>,
+        used_at -> Nullable<BigInt>,
+        revoked -> Bool,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    used_assertions (client_id, jti) {
+        client_id -> Text,
+        jti -> Text,
+        expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    used_signature_codes (code_hash) {
+        code_hash -> Text,
+        expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    authorize_requests (ticket_hash) {
+        ticket_hash -> Text,
+        client_id -> Text,
+        user_id -> Text,
+        redirect_uri -> Text,
+        scope -> Text,
+        state -> Nullable<Text>,
+        code_challenge -> Nullable<Text>,
+        mobile -> Bool,
+        expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    scim_tokens (id) {
+        id -> Text,
+        name -> Text,
+        token_hash -> Text,
+        revoked -> Bool,
+        created_at -> BigInt,
+    }
+}
+
+diesel::joinable!(users -> profiles (profile_id));
+diesel::joinable!(access_tokens -> users (user_id));
+diesel::joinable!(access_tokens -> clients (client_id));
+diesel::joinable!(devices -> users (user_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    profiles,
+    roles,
+    users,
+    system_settings,
+    clients,
+    devices,
+    locations,
+    events,
+    authorization_codes,
+    access_tokens,
+    refresh_tokens,
+    used_assertions,
+    used_signature_codes,
+    authorize_requests,
+    scim_tokens,
+);

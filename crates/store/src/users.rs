@@ -1,0 +1,53 @@
+//! User accounts and their profiles.
+
+use crate::models::{Profile, User};
+use crate::schema::{profiles, roles, users};
+use crate::{db_run, DbConn, StoreResult};
+use diesel::prelude::*;
+
+pub fn insert(conn: &mut DbConn, user: &User) -> StoreResult<()> {
+    db_run!(conn => diesel::insert_into(users::table).values(user).execute(conn))?;
+    Ok(())
+}
+
+pub fn by_id(conn: &mut DbConn, id: &str) -> StoreResult<Option<User>> {
+    Ok(db_run!(conn => users::table.find(id).select(User::as_select()).first(conn).optional())?)
+}
+
+pub fn by_email(conn: &mut DbConn, email: &str) -> StoreResult<Option<User>> {
+    Ok(db_run!(conn => users::table
+        .filter(users::email.eq(email))
+        .select(User::as_select())
+        .first(conn)
+        .optional())?)
+}
+
+pub fn count(conn: &mut DbConn) -> StoreResult<i64> {
+    Ok(db_run!(conn => users::table.count().get_result(conn))?)
+}
+
+pub fn profile(conn: &mut DbConn, id: i64) -> StoreResult<Option<Profile>> {
+    Ok(
+        db_run!(conn => profiles::table.find(id).select(Profile::as_select()).first(conn).optional())?,
+    )
+}
+
+pub fn profile_by_name(conn: &mut DbConn, name: &str) -> StoreResult<Option<Profile>> {
+    Ok(db_run!(conn => profiles::table
+        .filter(profiles::name.eq(name))
+        .select(Profile::as_select())
+        .first(conn)
+        .optional())?)
+}
+
+/// Whether the system role allows SFTP.
+pub fn role_sftp_enabled(conn: &mut DbConn, role: &str) -> StoreResult<bool> {
+    Ok(db_run!(conn => roles::table.find(role).select(roles::sftp_enabled).first::<bool>(conn).optional())?
+        .unwrap_or(false))
+}
+
+pub fn set_password(conn: &mut DbConn, id: &str, hash: &str, now: i64) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(users::table.find(id))
+        .set((users::password_hash.eq(hash), users::updated_at.eq(now), users::version.eq(users::version + 1)))
+        .execute(conn))?)
+}

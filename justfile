@@ -1,0 +1,46 @@
+# Coffer's everyday commands. `cargo install just` provides `just` (`pip install rust-just` is a
+# quicker prebuilt alternative). Each recipe is a one-liner you can also run by hand:
+#
+#   just run       cargo run --release                 (start the server; extra args go to cofferd)
+#   just test      cargo test --workspace              (the whole suite, SQLite)
+#   just test-pg   scripts/pg-test-server.sh run -- cargo test -p coffer-tests
+#                                                      (the end-to-end suite on a throwaway PostgreSQL)
+#   just lint      cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings
+#   just bench     scripts/bench.sh                    (writes docs/benchmarks.md)
+#   just ci        bash .ci/run                        (what CI runs)
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+set positional-arguments
+
+# list the recipes
+default:
+    @just --list
+
+# start cofferd (args go to cofferd, e.g. `just run --data-dir /tmp/c serve`)
+run *ARGS:
+    cargo run --release -- "$@"
+
+# cargo test --workspace (args go to cargo test)
+test *ARGS:
+    cargo test --workspace "$@"
+
+# end-to-end tests against a throwaway PostgreSQL (scripts/pg-test-server.sh)
+test-pg *ARGS:
+    scripts/pg-test-server.sh run -- cargo test -p coffer-tests "$@"
+
+# cargo fmt --check and clippy -D warnings
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
+
+# format the code
+fmt:
+    cargo fmt --all
+
+# benchmark against the oidc-peer (BENCH_SECONDS=N sets the run length); writes docs/benchmarks.md
+bench:
+    scripts/bench.sh
+
+# what CI runs
+ci:
+    bash .ci/run

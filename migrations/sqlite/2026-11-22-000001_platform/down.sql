@@ -1,0 +1,15 @@
+DROP TABLE scim_tokens;
+DROP TABLE authorize_requests;
+DROP TABLE used_signature_codes;
+DROP TABLE used_assertions;
+DROP TABLE refresh_tokens;
+DROP TABLE access_tokens;
+DROP TABLE authorization_codes;
+DROP TABLE events;
+DROP TABLE locations;
+DROP TABLE devices;
+DROP TABLE clients;
+DROP TABLE system_settings;
+DROP TABLE users;
+DROP TABLE roles;
+DROP TABLE profiles;

@@ -1,0 +1,323 @@
+//! End-to-end test support: [`TestApp`] starts the real server on a loopback port with a fresh
+//! database (a temporary SQLite file, or a new PostgreSQL database when
+//! `COFFER_TEST_POSTGRES_URL` is set) and drives it over HTTP.
+
+use coffer_domain::Role;
+use coffer_service::{Config, Ctx, DatabaseUrl};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::net::TcpListener;
+
+/// A response as a client sees it.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: HashMap<String, String>,
+    pub text: String,
+}
+
+impl Resp {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+
+    /// The first error code of a REST error envelope.
+    pub fn code(&self) -> String {
+        self.json()["errors"][0]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    pub fn cookies(&self) -> Vec<String> {
+        self.headers
+            .get("set-cookie")
+            .map(|c| c.split('\n').map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// A fresh PostgreSQL database, dropped afterwards.
+struct PgDatabase {
+    admin_url: String,
+    name: String,
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        if let Ok(mut c) = coffer_store::establish(&DatabaseUrl::new(self.admin_url.clone())) {
+            let _ = coffer_store::db_run!(c => diesel::connection::SimpleConnection::batch_execute(
+                c,
+                &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)
+            ));
+        }
+    }
+}
+
+fn pg_database(admin_url: &str) -> (DatabaseUrl, PgDatabase) {
+    let name = format!("coffer_test_{}", uuid::Uuid::new_v4().simple());
+    let mut c = coffer_store::establish(&DatabaseUrl::new(admin_url))
+        .expect("COFFER_TEST_POSTGRES_URL answers");
+    coffer_store::db_run!(c => diesel::connection::SimpleConnection::batch_execute(c, &format!("CREATE DATABASE {name}")))
+        .expect("create test database");
+    let mut url = url::Url::parse(admin_url).expect("COFFER_TEST_POSTGRES_URL is a URL");
+    url.set_path(&format!("/{name}"));
+    (
+        DatabaseUrl::new(url.to_string()),
+        PgDatabase {
+            admin_url: admin_url.to_string(),
+            name,
+        },
+    )
+}
+
+/// The backend the suite runs on.
+pub fn backend_name() -> &'static str {
+    if std::env::var("COFFER_TEST_POSTGRES_URL").is_ok_and(|v| !v.is_empty()) {
+        "postgres"
+    } else {
+        "sqlite"
+    }
+}
+
+/// A running server with its database.
+pub struct TestApp {
+    pub base: String,
+    pub ctx: Ctx,
+    pub admin: coffer_service::accounts::Bootstrap,
+    agent: ureq::Agent,
+    handle: actix_web::dev::ServerHandle,
+    _dir: tempfile::TempDir,
+    _pg: Option<PgDatabase>,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        let h = self.handle.clone();
+        // Stop the server before the database goes.
+        let _ =
+            std::thread::spawn(move || actix_web::rt::System::new().block_on(h.stop(false))).join();
+    }
+}
+
+impl TestApp {
+    /// Starts a server with the shipped firewall rules.
+    pub fn spawn() -> TestApp {
+        Self::spawn_with(coffer_http::Waf::default_rules())
+    }
+
+    pub fn spawn_with(waf: coffer_http::Waf) -> TestApp {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (url, pg) = match std::env::var("COFFER_TEST_POSTGRES_URL") {
+            Ok(admin) if !admin.is_empty() => {
+                let (u, g) = pg_database(&admin);
+                (u, Some(g))
+            }
+            _ => (
+                DatabaseUrl::new(format!("sqlite://{}/coffer.db", dir.path().display())),
+                None,
+            ),
+        };
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let ctx =
+            coffer_service::open(&url, 8, Config::new(&base, "Coffer")).expect("open database");
+        let admin = coffer_service::accounts::bootstrap(&ctx)
+            .expect("bootstrap")
+            .expect("first start");
+        let state = coffer_http::AppState::new(ctx.clone(), waf);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            actix_web::rt::System::new().block_on(async move {
+                let server = coffer_http::server(state, listener, 2).expect("server");
+                tx.send(server.handle()).unwrap();
+                let _ = server.await;
+            })
+        });
+        let handle = rx.recv().expect("server started");
+        let agent = ureq::AgentBuilder::new()
+            .redirects(0)
+            .timeout(std::time::Duration::from_secs(30))
+            .build();
+        TestApp {
+            base,
+            ctx,
+            admin,
+            agent,
+            handle,
+            _dir: dir,
+            _pg: pg,
+        }
+    }
+
+    /// Sends a request; `body` is JSON when given as a `Value`, or raw text with its content type.
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Body>,
+    ) -> Resp {
+        let mut req = self
+            .agent
+            .request(method, &format!("{}{}", self.base, path));
+        for (k, v) in headers {
+            req = req.set(k, v);
+        }
+        let result = match body {
+            None => req.call(),
+            Some(Body::Json(v)) => req
+                .set("Content-Type", "application/json")
+                .send_string(&v.to_string()),
+            Some(Body::Raw(ct, s)) => req.set("Content-Type", ct).send_string(&s),
+            Some(Body::Form(pairs)) => {
+                let s = serde_urlencoded::to_string(&pairs).unwrap();
+                req.set("Content-Type", "application/x-www-form-urlencoded")
+                    .send_string(&s)
+            }
+        };
+        let resp = match result {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("{method} {path}: {e}"),
+        };
+        let status = resp.status();
+        let mut headers = HashMap::new();
+        for name in resp.headers_names() {
+            let all: Vec<&str> = resp.all(&name);
+            headers.insert(name.to_ascii_lowercase(), all.join("\n"));
+        }
+        let text = resp.into_string().unwrap_or_default();
+        Resp {
+            status,
+            headers,
+            text,
+        }
+    }
+
+    /// A `/rest` call with the version header and a bearer token.
+    pub fn rest(&self, method: &str, path: &str, token: &str, body: Option<Value>) -> Resp {
+        let auth = format!("Bearer {token}");
+        self.send(
+            method,
+            path,
+            &[("X-Coffer-Version", "28"), ("Authorization", &auth)],
+            body.map(Body::Json),
+        )
+    }
+
+    pub fn form(&self, path: &str, pairs: &[(&str, &str)]) -> Resp {
+        let owned = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.send("POST", path, &[], Some(Body::Form(owned)))
+    }
+
+    /// A token by the password grant of the built-in client.
+    pub fn password_token(&self, email: &str, password: &str) -> Value {
+        let r = self.form(
+            "/oauth/token",
+            &[
+                ("grant_type", "password"),
+                ("username", email),
+                ("password", password),
+                ("client_id", &self.admin.client_id),
+                ("client_secret", &self.admin.client_secret),
+            ],
+        );
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()
+    }
+
+    /// The administrator's access token.
+    pub fn admin_token(&self) -> String {
+        let (e, p) = (
+            self.admin.admin_email.clone(),
+            self.admin.admin_password.clone(),
+        );
+        self.password_token(&e, &p)["access_token"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Creates an account directly (as `cofferd user create` does); returns `(id, password)`.
+    pub fn user(&self, email: &str, role: Role) -> (String, String) {
+        let (u, pw) = coffer_service::accounts::create_user(
+            &self.ctx,
+            coffer_service::accounts::NewUser {
+                email: email.into(),
+                name: email.into(),
+                password: None,
+                role,
+                profile: None,
+            },
+            None,
+        )
+        .expect("create user");
+        (u.id, pw)
+    }
+
+    /// Creates an account and returns its access token.
+    pub fn user_token(&self, email: &str, role: Role) -> (String, String) {
+        let (id, pw) = self.user(email, role);
+        let t = self.password_token(email, &pw)["access_token"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        (id, t)
+    }
+
+    /// Registers a client (as `cofferd client create` does); returns `(client_id, secret)`.
+    pub fn client(&self, input: coffer_service::clients::ClientInput) -> (String, String) {
+        let v = coffer_service::clients::create(&self.ctx, input, None).expect("create client");
+        (v.id, v.client_secret.unwrap())
+    }
+
+    /// Reads a stored row count with raw SQL (to check the stored state after a call).
+    pub fn count(&self, sql_where: &str, table: &str) -> i64 {
+        #[derive(diesel::QueryableByName)]
+        struct N {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let sql = format!("SELECT COUNT(*) AS n FROM {table} WHERE {sql_where}");
+        self.ctx
+            .with_conn(|c| {
+                let v: N = coffer_store::db_run!(c => diesel::RunQueryDsl::get_result(diesel::sql_query(&sql), c))
+                    .map_err(coffer_service::Error::internal)?;
+                Ok(v.n)
+            })
+            .expect("count")
+    }
+}
+
+/// A request body.
+pub enum Body {
+    Json(Value),
+    Raw(&'static str, String),
+    Form(Vec<(String, String)>),
+}
+
+/// A client input with the required fields filled in.
+pub fn client_input(
+    name: &str,
+    redirect_uri: &str,
+    flow: i32,
+) -> coffer_service::clients::ClientInput {
+    coffer_service::clients::ClientInput {
+        name: name.into(),
+        description: format!("{name} test client"),
+        redirect_uri: redirect_uri.into(),
+        scope: "*".into(),
+        flow: Some(flow),
+        ..Default::default()
+    }
+}
