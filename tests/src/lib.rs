@@ -43,8 +43,23 @@ impl Resp {
     }
 }
 
+/// A fresh database for one test: a SQLite file under `dir`, or a new PostgreSQL database when
+/// `COFFER_TEST_POSTGRES_URL` is set. Keep the guard alive as long as the database is used.
+pub fn fresh_database(dir: &std::path::Path) -> (DatabaseUrl, Option<PgDatabase>) {
+    match std::env::var("COFFER_TEST_POSTGRES_URL") {
+        Ok(admin) if !admin.is_empty() => {
+            let (u, g) = pg_database(&admin);
+            (u, Some(g))
+        }
+        _ => (
+            DatabaseUrl::new(format!("sqlite://{}/coffer.db", dir.display())),
+            None,
+        ),
+    }
+}
+
 /// A fresh PostgreSQL database, dropped afterwards.
-struct PgDatabase {
+pub struct PgDatabase {
     admin_url: String,
     name: String,
 }
@@ -52,10 +67,10 @@ struct PgDatabase {
 impl Drop for PgDatabase {
     fn drop(&mut self) {
         if let Ok(mut c) = coffer_store::establish(&DatabaseUrl::new(self.admin_url.clone())) {
-            let _ = coffer_store::db_run!(c => diesel::connection::SimpleConnection::batch_execute(
-                c,
-                &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)
-            ));
+            let _ = coffer_store::batch_execute(
+                &mut c,
+                &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
+            );
         }
     }
 }
@@ -64,7 +79,7 @@ fn pg_database(admin_url: &str) -> (DatabaseUrl, PgDatabase) {
     let name = format!("coffer_test_{}", uuid::Uuid::new_v4().simple());
     let mut c = coffer_store::establish(&DatabaseUrl::new(admin_url))
         .expect("COFFER_TEST_POSTGRES_URL answers");
-    coffer_store::db_run!(c => diesel::connection::SimpleConnection::batch_execute(c, &format!("CREATE DATABASE {name}")))
+    coffer_store::batch_execute(&mut c, &format!("CREATE DATABASE {name}"))
         .expect("create test database");
     let mut url = url::Url::parse(admin_url).expect("COFFER_TEST_POSTGRES_URL is a URL");
     url.set_path(&format!("/{name}"));
@@ -114,16 +129,7 @@ impl TestApp {
 
     pub fn spawn_with(waf: coffer_http::Waf) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
-        let (url, pg) = match std::env::var("COFFER_TEST_POSTGRES_URL") {
-            Ok(admin) if !admin.is_empty() => {
-                let (u, g) = pg_database(&admin);
-                (u, Some(g))
-            }
-            _ => (
-                DatabaseUrl::new(format!("sqlite://{}/coffer.db", dir.path().display())),
-                None,
-            ),
-        };
+        let (url, pg) = fresh_database(dir.path());
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let base = format!("http://{}", listener.local_addr().unwrap());
         let ctx =
@@ -291,11 +297,22 @@ impl TestApp {
         let sql = format!("SELECT COUNT(*) AS n FROM {table} WHERE {sql_where}");
         self.ctx
             .with_conn(|c| {
-                let v: N = coffer_store::db_run!(c => diesel::RunQueryDsl::get_result(diesel::sql_query(&sql), c))
+                let q = diesel::sql_query(&sql);
+                let v: N = coffer_store::db_run!(c => diesel::RunQueryDsl::get_result(q, c))
                     .map_err(coffer_service::Error::internal)?;
                 Ok(v.n)
             })
             .expect("count")
+    }
+
+    /// Runs raw SQL statements, to set up stored state that HTTP cannot reach (an expired
+    /// token, a deactivated account).
+    pub fn execute(&self, sql: &str) {
+        self.ctx
+            .with_conn(|c| {
+                coffer_store::batch_execute(c, sql).map_err(coffer_service::Error::internal)
+            })
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
     }
 }
 

@@ -291,6 +291,11 @@ fn finish_tx<T, E: From<StoreError>>(conn: &mut DbConn, result: Result<T, E>) ->
     }
 }
 
+/// Runs SQL statements without results (operator and test tooling: creating databases).
+pub fn batch_execute(conn: &mut DbConn, sql: &str) -> StoreResult<()> {
+    Ok(db_run!(conn => conn.batch_execute(sql))?)
+}
+
 /// Escapes `%`, `_` and `\` for a LIKE pattern used with `ESCAPE '\'`.
 pub fn like_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

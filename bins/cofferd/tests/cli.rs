@@ -1,0 +1,334 @@
+//! The operator contract of `cofferd` (architecture §2), run as the real binary: every
+//! subcommand on a fresh database, the first start, and commands next to a running server.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cofferd");
+
+/// A data dir and a database (SQLite in the dir, or a fresh PostgreSQL database).
+struct Env {
+    dir: tempfile::TempDir,
+    url: String,
+    _pg: Option<coffer_tests::PgDatabase>,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let (url, pg) = coffer_tests::fresh_database(dir.path());
+        Env {
+            url: url.expose().to_string(),
+            dir,
+            _pg: pg,
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.arg("--data-dir")
+            .arg(self.dir.path())
+            .arg("--database-url")
+            .arg(&self.url)
+            .args(args);
+        c.env_remove("COFFER_DATABASE_URL").env("RUST_LOG", "warn");
+        c
+    }
+
+    /// Runs a command; returns (success, stdout, stderr).
+    fn run(&self, args: &[&str]) -> (bool, String, String) {
+        let out = self.cmd(args).output().expect("run cofferd");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let (ok, out, err) = self.run(args);
+        assert!(ok, "cofferd {args:?} failed: {err}");
+        serde_json::from_str(out.trim())
+            .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {out}"))
+    }
+}
+
+#[test]
+fn user_create_works_on_a_fresh_data_dir() {
+    let env = Env::new();
+    let v = env.json(&[
+        "user",
+        "create",
+        "--email",
+        "Ann@Example.com",
+        "--name",
+        "Ann",
+    ]);
+    assert_eq!(v["email"], "ann@example.com");
+    assert!(v["id"].as_str().unwrap().len() == 36);
+    assert!(v["password"].as_str().unwrap().len() >= 12);
+
+    let given = env.json(&[
+        "user",
+        "create",
+        "--email",
+        "bob@example.com",
+        "--name",
+        "Bob",
+        "--password",
+        "Given-Passw0rd",
+        "--role",
+        "system-admin",
+    ]);
+    assert_eq!(given["password"], "Given-Passw0rd");
+
+    let (ok, _, err) = env.run(&[
+        "user",
+        "create",
+        "--email",
+        "ann@example.com",
+        "--name",
+        "Again",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("exists"), "{err}");
+    let (ok, _, err) = env.run(&[
+        "user",
+        "create",
+        "--email",
+        "c@example.com",
+        "--name",
+        "C",
+        "--role",
+        "root",
+    ]);
+    assert!(!ok && err.contains("unknown role"), "{err}");
+    let (ok, _, err) = env.run(&[
+        "user",
+        "create",
+        "--email",
+        "d@example.com",
+        "--name",
+        "D",
+        "--password",
+        "weak",
+    ]);
+    assert!(!ok && err.contains("password policy"), "{err}");
+}
+
+#[test]
+fn client_create_prints_the_secret_once() {
+    let env = Env::new();
+    let key = env.dir.path().join("key.pem");
+    std::fs::write(&key, "not a key").unwrap();
+    let v = env.json(&[
+        "client",
+        "create",
+        "--name",
+        "app",
+        "--redirect-uri",
+        "https://app.example.com/cb",
+        "--flows",
+        "authorization_code,refresh_token,password",
+        "--access-token-lifetime",
+        "2",
+    ]);
+    assert_eq!(v["client_id"], v["id"]);
+    assert!(v["client_secret"].as_str().unwrap().len() >= 40);
+    assert_eq!(v["flow"], 1 | 8 | 16);
+    assert_eq!(v["access_token_lifetime"], 2);
+    let (ok, _, err) = env.run(&[
+        "client",
+        "create",
+        "--name",
+        "bad",
+        "--redirect-uri",
+        "https://x.example/cb",
+        "--flows",
+        "implicit",
+    ]);
+    assert!(!ok && err.contains("unknown flow"), "{err}");
+    let (ok, _, err) = env.run(&[
+        "client",
+        "create",
+        "--name",
+        "jwt",
+        "--redirect-uri",
+        "https://x.example/cb",
+        "--flows",
+        "jwt_bearer",
+        "--jwt-public-key",
+        key.to_str().unwrap(),
+    ]);
+    assert!(!ok && err.contains("jwtPublicKey"), "{err}");
+}
+
+#[test]
+fn scim_token_and_settings() {
+    let env = Env::new();
+    let v = env.json(&["scim-token", "create", "--name", "idp"]);
+    assert!(v["token"].as_str().unwrap().len() >= 40);
+
+    let (ok, out, _) = env.run(&["settings", "get", "passwordPolicy"]);
+    assert!(ok);
+    let policy: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(policy["minLength"], 8);
+    let (ok, out, err) = env.run(&["settings", "set", "storageQuota", "1024"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "1024");
+    let (ok, _, err) = env.run(&["settings", "set", "storageQuota", "lots"]);
+    assert!(!ok && err.contains("storageQuota"), "{err}");
+    let (ok, _, err) = env.run(&["settings", "get", "colour"]);
+    assert!(!ok && err.contains("Unknown setting"), "{err}");
+    let (ok, out, _) = env.run(&["migrate"]);
+    assert!(ok);
+    assert!(out.contains("\"migrated\":true"));
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Server {
+    child: Child,
+    stdout: Vec<String>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `cofferd serve` and waits until it answers; returns it with its first lines of output.
+fn serve(env: &Env, port: u16) -> Server {
+    let mut child = env
+        .cmd(&["serve"])
+        .env("COFFER_LISTEN", format!("127.0.0.1:{port}"))
+        .env("COFFER_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(2))
+        .build();
+    loop {
+        if agent
+            .get(&format!("http://127.0.0.1:{port}/health"))
+            .call()
+            .is_ok()
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "cofferd did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let stdout = rx.try_iter().collect();
+    Server { child, stdout }
+}
+
+fn field(lines: &[String], name: &str) -> Option<String> {
+    lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix(name).map(|v| v.trim().to_string()))
+}
+
+#[test]
+fn first_start_prints_credentials_once_and_commands_run_beside_the_server() {
+    let env = Env::new();
+    let port = free_port();
+    let server = serve(&env, port);
+    let admin = field(&server.stdout, "administrator").expect("administrator printed");
+    let password = field(&server.stdout, "password").expect("password printed");
+    let client_id = field(&server.stdout, "client_id").expect("client_id printed");
+    let secret = field(&server.stdout, "client_secret").expect("client_secret printed");
+
+    // The printed credentials work.
+    let agent = ureq::AgentBuilder::new().build();
+    let token = |user: &str, pw: &str| -> Value {
+        agent
+            .post(&format!("http://127.0.0.1:{port}/oauth/token"))
+            .send_form(&[
+                ("grant_type", "password"),
+                ("username", user),
+                ("password", pw),
+                ("client_id", &client_id),
+                ("client_secret", &secret),
+            ])
+            .expect("token")
+            .into_json()
+            .unwrap()
+    };
+    assert!(token(&admin, &password)["access_token"].is_string());
+
+    // An operator command against the same database while the server runs.
+    let bob = env.json(&[
+        "user",
+        "create",
+        "--email",
+        "bob@example.com",
+        "--name",
+        "Bob",
+    ]);
+    let t = token("bob@example.com", bob["password"].as_str().unwrap());
+    let me: Value = agent
+        .get(&format!("http://127.0.0.1:{port}/rest/users/me"))
+        .set(
+            "Authorization",
+            &format!("Bearer {}", t["access_token"].as_str().unwrap()),
+        )
+        .set("X-Coffer-Version", "28")
+        .call()
+        .unwrap()
+        .into_json()
+        .unwrap();
+    assert_eq!(me["email"], "bob@example.com");
+    drop(server);
+
+    // The second start prints no credentials.
+    let again = serve(&env, free_port());
+    assert!(
+        field(&again.stdout, "client_secret").is_none(),
+        "{:?}",
+        again.stdout
+    );
+}
+
+#[test]
+fn a_bad_database_url_reports_the_real_cause() {
+    let env = Env::new();
+    let out = Command::new(BIN)
+        .args([
+            "--database-url",
+            "postgres://nobody@127.0.0.1:1/none",
+            "migrate",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("PostgreSQL at postgres://nobody@127.0.0.1:1/none"),
+        "{err}"
+    );
+    drop(env);
+}
