@@ -3,7 +3,7 @@
 #
 #   just run       cargo run --release                 (start the server; extra args go to cofferd)
 #   just test      cargo test --workspace              (the whole suite, SQLite)
-#   just test-pg   scripts/pg-test-server.sh run -- cargo test -p coffer-tests
+#   just test-pg   scripts/pg-test-server.sh run -- cargo test -p coffer-tests -p cofferd
 #                                                      (the end-to-end suite on a throwaway PostgreSQL)
 #   just lint      cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings
 #   just bench     scripts/bench.sh                    (writes docs/benchmarks.md)
@@ -26,7 +26,7 @@ test *ARGS:
 
 # end-to-end tests against a throwaway PostgreSQL (scripts/pg-test-server.sh)
 test-pg *ARGS:
-    scripts/pg-test-server.sh run -- cargo test -p coffer-tests "$@"
+    scripts/pg-test-server.sh run -- cargo test -p coffer-tests -p cofferd "$@"
 
 # cargo fmt --check and clippy -D warnings
 lint:

@@ -18,7 +18,7 @@
 #   BENCH_CONNECTIONS=32    wrk connections = wrk threads, for every scenario
 #   BENCH_JWT_RATE=6000     assertions generated per second of run (d) (capped by BENCH_JWT_MAX)
 #   BENCH_JWT_MAX=400000
-#   BENCH_COFFERD_ENV="COFFER_RATE_LIMIT=off"   extra VAR=VALUE words for cofferd's environment
+#   BENCH_COFFERD_ENV=""   extra VAR=VALUE words for cofferd's environment
 #   BENCH_SKIP_BUILD=1      use the existing release binary;  COFFERD_BIN=path  use that binary
 #   CARGO_TARGET_DIR        default /var/tmp/coffer-target (as .ci/run)
 #   BENCH_OUT=./bench-out   raw wrk output and logs;  BENCH_REPORT=docs/benchmarks.md
@@ -43,7 +43,7 @@ THREADS=$CONNS
 TIMEOUT=10s
 JWT_RATE=${BENCH_JWT_RATE:-6000}
 JWT_MAX=${BENCH_JWT_MAX:-400000}
-COFFERD_EXTRA_ENV=${BENCH_COFFERD_ENV-COFFER_RATE_LIMIT=off}
+COFFERD_EXTRA_ENV=${BENCH_COFFERD_ENV-}
 OUT=${BENCH_OUT:-$ROOT/bench-out}
 REPORT=${BENCH_REPORT:-$ROOT/docs/benchmarks.md}
 PEER_SRC=${BENCH_PEER_DIR:-$ROOT/../shared/bench/oidc-peer}
