@@ -198,7 +198,8 @@ fn malformed_bodies_get_catalogue_errors_and_store_nothing() {
         &h,
         Some(Body::Raw("text/plain", "{\"name\":\"x\"}".into())),
     );
-    assert_eq!(r.status, 415);
+    assert_eq!(r.status, 400);
+    assert_eq!(r.code(), "ERR_REQUEST_INVALID_JSON");
 
     assert_eq!(app.count("1=1", "locations"), before);
 }

@@ -97,7 +97,6 @@ catalogue! {
     // Coffer's own codes, for conditions the interface gives no code for.
     RequestMethodNotAllowed => ("ERR_REQUEST_METHOD_NOT_ALLOWED", 405, "The method is not allowed for this endpoint."),
     RequestTooLarge => ("ERR_REQUEST_TOO_LARGE", 413, "The request body is too large."),
-    RequestUnsupportedMediaType => ("ERR_REQUEST_UNSUPPORTED_MEDIA_TYPE", 415, "The request body must be application/json."),
     RequestRateLimited => ("ERR_REQUEST_RATE_LIMITED", 429, "Too many requests; retry later."),
     RequestBlockedByWaf => ("ERR_REQUEST_BLOCKED_BY_WAF", 490, "Request blocked by WAF"),
     InternalServerError => ("ERR_INTERNAL_SERVER_ERROR", 500, "Internal server error."),

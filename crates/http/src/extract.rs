@@ -164,9 +164,10 @@ impl FromRequest for JsonBody {
                 .as_deref()
                 .is_some_and(|ct| !ct.starts_with("application/json") && !ct.contains("+json"))
             {
-                return Err(RestError(ApiError::new(
-                    ErrorCode::RequestUnsupportedMediaType,
-                )));
+                return Err(RestError(
+                    ApiError::new(ErrorCode::RequestInvalidJson)
+                        .with_message("The request body must be JSON sent as application/json."),
+                ));
             }
             serde_json::from_slice(&body)
                 .map(JsonBody)

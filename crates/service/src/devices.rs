@@ -138,13 +138,29 @@ pub fn register_for_token(
         }
         return Ok(d.id);
     }
-    let id = insert(c, user_id, client_id, tag, name.unwrap_or(tag), None)?;
-    events::record(
+    let t = now();
+    let (id, created) = coffer_store::devices::insert_or_get(
         c,
-        "device.device.create",
-        Some(user_id),
-        serde_json::json!({"id": id, "userId": user_id, "clientId": client_id}),
+        &NewDevice {
+            client_id: client_id.to_string(),
+            user_id: user_id.to_string(),
+            install_tag_id: tag.to_string(),
+            install_name: name.unwrap_or(tag).to_string(),
+            wipe_flag: WipeFlag::NotSet.as_i32(),
+            mobile_key_store: None,
+            registration_token: None,
+            created_at: t,
+            updated_at: t,
+        },
     )?;
+    if created {
+        events::record(
+            c,
+            "device.device.create",
+            Some(user_id),
+            serde_json::json!({"id": id, "userId": user_id, "clientId": client_id}),
+        )?;
+    }
     Ok(id)
 }
 
@@ -273,8 +289,9 @@ pub fn request_wipe(ctx: &Ctx, caller: &Caller, id: i64) -> Result<DeviceView> {
     Ok(DeviceView::from(&d))
 }
 
-/// The device reads its wipe flag by install tag; a pending request (1) becomes notified (2).
-/// The device is the caller's with that tag, preferring the one of the caller's client.
+/// The device reads its wipe flag by install tag and gets the flag as it was; a pending request
+/// (1) is answered as 1 and becomes notified (2). The device is the caller's with that tag,
+/// preferring the one of the caller's client.
 pub fn read_wipe_flag(ctx: &Ctx, caller: &Caller, install_tag_id: &str) -> Result<i32> {
     ctx.write(|c| {
         let mine = coffer_store::devices::by_install_tag(c, install_tag_id, Some(&caller.user.id))?;
@@ -295,7 +312,7 @@ pub fn read_wipe_flag(ctx: &Ctx, caller: &Caller, install_tag_id: &str) -> Resul
                 serde_json::json!({"id": d.id}),
             )?;
         }
-        Ok(next.as_i32())
+        Ok(flag.as_i32())
     })
 }
 

@@ -61,8 +61,7 @@ impl Ctx {
 
     /// Runs `f` in a write transaction on a pooled connection.
     pub fn write<T>(&self, f: impl FnOnce(&mut DbConn) -> Result<T>) -> Result<T> {
-        let mut conn = self.db.get()?;
-        coffer_store::write_tx(&mut conn, f)
+        self.db.write(f)
     }
 
     /// Runs `f` in a read transaction on a pooled connection.

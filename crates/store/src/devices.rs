@@ -14,6 +14,22 @@ pub fn insert(conn: &mut DbConn, d: &NewDevice) -> StoreResult<i64> {
         .get_result(conn))?)
 }
 
+/// Inserts the device unless the same (user, client, install tag) exists; returns the id of the
+/// one stored either way and whether it was inserted now. Safe when two token requests register
+/// the same device at once.
+pub fn insert_or_get(conn: &mut DbConn, d: &NewDevice) -> StoreResult<(i64, bool)> {
+    let inserted = db_run!(conn => diesel::insert_into(devices::table)
+        .values(d)
+        .on_conflict((devices::user_id, devices::client_id, devices::install_tag_id))
+        .do_nothing()
+        .execute(conn))?;
+    let found = find(conn, &d.user_id, &d.client_id, &d.install_tag_id)?;
+    let id = found
+        .map(|d| d.id)
+        .ok_or(crate::StoreError::Diesel(diesel::result::Error::NotFound))?;
+    Ok((id, inserted == 1))
+}
+
 pub fn by_id(conn: &mut DbConn, id: i64) -> StoreResult<Option<Device>> {
     Ok(db_run!(conn => devices::table.find(id).select(Device::as_select()).first(conn).optional())?)
 }

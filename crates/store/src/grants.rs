@@ -77,10 +77,10 @@ pub fn take_authorize_request(
             .select(AuthorizeRequest::as_select())
             .first(conn)
             .optional()?;
-        if r.is_some() {
-            diesel::delete(authorize_requests::table.find(ticket_hash)).execute(conn)?;
-        }
-        Ok(r)
+        // Only the request whose delete removed the row may use the ticket: concurrent
+        // answers on PostgreSQL can all read it, but only one deletes it.
+        let taken = r.is_some() && diesel::delete(authorize_requests::table.find(ticket_hash)).execute(conn)? == 1;
+        Ok(r.filter(|_| taken))
     })
 }
 

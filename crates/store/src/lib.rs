@@ -202,6 +202,10 @@ impl r2d2::ManageConnection for Manager {
 pub struct Db {
     pool: r2d2::Pool<Manager>,
     backend: Backend,
+    /// SQLite has one writer at a time. Writers of this process queue here rather than in
+    /// SQLite's busy handler, which sleeps with back-off; other processes still use the busy
+    /// timeout.
+    sqlite_writer: std::sync::Arc<std::sync::Mutex<()>>,
 }
 
 pub type PooledConn = r2d2::PooledConnection<Manager>;
@@ -230,6 +234,7 @@ impl Db {
         Ok(Db {
             pool,
             backend: url.backend(),
+            sqlite_writer: Default::default(),
         })
     }
 
@@ -239,6 +244,24 @@ impl Db {
 
     pub fn get(&self) -> StoreResult<PooledConn> {
         self.pool.get().map_err(|e| StoreError::Pool(e.to_string()))
+    }
+
+    /// Runs a write transaction on a pooled connection (see [`write_tx`]), one at a time per
+    /// process on SQLite.
+    pub fn write<T, E>(&self, f: impl FnOnce(&mut DbConn) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let _turn = match self.backend {
+            Backend::Sqlite => Some(
+                self.sqlite_writer
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            ),
+            Backend::Postgres => None,
+        };
+        let mut conn = self.get().map_err(E::from)?;
+        write_tx(&mut conn, f)
     }
 }
 
