@@ -78,6 +78,11 @@ fn method_not_allowed<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHand
 
 /// Starts the server on a bound listener (port 0 in tests).
 pub fn server(state: AppState, listener: TcpListener, workers: usize) -> std::io::Result<Server> {
+    let workers = workers.max(1);
+    // Handlers wait for the database on the blocking pool. More threads than connections only
+    // queue there, each with its own stack and allocator arena, so the pool matches the
+    // connection pool.
+    let blocking = (state.ctx.db.max_size() as usize / workers).max(2);
     let data = Data::new(state);
     let server = HttpServer::new(move || {
         App::new()
@@ -88,7 +93,8 @@ pub fn server(state: AppState, listener: TcpListener, workers: usize) -> std::io
             .configure(configure)
             .default_service(web::to(not_found))
     })
-    .workers(workers.max(1))
+    .workers(workers)
+    .worker_max_blocking_threads(blocking)
     .listen(listener)?
     .run();
     Ok(server)

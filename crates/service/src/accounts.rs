@@ -13,8 +13,47 @@ use coffer_store::models::User;
 use coffer_store::DbConn;
 use rand::Rng;
 
+/// At most this many password hashes are computed at once (each takes 19 MiB and a core for
+/// tens of milliseconds), so a burst of sign-ins cannot exhaust memory or starve other calls.
+fn hashing_slots() -> &'static (std::sync::Mutex<usize>, std::sync::Condvar) {
+    static SLOTS: std::sync::OnceLock<(std::sync::Mutex<usize>, std::sync::Condvar)> =
+        std::sync::OnceLock::new();
+    SLOTS.get_or_init(|| {
+        let n = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
+        (std::sync::Mutex::new(n), std::sync::Condvar::new())
+    })
+}
+
+/// Runs `f` in one of the hashing slots.
+fn with_hashing_slot<T>(f: impl FnOnce() -> T) -> T {
+    let (free, cv) = hashing_slots();
+    {
+        let mut n = free
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *n == 0 {
+            n = cv
+                .wait(n)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *n -= 1;
+    }
+    let out = f();
+    *free
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
+    cv.notify_one();
+    out
+}
+
 /// Hashes a password with argon2id (the crate's default parameters, OWASP's minimum).
 pub fn hash_password(password: &str) -> Result<String> {
+    with_hashing_slot(|| hash_password_now(password))
+}
+
+fn hash_password_now(password: &str) -> Result<String> {
     let salt = SaltString::generate(&mut OsRng);
     Argon2::default()
         .hash_password(password.as_bytes(), &salt)
@@ -35,9 +74,11 @@ pub fn verify_password(password: &str, hash: Option<&str>) -> bool {
         return false;
     };
     match PasswordHash::new(hash) {
-        Ok(parsed) => Argon2::default()
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok(),
+        Ok(parsed) => with_hashing_slot(|| {
+            Argon2::default()
+                .verify_password(password.as_bytes(), &parsed)
+                .is_ok()
+        }),
         Err(_) => false,
     }
 }

@@ -25,6 +25,7 @@ pub mod scim_tokens;
 pub mod settings;
 pub mod tokens;
 pub mod users;
+mod writer;
 
 /// Runs `$body` with `$conn` bound to the concrete connection of either backend. The body is
 /// compiled once per backend, so the same diesel query serves both.
@@ -202,10 +203,9 @@ impl r2d2::ManageConnection for Manager {
 pub struct Db {
     pool: r2d2::Pool<Manager>,
     backend: Backend,
-    /// SQLite has one writer at a time. Writers of this process queue here rather than in
-    /// SQLite's busy handler, which sleeps with back-off; other processes still use the busy
-    /// timeout.
-    sqlite_writer: std::sync::Arc<std::sync::Mutex<()>>,
+    url: DatabaseUrl,
+    /// Every SQLite write of the process goes through this one connection (see [`writer`]).
+    sqlite_writer: std::sync::Arc<writer::Writer>,
 }
 
 pub type PooledConn = r2d2::PooledConnection<Manager>;
@@ -231,37 +231,76 @@ impl Db {
             .test_on_check_out(false)
             .build(Manager { url: url.clone() })
             .map_err(|e| StoreError::Pool(e.to_string()))?;
-        Ok(Db {
+        let db = Db {
             pool,
             backend: url.backend(),
-            sqlite_writer: Default::default(),
-        })
+            url: url.clone(),
+            sqlite_writer: std::sync::Arc::new(writer::Writer::new(url.clone())),
+        };
+        if db.backend == Backend::Sqlite {
+            db.spawn_checkpointer();
+        }
+        Ok(db)
     }
 
     pub fn backend(&self) -> Backend {
         self.backend
     }
 
+    /// Copies the WAL into the database file every second on a connection of its own,
+    /// so that no request pays for a checkpoint and its `fsync`. Ends when the `Db` is dropped.
+    fn spawn_checkpointer(&self) {
+        let alive = std::sync::Arc::downgrade(&self.sqlite_writer);
+        let url = self.url.clone();
+        let spawned = std::thread::Builder::new()
+            .name("coffer-sqlite-checkpoint".into())
+            .spawn(move || {
+                let mut conn: Option<DbConn> = None;
+                loop {
+                    std::thread::sleep(Duration::from_millis(1000));
+                    if alive.upgrade().is_none() {
+                        break;
+                    }
+                    if conn.is_none() {
+                        conn = establish(&url).ok();
+                    }
+                    if let Some(c) = conn.as_mut() {
+                        if let Err(e) =
+                            db_run!(c => c.batch_execute("PRAGMA wal_checkpoint(PASSIVE)"))
+                        {
+                            log::debug!("checkpoint: {e}");
+                            conn = None;
+                        }
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            log::warn!("could not start the SQLite checkpointer: {e}");
+        }
+    }
+
+    /// The most connections the pool opens.
+    pub fn max_size(&self) -> u32 {
+        self.pool.max_size()
+    }
+
     pub fn get(&self) -> StoreResult<PooledConn> {
         self.pool.get().map_err(|e| StoreError::Pool(e.to_string()))
     }
 
-    /// Runs a write transaction on a pooled connection (see [`write_tx`]), one at a time per
-    /// process on SQLite.
+    /// Runs a write transaction: on the SQLite writer (group commit, see [`writer`]), or in
+    /// [`write_tx`] on a pooled connection for PostgreSQL.
     pub fn write<T, E>(&self, f: impl FnOnce(&mut DbConn) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
-        let _turn = match self.backend {
-            Backend::Sqlite => Some(
-                self.sqlite_writer
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner),
-            ),
-            Backend::Postgres => None,
-        };
-        let mut conn = self.get().map_err(E::from)?;
-        write_tx(&mut conn, f)
+        match self.backend {
+            Backend::Sqlite => self.sqlite_writer.write(f),
+            Backend::Postgres => {
+                let mut conn = self.get().map_err(E::from)?;
+                write_tx(&mut conn, f)
+            }
+        }
     }
 }
 
