@@ -209,6 +209,8 @@ def main():
     for name, value, verdict in checks:
         w(f"| {name} | {value} | **{verdict}** |")
     w("")
+    w("What was measured and changed, and what limits the write path: `docs/performance.md`.")
+    w("")
 
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
