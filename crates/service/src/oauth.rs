@@ -392,7 +392,7 @@ fn code_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<Toke
     };
     let hash = hash_token(code);
     finish(ctx.write(|c| {
-        let stored = coffer_store::grants::code_by_hash(c, &hash)?;
+        let stored = coffer_store::grants::code_for_update(c, &hash)?;
         let record = stored.as_ref().map(|s| CodeRecord {
             client_id: s.client_id.clone(),
             redirect_uri: s.redirect_uri.clone(),
@@ -452,6 +452,38 @@ fn code_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<Toke
     }))
 }
 
+/// A new sign-in by a grant (signature, JWT assertion, password): registers the device named on
+/// the request, records `user.login`, and issues tokens of a new family.
+fn start_session(
+    c: &mut DbConn,
+    client: &ClientInfo,
+    input: &TokenInput,
+    user_id: &str,
+    scope: &Scope,
+    grant: Grant,
+    method: &str,
+) -> Result<Tx> {
+    let device_id = device_for(c, input, user_id, &client.id)?;
+    events::record(
+        c,
+        "user.login",
+        Some(user_id),
+        serde_json::json!({"clientId": client.id, "method": method}),
+    )?;
+    let issued = mint(
+        c,
+        Mint {
+            client,
+            user_id,
+            scope,
+            family_id: uuid::Uuid::new_v4().to_string(),
+            device_id,
+            grant,
+        },
+    )?;
+    Ok(Tx::Issued(issued))
+}
+
 fn revoke_family(c: &mut DbConn, family_id: &str, user_id: &str, reason: &str) -> Result<()> {
     coffer_store::tokens::revoke_family(c, family_id)?;
     events::record(
@@ -497,25 +529,15 @@ fn signature_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result
                 "The code was used before.",
             )));
         }
-        let device_id = device_for(c, input, &user.id, &client.id)?;
-        events::record(
+        start_session(
             c,
-            "user.login",
-            Some(&user.id),
-            serde_json::json!({"clientId": client.id, "method": "signature"}),
-        )?;
-        let issued = mint(
-            c,
-            Mint {
-                client,
-                user_id: &user.id,
-                scope: &scope,
-                family_id: uuid::Uuid::new_v4().to_string(),
-                device_id,
-                grant: Grant::Signature,
-            },
-        )?;
-        Ok(Tx::Issued(issued))
+            client,
+            input,
+            &user.id,
+            &scope,
+            Grant::Signature,
+            "signature",
+        )
     }))
 }
 
@@ -527,7 +549,7 @@ fn refresh_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<T
     };
     let hash = hash_token(token);
     finish(ctx.write(|c| {
-        let stored = coffer_store::tokens::refresh_by_hash(c, &hash)?;
+        let stored = coffer_store::tokens::refresh_for_update(c, &hash)?;
         let record = stored.as_ref().map(|s| RefreshRecord {
             client_id: s.client_id.clone(),
             user_id: s.user_id.clone(),
@@ -619,25 +641,15 @@ fn jwt_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<Token
                 "The assertion's jti was used before.",
             )));
         }
-        let device_id = device_for(c, input, &user.id, &client.id)?;
-        events::record(
+        start_session(
             c,
-            "user.login",
-            Some(&user.id),
-            serde_json::json!({"clientId": client.id, "method": "jwt_bearer"}),
-        )?;
-        let issued = mint(
-            c,
-            Mint {
-                client,
-                user_id: &user.id,
-                scope: &scope,
-                family_id: uuid::Uuid::new_v4().to_string(),
-                device_id,
-                grant: Grant::JwtBearer,
-            },
-        )?;
-        Ok(Tx::Issued(issued))
+            client,
+            input,
+            &user.id,
+            &scope,
+            Grant::JwtBearer,
+            "jwt_bearer",
+        )
     }))
 }
 
@@ -665,25 +677,15 @@ fn password_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<
         )));
     };
     finish(ctx.write(|c| {
-        let device_id = device_for(c, input, &user.id, &client.id)?;
-        events::record(
+        start_session(
             c,
-            "user.login",
-            Some(&user.id),
-            serde_json::json!({"clientId": client.id, "method": "password"}),
-        )?;
-        let issued = mint(
-            c,
-            Mint {
-                client,
-                user_id: &user.id,
-                scope: &scope,
-                family_id: uuid::Uuid::new_v4().to_string(),
-                device_id,
-                grant: Grant::Password,
-            },
-        )?;
-        Ok(Tx::Issued(issued))
+            client,
+            input,
+            &user.id,
+            &scope,
+            Grant::Password,
+            "password",
+        )
     }))
 }
 

@@ -21,6 +21,24 @@ pub fn code_by_hash(conn: &mut DbConn, hash: &str) -> StoreResult<Option<Authori
         .optional())?)
 }
 
+/// A code, locked until the transaction ends on PostgreSQL (see
+/// `tokens::refresh_for_update`): concurrent exchanges of one code run one after the other.
+pub fn code_for_update(conn: &mut DbConn, hash: &str) -> StoreResult<Option<AuthorizationCode>> {
+    Ok(match conn {
+        DbConn::Pg(c) => authorization_codes::table
+            .find(hash)
+            .select(AuthorizationCode::as_select())
+            .for_update()
+            .first(c)
+            .optional()?,
+        DbConn::Sqlite(c) => authorization_codes::table
+            .find(hash)
+            .select(AuthorizationCode::as_select())
+            .first(c)
+            .optional()?,
+    })
+}
+
 /// Marks a code used; 0 when it was used already (a concurrent replay).
 pub fn mark_code_used(conn: &mut DbConn, hash: &str, now: i64) -> StoreResult<usize> {
     Ok(db_run!(conn => diesel::update(authorization_codes::table

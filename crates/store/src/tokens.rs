@@ -42,6 +42,25 @@ pub fn refresh_by_hash(conn: &mut DbConn, hash: &str) -> StoreResult<Option<Refr
     )
 }
 
+/// A refresh token, locked until the transaction ends on PostgreSQL, so that concurrent uses of
+/// one token run one after the other (the first rotates it; the others find it used and revoke
+/// its family) instead of racing into a deadlock. SQLite's single writer serialises them anyway.
+pub fn refresh_for_update(conn: &mut DbConn, hash: &str) -> StoreResult<Option<RefreshToken>> {
+    Ok(match conn {
+        DbConn::Pg(c) => refresh_tokens::table
+            .find(hash)
+            .select(RefreshToken::as_select())
+            .for_update()
+            .first(c)
+            .optional()?,
+        DbConn::Sqlite(c) => refresh_tokens::table
+            .find(hash)
+            .select(RefreshToken::as_select())
+            .first(c)
+            .optional()?,
+    })
+}
+
 /// Marks a refresh token used; 0 when it was used (or revoked) already, which makes two
 /// concurrent uses of one token a replay rather than two rotations.
 pub fn mark_refresh_used(conn: &mut DbConn, hash: &str, now: i64) -> StoreResult<usize> {
