@@ -73,7 +73,7 @@ impl Writer {
             // Checkpoints run in the background (`Db::spawn_checkpointer`), not in a commit.
             batch_execute(
                 &mut conn,
-                "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 67108864; PRAGMA cache_size = -32768;",
+                "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 67108864;",
             )
             .map_err(E::from)?;
             st.conn = Some(conn);

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the real-browser sign-in test (tests/tests/browser.rs): installs Debian's Chromium and
+# ChromeDriver when they are missing, then runs the test with COFFER_TEST_CHROMEDRIVER set, so
+# that a browser that cannot start fails the test instead of skipping it.
+#
+#   scripts/browser-test.sh [extra cargo test args]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  echo "browser-test: installing chromium and chromium-driver (Debian packages)"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "browser-test: root is needed to install chromium; install chromium and chromium-driver" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+export COFFER_TEST_CHROMEDRIVER=/usr/bin/chromedriver
+export COFFER_TEST_CHROMIUM=/usr/bin/chromium
+exec cargo test -p coffer-tests --test browser "$@"

@@ -1,0 +1,246 @@
+//! Sign-in in a real browser: headless Chromium, driven over WebDriver (chromedriver), opens the
+//! authorization page, types into the fields labelled Email and Password, clicks Sign in, then
+//! Allow on the consent page, and lands on the callback page with a code that exchanges for a
+//! token.
+//!
+//! It needs Chromium and chromedriver, which `scripts/browser-test.sh` installs (Debian packages)
+//! before running it with `COFFER_TEST_CHROMEDRIVER` set; `.ci/run` does that. With the
+//! variable set the test fails if the browser cannot run; without it, on a machine that has no
+//! chromedriver, it says so and passes.
+
+use coffer_domain::client::flow;
+use coffer_domain::Role;
+use coffer_tests::{client_input, TestApp};
+use serde_json::{json, Value};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+struct Driver {
+    child: Child,
+    base: String,
+    session: String,
+    agent: ureq::Agent,
+    _profile: tempfile::TempDir,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self
+            .agent
+            .delete(&format!("{}/session/{}", self.base, self.session))
+            .call();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn call(agent: &ureq::Agent, method: &str, url: &str, body: Option<Value>) -> Value {
+    let req = agent.request(method, url);
+    let resp = match body {
+        Some(b) => req.send_json(b),
+        None => req.call(),
+    };
+    match resp {
+        Ok(r) => r.into_json().unwrap(),
+        Err(ureq::Error::Status(code, r)) => panic!(
+            "{method} {url}: {code} {}",
+            r.into_string().unwrap_or_default()
+        ),
+        Err(e) => panic!("{method} {url}: {e}"),
+    }
+}
+
+impl Driver {
+    fn start(chromedriver: &str) -> Driver {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(chromedriver)
+            .arg(format!("--port={port}"))
+            .arg("--allowed-ips=127.0.0.1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {chromedriver}: {e}"));
+        let base = format!("http://127.0.0.1:{port}");
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(60))
+            .build();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while agent.get(&format!("{base}/status")).call().is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let profile = tempfile::tempdir().unwrap();
+        let binary =
+            std::env::var("COFFER_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": binary,
+                "args": [
+                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    format!("--user-data-dir={}", profile.path().display()),
+                ],
+            },
+        }}});
+        let v = call(&agent, "POST", &format!("{base}/session"), Some(caps));
+        let session = v["value"]["sessionId"]
+            .as_str()
+            .expect("a WebDriver session")
+            .to_string();
+        Driver {
+            child,
+            base,
+            session,
+            agent,
+            _profile: profile,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/session/{}{}", self.base, self.session, path)
+    }
+
+    fn go(&self, url: &str) {
+        call(
+            &self.agent,
+            "POST",
+            &self.url("/url"),
+            Some(json!({"url": url})),
+        );
+    }
+
+    fn current_url(&self) -> String {
+        call(&self.agent, "GET", &self.url("/url"), None)["value"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    fn find(&self, css: &str) -> String {
+        let v = call(
+            &self.agent,
+            "POST",
+            &self.url("/element"),
+            Some(json!({"using": "css selector", "value": css})),
+        );
+        v["value"][ELEMENT]
+            .as_str()
+            .unwrap_or_else(|| panic!("no element {css}: {v}"))
+            .to_string()
+    }
+
+    fn text(&self, element: &str) -> String {
+        call(
+            &self.agent,
+            "GET",
+            &self.url(&format!("/element/{element}/text")),
+            None,
+        )["value"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    fn type_into(&self, element: &str, text: &str) {
+        call(
+            &self.agent,
+            "POST",
+            &self.url(&format!("/element/{element}/value")),
+            Some(json!({"text": text})),
+        );
+    }
+
+    fn click(&self, element: &str) {
+        call(
+            &self.agent,
+            "POST",
+            &self.url(&format!("/element/{element}/click")),
+            Some(json!({})),
+        );
+    }
+}
+
+#[test]
+fn a_person_signs_in_and_allows_a_client_in_a_real_browser() {
+    let chromedriver = match std::env::var("COFFER_TEST_CHROMEDRIVER") {
+        Ok(path) => path,
+        Err(_) if std::path::Path::new("/usr/bin/chromedriver").exists() => {
+            "/usr/bin/chromedriver".to_string()
+        }
+        Err(_) => {
+            eprintln!("no chromedriver here: run scripts/browser-test.sh, which installs it, to run this test");
+            return;
+        }
+    };
+    let app = TestApp::spawn();
+    let (_id, password) = app.user("ann@example.com", Role::User);
+    let callback = format!("{}/oauth_callback.php", app.base);
+    let (client_id, secret) = app.client(client_input(
+        "Browser App",
+        &callback,
+        flow::AUTH_CODE | flow::REFRESH_TOKEN,
+    ));
+
+    let browser = Driver::start(&chromedriver);
+    let authorize = format!(
+        "{}/oauth/authorize?client_id={client_id}&response_type=code&redirect_uri={}&state=s-42",
+        app.base,
+        url::form_urlencoded::byte_serialize(callback.as_bytes()).collect::<String>()
+    );
+    browser.go(&authorize);
+
+    // The sign-in page, as a person sees it.
+    assert_eq!(browser.text(&browser.find("label[for=email]")), "Email");
+    assert_eq!(
+        browser.text(&browser.find("label[for=password]")),
+        "Password"
+    );
+    let submit = browser.find("button[type=submit]");
+    assert_eq!(browser.text(&submit), "Sign in");
+
+    // A wrong password keeps the person on the page with an error.
+    browser.type_into(&browser.find("#email"), "ann@example.com");
+    browser.type_into(&browser.find("#password"), "wrong-password");
+    browser.click(&submit);
+    assert!(browser.text(&browser.find(".error")).contains("incorrect"));
+    assert!(browser.current_url().ends_with("/oauth/authorize"));
+
+    browser.type_into(&browser.find("#password"), &password);
+    browser.click(&browser.find("button[type=submit]"));
+
+    // The consent page.
+    let allow = browser.find("button[value=allow]");
+    assert_eq!(browser.text(&allow), "Allow");
+    assert_eq!(browser.text(&browser.find("button[value=deny]")), "Deny");
+    browser.click(&allow);
+
+    // The landing page shows the code and the state, and the code exchanges for a token.
+    let landed = browser.current_url();
+    assert!(landed.starts_with(&callback), "{landed}");
+    let code = browser.text(&browser.find("#code"));
+    assert_eq!(browser.text(&browser.find("#state")), "s-42");
+    assert!(landed.contains(&format!("code={code}")), "{landed}");
+    let r = app.form(
+        "/oauth/token",
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", &callback),
+            ("client_id", &client_id),
+            ("client_secret", &secret),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let token = r.json()["access_token"].as_str().unwrap().to_string();
+    assert_eq!(
+        app.rest("GET", "/rest/users/me", &token, None).json()["email"],
+        "ann@example.com"
+    );
+}
