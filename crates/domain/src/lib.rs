@@ -8,9 +8,11 @@ pub mod list;
 pub mod password;
 pub mod role;
 pub mod scope;
+pub mod subject;
 pub mod wipe;
 
 pub use email::Email;
 pub use role::Role;
 pub use scope::Scope;
+pub use subject::{Subject, SubjectPattern};
 pub use wipe::WipeFlag;

@@ -15,6 +15,7 @@ pub mod pages;
 pub mod respond;
 pub mod state;
 pub mod waf;
+pub mod webhooks;
 
 use actix_web::dev::{Server, ServiceResponse};
 use actix_web::http::StatusCode;
@@ -33,6 +34,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/ready").route(web::get().to(ready)))
         .service(web::resource("/openapi.json").route(web::get().to(openapi::serve)))
         .configure(oauth::routes)
+        .configure(webhooks::routes)
         .service(
             web::scope("/rest")
                 .wrap(from_fn(middleware::rest_gate))
@@ -67,8 +69,12 @@ async fn not_found() -> HttpResponse {
     error::rest_error(&ApiError::new(ErrorCode::RequestNotFound))
 }
 
-/// A known path with a method it does not take: 405 in the REST envelope.
+/// A known path with a method it does not take: 405 in the REST envelope (webhook routes answer
+/// in their own envelope already).
 fn method_not_allowed<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    if res.request().path().starts_with("/webhooks") {
+        return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
+    }
     let (req, _) = res.into_parts();
     let res = error::rest_error(&ApiError::new(ErrorCode::RequestMethodNotAllowed));
     Ok(ErrorHandlerResponse::Response(

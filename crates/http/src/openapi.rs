@@ -55,6 +55,12 @@ impl Modify for BearerAuth {
         crate::locations::create,
         crate::locations::get,
         crate::locations::delete,
+        crate::webhooks::list,
+        crate::webhooks::create,
+        crate::webhooks::get,
+        crate::webhooks::replace,
+        crate::webhooks::patch,
+        crate::webhooks::delete,
     ),
     components(schemas(
         coffer_service::views::CurrentUser,
@@ -64,6 +70,7 @@ impl Modify for BearerAuth {
         coffer_service::views::SystemSettingsView,
         coffer_service::views::Link,
         coffer_service::views::MetadataItem,
+        coffer_service::webhooks::WebhookView,
     )),
     modifiers(&BearerAuth),
 )]

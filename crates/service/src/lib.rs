@@ -15,6 +15,7 @@ pub mod oauth;
 pub mod scim_tokens;
 pub mod settings;
 pub mod views;
+pub mod webhooks;
 
 pub use coffer_errors::{ApiError, Error, ErrorCode, Result};
 pub use coffer_store::{Backend, DatabaseUrl, Db};

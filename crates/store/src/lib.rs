@@ -25,6 +25,7 @@ pub mod scim_tokens;
 pub mod settings;
 pub mod tokens;
 pub mod users;
+pub mod webhooks;
 mod writer;
 
 /// Runs `$body` with `$conn` bound to the concrete connection of either backend. The body is

@@ -208,3 +208,22 @@ pub struct ScimToken {
     pub revoked: bool,
     pub created_at: i64,
 }
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = webhooks)]
+#[diesel(treat_none_as_null = true)]
+pub struct Webhook {
+    pub id: String,
+    pub owner_id: String,
+    pub url: String,
+    pub token: Option<String>,
+    pub secret: String,
+    pub enabled: bool,
+    /// A JSON array of subject patterns.
+    pub subscriptions: String,
+    pub status: String,
+    pub description: String,
+    pub version: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}

@@ -217,4 +217,22 @@ diesel::allow_tables_to_appear_in_same_query!(
     used_signature_codes,
     authorize_requests,
     scim_tokens,
+    webhooks,
 );
+
+diesel::table! {
+    webhooks (id) {
+        id -> Text,
+        owner_id -> Text,
+        url -> Text,
+        token -> Nullable<Text>,
+        secret -> Text,
+        enabled -> Bool,
+        subscriptions -> Text,
+        status -> Text,
+        description -> Text,
+        version -> BigInt,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
