@@ -108,6 +108,8 @@ pub struct TestApp {
     pub admin: coffer_service::accounts::Bootstrap,
     agent: ureq::Agent,
     handle: actix_web::dev::ServerHandle,
+    /// Webhook delivery, when the test started it.
+    pub delivery: Option<coffer_delivery::Workers>,
     _dir: tempfile::TempDir,
     _pg: Option<PgDatabase>,
 }
@@ -157,9 +159,24 @@ impl TestApp {
             admin,
             agent,
             handle,
+            delivery: None,
             _dir: dir,
             _pg: pg,
         }
+    }
+
+    /// Starts webhook delivery with a loopback-friendly configuration and the given retry
+    /// schedule (e.g. "100ms,100ms").
+    pub fn start_delivery(&mut self, schedule: &str) {
+        let config = coffer_delivery::Config {
+            allow_private: true,
+            timeout: std::time::Duration::from_secs(5),
+            schedule: coffer_delivery::parse_schedule(schedule).expect("schedule"),
+            poll: std::time::Duration::from_millis(20),
+            workers: 8,
+        };
+        self.delivery =
+            Some(coffer_delivery::spawn(self.ctx.db.clone(), config).expect("delivery workers"));
     }
 
     /// Sends a request; `body` is JSON when given as a `Value`, or raw text with its content type.

@@ -94,6 +94,14 @@ impl Driver {
             .as_str()
             .expect("a WebDriver session")
             .to_string();
+        // Element look-ups wait for the element: after a click, each step looks for something
+        // only the next page has, so this also waits for the navigation.
+        call(
+            &agent,
+            "POST",
+            &format!("{base}/session/{session}/timeouts"),
+            Some(json!({"implicit": 10_000})),
+        );
         Driver {
             child,
             base,
@@ -222,9 +230,9 @@ fn a_person_signs_in_and_allows_a_client_in_a_real_browser() {
     browser.click(&allow);
 
     // The landing page shows the code and the state, and the code exchanges for a token.
+    let code = browser.text(&browser.find("#code"));
     let landed = browser.current_url();
     assert!(landed.starts_with(&callback), "{landed}");
-    let code = browser.text(&browser.find("#code"));
     assert_eq!(browser.text(&browser.find("#state")), "s-42");
     assert!(landed.contains(&format!("code={code}")), "{landed}");
     let r = app.form(

@@ -36,6 +36,18 @@ pub struct Flags {
     /// A JSON file of firewall rules replacing the shipped ones.
     #[arg(long, global = true, env = "COFFER_WAF_RULES")]
     pub waf_rules: Option<PathBuf>,
+    /// Deliver webhooks to loopback, private and link-local addresses [default: false]
+    #[arg(long, global = true, env = "COFFER_WEBHOOK_ALLOW_PRIVATE")]
+    pub webhook_allow_private: Option<bool>,
+    /// Seconds one webhook request may take [default: 15]
+    #[arg(long, global = true, env = "COFFER_WEBHOOK_TIMEOUT")]
+    pub webhook_timeout: Option<u64>,
+    /// Delays before each webhook retry [default: 5s,5m,30m,2h,5h,10h,10h]
+    #[arg(long, global = true, env = "COFFER_WEBHOOK_RETRY_SCHEDULE")]
+    pub webhook_retry_schedule: Option<String>,
+    /// Webhook requests in flight at most [default: 32]
+    #[arg(long, global = true, env = "COFFER_WEBHOOK_WORKERS")]
+    pub webhook_workers: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -49,6 +61,10 @@ struct FileConfig {
     workers: Option<usize>,
     pool_size: Option<u32>,
     waf_rules: Option<PathBuf>,
+    webhook_allow_private: Option<bool>,
+    webhook_timeout: Option<u64>,
+    webhook_retry_schedule: Option<String>,
+    webhook_workers: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -60,6 +76,7 @@ pub struct Settings {
     pub workers: usize,
     pub pool_size: u32,
     pub waf_rules: Option<PathBuf>,
+    pub delivery: coffer_delivery::Config,
 }
 
 impl Settings {
@@ -108,6 +125,27 @@ impl Settings {
             workers: flags.workers.or(file.workers).unwrap_or(cores),
             pool_size: flags.pool_size.or(file.pool_size).unwrap_or(16),
             waf_rules: flags.waf_rules.clone().or(file.waf_rules),
+            delivery: {
+                let mut d = coffer_delivery::Config::default();
+                if let Some(v) = flags.webhook_allow_private.or(file.webhook_allow_private) {
+                    d.allow_private = v;
+                }
+                if let Some(v) = flags.webhook_timeout.or(file.webhook_timeout) {
+                    d.timeout = std::time::Duration::from_secs(v.max(1));
+                }
+                if let Some(v) = flags
+                    .webhook_retry_schedule
+                    .clone()
+                    .or(file.webhook_retry_schedule)
+                {
+                    d.schedule = coffer_delivery::parse_schedule(&v)
+                        .map_err(|e| anyhow::anyhow!("webhook retry schedule: {e}"))?;
+                }
+                if let Some(v) = flags.webhook_workers.or(file.webhook_workers) {
+                    d.workers = v.max(1);
+                }
+                d
+            },
         })
     }
 

@@ -276,6 +276,8 @@ fn serve(settings: Settings) -> Result<()> {
         None => coffer_http::Waf::default_rules(),
     };
     spawn_housekeeping(ctx.clone());
+    let _delivery = coffer_delivery::spawn(ctx.db.clone(), settings.delivery.clone())
+        .context("starting webhook delivery")?;
     let listener = std::net::TcpListener::bind(&settings.listen)
         .with_context(|| format!("binding {}", settings.listen))?;
     let addr = listener.local_addr()?;

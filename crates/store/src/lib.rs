@@ -13,6 +13,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub mod clients;
+pub mod deliveries;
 pub mod devices;
 pub mod events;
 pub mod filter;

@@ -139,6 +139,7 @@ pub struct Event {
     pub actor_id: Option<String>,
     pub data: String,
     pub created_at: i64,
+    pub dispatched: bool,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -226,4 +227,49 @@ pub struct Webhook {
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = webhook_deliveries)]
+pub struct Delivery {
+    /// Also the `webhook-id` header: the same on every attempt.
+    pub id: String,
+    pub webhook_id: String,
+    pub event_id: String,
+    pub subject: String,
+    /// The JSON body, fixed when the delivery is made.
+    pub payload: String,
+    /// `pending`, `delivered` or `failed`.
+    pub state: String,
+    pub attempts: i32,
+    /// Unix milliseconds.
+    pub next_attempt_at: i64,
+    pub lease_until: Option<i64>,
+    pub last_status: Option<i32>,
+    pub last_error: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = webhook_attempts)]
+pub struct Attempt {
+    pub id: i64,
+    pub delivery_id: String,
+    pub attempt: i32,
+    pub status_code: Option<i32>,
+    pub duration_ms: i64,
+    pub error: Option<String>,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = webhook_attempts)]
+pub struct NewAttempt {
+    pub delivery_id: String,
+    pub attempt: i32,
+    pub status_code: Option<i32>,
+    pub duration_ms: i64,
+    pub error: Option<String>,
+    pub created_at: i64,
 }

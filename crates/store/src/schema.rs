@@ -110,6 +110,7 @@ diesel::table! {
         actor_id -> Nullable<Text>,
         data -> Text,
         created_at -> BigInt,
+        dispatched -> Bool,
     }
 }
 
@@ -218,6 +219,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     authorize_requests,
     scim_tokens,
     webhooks,
+    webhook_deliveries,
+    webhook_attempts,
 );
 
 diesel::table! {
@@ -236,3 +239,35 @@ diesel::table! {
         updated_at -> BigInt,
     }
 }
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> Text,
+        webhook_id -> Text,
+        event_id -> Text,
+        subject -> Text,
+        payload -> Text,
+        state -> Text,
+        attempts -> Integer,
+        next_attempt_at -> BigInt,
+        lease_until -> Nullable<BigInt>,
+        last_status -> Nullable<Integer>,
+        last_error -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    webhook_attempts (id) {
+        id -> BigInt,
+        delivery_id -> Text,
+        attempt -> Integer,
+        status_code -> Nullable<Integer>,
+        duration_ms -> BigInt,
+        error -> Nullable<Text>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));

@@ -1,0 +1,349 @@
+//! Webhook delivery end to end: a real HTTP receiver on loopback gets signed events, verified
+//! here with an independent HMAC computation; failing receivers are retried with the same
+//! `webhook-id`; 410 and exhausted retries disable the webhook; owners see only their events;
+//! private addresses are refused unless allowed.
+
+use base64::Engine;
+use coffer_domain::Role;
+use coffer_tests::{Body, TestApp};
+use hmac::{Hmac, Mac};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One request as the receiver saw it.
+#[derive(Debug, Clone)]
+struct Received {
+    headers: HashMap<String, String>,
+    body: String,
+}
+
+/// A loopback HTTP receiver answering with the given statuses in turn (the last one repeats).
+struct Receiver {
+    url: String,
+    got: Arc<Mutex<Vec<Received>>>,
+}
+
+impl Receiver {
+    fn start(statuses: &[u16]) -> Receiver {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let plan = Arc::new(Mutex::new((statuses.to_vec(), 0usize)));
+        let (g, p) = (got.clone(), plan.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().map_while(Result::ok) {
+                let (g, p) = (g.clone(), p.clone());
+                std::thread::spawn(move || serve(stream, g, p));
+            }
+        });
+        Receiver { url, got }
+    }
+
+    /// Waits until `n` requests arrived (or the deadline passes) and returns them.
+    fn wait_for(&self, n: usize, secs: u64) -> Vec<Received> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let got = self.got.lock().unwrap().clone();
+            if got.len() >= n || Instant::now() > deadline {
+                return got;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn serve(stream: TcpStream, got: Arc<Mutex<Vec<Received>>>, plan: Arc<Mutex<(Vec<u16>, usize)>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut out = stream;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut headers = HashMap::new();
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                return;
+            }
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = h.split_once(':') {
+                headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+            }
+        }
+        let len: usize = headers
+            .get("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0; len];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        got.lock().unwrap().push(Received {
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        });
+        let status = {
+            let mut p = plan.lock().unwrap();
+            let s = p.0[p.1.min(p.0.len() - 1)];
+            p.1 += 1;
+            s
+        };
+        let _ = write!(out, "HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n");
+    }
+}
+
+fn auth(t: &str) -> String {
+    format!("Bearer {t}")
+}
+
+fn create_hook(app: &TestApp, token: &str, url: &str, subs: &[&str]) -> String {
+    let body = json!({"url": url, "secret": "whsec_c2VjcmV0LWtleQ==", "token": "receiver-token", "subscriptions": subs});
+    let r = app.send(
+        "POST",
+        "/webhooks",
+        &[("Authorization", &auth(token))],
+        Some(Body::Json(body)),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    r.json()["id"].as_str().unwrap().to_string()
+}
+
+fn hook_state(app: &TestApp, token: &str, id: &str) -> Value {
+    app.send(
+        "GET",
+        &format!("/webhooks/{id}"),
+        &[("Authorization", &auth(token))],
+        None,
+    )
+    .json()
+}
+
+/// Waits until the webhook's state satisfies `done`.
+fn wait_state(app: &TestApp, token: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let v = hook_state(app, token, id);
+        if done(&v) || Instant::now() > deadline {
+            return v;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
+/// The Standard Webhooks signature computed here, independently of the sender's code.
+fn expected_signature(id: &str, ts: &str, body: &str) -> String {
+    let key = base64::engine::general_purpose::STANDARD
+        .decode("c2VjcmV0LWtleQ==")
+        .unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+    mac.update(format!("{id}.{ts}.{body}").as_bytes());
+    format!(
+        "v1,{}",
+        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+    )
+}
+
+fn location(app: &TestApp, token: &str, name: &str) {
+    let r = app.rest(
+        "POST",
+        "/rest/locations",
+        token,
+        Some(json!({"name": name, "domain": "eu.example.com"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+}
+
+#[test]
+fn events_arrive_signed_with_the_token() {
+    let mut app = TestApp::spawn();
+    app.start_delivery("100ms");
+    let t = app.admin_token();
+    let rx = Receiver::start(&[204]);
+    let id = create_hook(&app, &t, &rx.url, &["location.>"]);
+    location(&app, &t, "EU");
+
+    let got = rx.wait_for(1, 10);
+    assert_eq!(got.len(), 1, "one delivery");
+    let r = &got[0];
+    let body: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(body["subject"], "location.location.create");
+    assert_eq!(body["data"]["name"], "EU");
+    assert!(body["id"].is_string() && body["createdAt"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(body["actor"].as_str().unwrap().len(), 36);
+
+    let msg_id = &r.headers["webhook-id"];
+    let ts = &r.headers["webhook-timestamp"];
+    assert!(msg_id.starts_with("msg_"));
+    let age = (time_now() - ts.parse::<i64>().unwrap()).abs();
+    assert!(age < 60, "timestamp {ts}");
+    assert_eq!(
+        r.headers["webhook-signature"],
+        expected_signature(msg_id, ts, &r.body)
+    );
+    let key = base64::engine::general_purpose::STANDARD
+        .decode("c2VjcmV0LWtleQ==")
+        .unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+    mac.update(r.body.as_bytes());
+    assert_eq!(
+        r.headers["x-coffer-signature"],
+        format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+    );
+    assert_eq!(r.headers["authorization"], "Bearer receiver-token");
+    assert_eq!(r.headers["content-type"], "application/json");
+
+    let state = wait_state(&app, &t, &id, |v| v["status"] == "SUCCESS");
+    assert_eq!(state["status"], "SUCCESS", "{state}");
+    assert_eq!(app.count("state = 'delivered'", "webhook_deliveries"), 1);
+    assert_eq!(app.count("dispatched = FALSE", "events"), 0);
+}
+
+fn time_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+#[test]
+fn a_failing_receiver_is_retried_with_the_same_id() {
+    let mut app = TestApp::spawn();
+    app.start_delivery("100ms,100ms,100ms");
+    let t = app.admin_token();
+    let rx = Receiver::start(&[500, 502, 200]);
+    let id = create_hook(&app, &t, &rx.url, &["location.location.create"]);
+    location(&app, &t, "EU");
+
+    let got = rx.wait_for(3, 10);
+    assert_eq!(got.len(), 3);
+    let ids: Vec<&String> = got.iter().map(|r| &r.headers["webhook-id"]).collect();
+    assert!(ids.iter().all(|i| *i == ids[0]), "{ids:?}");
+    assert!(got.iter().all(|r| r.body == got[0].body));
+    let state = wait_state(&app, &t, &id, |v| v["status"] == "SUCCESS");
+    assert_eq!(state["status"], "SUCCESS");
+    assert_eq!(state["enabled"], true);
+    assert_eq!(app.count("1=1", "webhook_attempts"), 3);
+    assert_eq!(app.count("status_code = 500", "webhook_attempts"), 1);
+}
+
+#[test]
+fn gone_disables_the_webhook() {
+    let mut app = TestApp::spawn();
+    app.start_delivery("100ms");
+    let t = app.admin_token();
+    let rx = Receiver::start(&[410]);
+    let id = create_hook(&app, &t, &rx.url, &["location.>"]);
+    location(&app, &t, "EU");
+    let state = wait_state(&app, &t, &id, |v| v["enabled"] == false);
+    assert_eq!(state["enabled"], false, "{state}");
+    assert_eq!(state["status"], "ERROR");
+    assert!(state["description"].as_str().unwrap().contains("410"));
+    location(&app, &t, "US");
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        rx.wait_for(2, 0).len(),
+        1,
+        "a disabled webhook receives nothing more"
+    );
+}
+
+#[test]
+fn exhausted_retries_disable_the_webhook() {
+    let mut app = TestApp::spawn();
+    app.start_delivery("50ms,50ms");
+    let t = app.admin_token();
+    let rx = Receiver::start(&[503]);
+    let id = create_hook(&app, &t, &rx.url, &["location.>"]);
+    location(&app, &t, "EU");
+    let state = wait_state(&app, &t, &id, |v| v["enabled"] == false);
+    assert_eq!(state["enabled"], false, "{state}");
+    assert!(
+        state["description"]
+            .as_str()
+            .unwrap()
+            .contains("retries exhausted"),
+        "{state}"
+    );
+    assert_eq!(rx.wait_for(3, 2).len(), 3, "the first try and two retries");
+    assert_eq!(app.count("state = 'failed'", "webhook_deliveries"), 1);
+}
+
+#[test]
+fn owners_receive_only_what_they_may_see() {
+    let mut app = TestApp::spawn();
+    app.start_delivery("100ms");
+    let admin = app.admin_token();
+    let (_bob_id, bob) = app.user_token("bob@example.com", Role::User);
+    let bob_rx = Receiver::start(&[200]);
+    let admin_rx = Receiver::start(&[200]);
+    create_hook(&app, &bob, &bob_rx.url, &["location.>", "device.>"]);
+    create_hook(&app, &admin, &admin_rx.url, &["device.>"]);
+
+    // The administrator's location change is not Bob's to see.
+    location(&app, &admin, "EU");
+    // Bob's own device is; a system administrator's webhook sees every event.
+    let r = app.rest(
+        "POST",
+        "/rest/devices",
+        &bob,
+        Some(json!({"installTagId": "bob-phone"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+
+    let bob_got = bob_rx.wait_for(1, 10);
+    let admin_got = admin_rx.wait_for(1, 10);
+    std::thread::sleep(Duration::from_millis(300));
+    let subjects = |v: &Vec<Received>| {
+        v.iter()
+            .map(|r| {
+                serde_json::from_str::<Value>(&r.body).unwrap()["subject"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(subjects(&bob_got), vec!["device.device.create"]);
+    assert_eq!(subjects(&admin_got), vec!["device.device.create"]);
+    assert_eq!(bob_rx.wait_for(2, 0).len(), 1);
+}
+
+#[test]
+fn private_addresses_are_refused_unless_allowed() {
+    let mut app = TestApp::spawn();
+    app.delivery = Some(
+        coffer_delivery::spawn(
+            app.ctx.db.clone(),
+            coffer_delivery::Config {
+                allow_private: false,
+                schedule: coffer_delivery::parse_schedule("10s").unwrap(),
+                poll: Duration::from_millis(20),
+                ..Default::default()
+            },
+        )
+        .unwrap(),
+    );
+    let t = app.admin_token();
+    let rx = Receiver::start(&[200]);
+    let id = create_hook(&app, &t, &rx.url, &["location.>"]);
+    location(&app, &t, "EU");
+    let state = wait_state(&app, &t, &id, |v| v["status"] == "ERROR");
+    assert_eq!(state["status"], "ERROR", "{state}");
+    assert!(
+        state["description"].as_str().unwrap().contains("loopback"),
+        "{state}"
+    );
+    assert_eq!(
+        rx.wait_for(1, 0).len(),
+        0,
+        "nothing reached the loopback receiver"
+    );
+}
