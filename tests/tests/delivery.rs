@@ -347,3 +347,76 @@ fn private_addresses_are_refused_unless_allowed() {
         "nothing reached the loopback receiver"
     );
 }
+
+#[test]
+fn the_delivery_log_redeliver_and_ping() {
+    let mut app = TestApp::spawn();
+    // A long retry delay: only a redelivery sends again soon.
+    app.start_delivery("1h");
+    let t = app.admin_token();
+    let rx = Receiver::start(&[500, 200]);
+    let id = create_hook(&app, &t, &rx.url, &["location.>"]);
+    location(&app, &t, "EU");
+    assert_eq!(rx.wait_for(1, 10).len(), 1);
+    let state = wait_state(&app, &t, &id, |v| v["status"] == "ERROR");
+    assert!(
+        state["description"].as_str().unwrap().contains("HTTP 500"),
+        "{state}"
+    );
+
+    let h = [("Authorization", auth(&t))];
+    let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let log = app
+        .send("GET", &format!("/webhooks/{id}/deliveries"), &h, None)
+        .json();
+    assert_eq!(log["totalItems"], 1, "{log}");
+    let d = &log["items"][0];
+    assert_eq!(d["subject"], "location.location.create");
+    assert_eq!(d["state"], "pending");
+    assert_eq!(d["attempts"], 1);
+    assert_eq!(d["lastStatus"], 500);
+    assert_eq!(d["attemptLog"][0]["statusCode"], 500);
+    let delivery_id = d["id"].as_str().unwrap().to_string();
+
+    let r = app.send(
+        "POST",
+        &format!("/webhooks/{id}/deliveries/{delivery_id}/redeliver"),
+        &h,
+        None,
+    );
+    assert_eq!(r.status, 202, "{}", r.text);
+    let got = rx.wait_for(2, 10);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[1].headers["webhook-id"], delivery_id);
+    let state = wait_state(&app, &t, &id, |v| v["status"] == "SUCCESS");
+    assert_eq!(state["status"], "SUCCESS");
+    let log = app
+        .send("GET", &format!("/webhooks/{id}/deliveries"), &h, None)
+        .json();
+    assert_eq!(log["items"][0]["state"], "delivered", "{log}");
+    assert_eq!(log["items"][0]["attemptLog"].as_array().unwrap().len(), 2);
+
+    let r = app.send("POST", &format!("/webhooks/{id}/ping"), &h, None);
+    assert_eq!(r.status, 202, "{}", r.text);
+    let got = rx.wait_for(3, 10);
+    assert_eq!(got.len(), 3);
+    let ping: Value = serde_json::from_str(&got[2].body).unwrap();
+    assert_eq!(ping["subject"], "webhook.webhook.ping");
+    assert_eq!(ping["data"]["id"], id.as_str());
+
+    let unknown = app.send(
+        "POST",
+        &format!("/webhooks/{id}/deliveries/msg_nope/redeliver"),
+        &h,
+        None,
+    );
+    assert_eq!(unknown.status, 404);
+    let (_, bob) = app.user_token("bob@example.com", Role::User);
+    let theirs = app.send(
+        "GET",
+        &format!("/webhooks/{id}/deliveries"),
+        &[("Authorization", &auth(&bob))],
+        None,
+    );
+    assert_eq!(theirs.status, 404);
+}

@@ -308,7 +308,8 @@ pub fn spawn(db: Db, config: Config) -> std::io::Result<Workers> {
     std::thread::Builder::new()
         .name("coffer-webhook-pump".into())
         .spawn(move || {
-            let lease_ms = (config.timeout + Duration::from_secs(30)).as_millis() as i64;
+            // Longer than any request may take, so a live node never loses its claim.
+            let lease_ms = (config.timeout * 2 + Duration::from_secs(1)).as_millis() as i64;
             while !pump_stop.load(Ordering::SeqCst) {
                 let fanned = fan_out(&db, 500).unwrap_or_else(|e| {
                     log::warn!("webhook fan-out failed: {e}");

@@ -61,6 +61,9 @@ impl Modify for BearerAuth {
         crate::webhooks::replace,
         crate::webhooks::patch,
         crate::webhooks::delete,
+        crate::webhooks::deliveries,
+        crate::webhooks::redeliver,
+        crate::webhooks::ping,
     ),
     components(schemas(
         coffer_service::views::CurrentUser,
@@ -71,6 +74,8 @@ impl Modify for BearerAuth {
         coffer_service::views::Link,
         coffer_service::views::MetadataItem,
         coffer_service::webhooks::WebhookView,
+        coffer_service::webhooks::DeliveryView,
+        coffer_service::webhooks::AttemptView,
     )),
     modifiers(&BearerAuth),
 )]

@@ -103,6 +103,21 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     )
     .service(web::resource("/webhooks/").to(id_missing))
     .service(
+        web::resource("/webhooks/{id}/deliveries")
+            .route(web::get().to(deliveries))
+            .default_service(web::to(method_not_allowed)),
+    )
+    .service(
+        web::resource("/webhooks/{id}/deliveries/{delivery_id}/redeliver")
+            .route(web::post().to(redeliver))
+            .default_service(web::to(method_not_allowed)),
+    )
+    .service(
+        web::resource("/webhooks/{id}/ping")
+            .route(web::post().to(ping))
+            .default_service(web::to(method_not_allowed)),
+    )
+    .service(
         web::resource("/webhooks/{id}")
             .route(web::get().to(get))
             .route(web::put().to(replace))
@@ -335,4 +350,41 @@ pub async fn delete(
     let id = parse_id(&id)?;
     run(&st, move |ctx| svc::delete(ctx, &c, &id)).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks", params(("id" = String, Path), ("offset" = Option<i64>, Query), ("limit" = Option<i64>, Query)), responses((status = 200, description = "Coffer: `{items, totalItems}`, the delivery log, newest first, each with its attempts"), (status = 400), (status = 404)), security(("bearer" = [])))]
+pub async fn deliveries(
+    WebhookCaller(c): WebhookCaller,
+    st: Data<AppState>,
+    id: Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, WebhookErr> {
+    let id = parse_id(&id)?;
+    let (offset, limit) = page(&req)?;
+    let (items, total) = run(&st, move |ctx| svc::deliveries(ctx, &c, &id, offset, limit)).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({"items": items, "totalItems": total})))
+}
+
+#[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks", params(("id" = String, Path), ("delivery_id" = String, Path)), responses((status = 202, description = "Coffer: the delivery is sent again now, with the same webhook-id"), (status = 404), (status = 409, description = "The webhook is disabled")), security(("bearer" = [])))]
+pub async fn redeliver(
+    WebhookCaller(c): WebhookCaller,
+    st: Data<AppState>,
+    path: Path<(String, String)>,
+) -> Result<HttpResponse, WebhookErr> {
+    let (id, delivery_id) = path.into_inner();
+    let id = parse_id(&id)?;
+    let d = delivery_id.clone();
+    run(&st, move |ctx| svc::redeliver(ctx, &c, &id, &d)).await?;
+    Ok(HttpResponse::Accepted().json(serde_json::json!({"id": delivery_id})))
+}
+
+#[utoipa::path(post, path = "/webhooks/{id}/ping", tag = "webhooks", params(("id" = String, Path)), responses((status = 202, description = "Coffer: `{id}` of a `webhook.webhook.ping` delivery to this webhook"), (status = 404), (status = 409)), security(("bearer" = [])))]
+pub async fn ping(
+    WebhookCaller(c): WebhookCaller,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, WebhookErr> {
+    let id = parse_id(&id)?;
+    let delivery = run(&st, move |ctx| svc::ping(ctx, &c, &id)).await?;
+    Ok(HttpResponse::Accepted().json(serde_json::json!({"id": delivery})))
 }

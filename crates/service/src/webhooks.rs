@@ -429,3 +429,134 @@ mod tests {
         assert!(detail(check_secret("").unwrap_err()).1.contains("secret"));
     }
 }
+
+/// One delivery with its attempts (the delivery log).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryView {
+    /// The `webhook-id` of every attempt.
+    pub id: String,
+    pub event_id: String,
+    pub subject: String,
+    /// `pending`, `delivered` or `failed`.
+    pub state: String,
+    pub attempts: i32,
+    pub last_status: Option<i32>,
+    pub last_error: Option<String>,
+    pub created_at: String,
+    pub attempt_log: Vec<AttemptView>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptView {
+    pub attempt: i32,
+    pub status_code: Option<i32>,
+    pub duration_ms: i64,
+    pub error: Option<String>,
+    pub at: String,
+}
+
+/// A webhook's deliveries, newest first, with their attempts.
+pub fn deliveries(
+    ctx: &Ctx,
+    caller: &Caller,
+    id: &str,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<DeliveryView>, i64)> {
+    ctx.read(|c| {
+        coffer_store::webhooks::by_id(c, &caller.user.id, id)?.ok_or_else(not_found)?;
+        let (items, total) = coffer_store::deliveries::for_webhook(c, id, offset, limit)?;
+        let ids: Vec<String> = items.iter().map(|d| d.id.clone()).collect();
+        let attempts = coffer_store::deliveries::attempts(c, &ids)?;
+        let views = items
+            .into_iter()
+            .map(|d| DeliveryView {
+                attempt_log: attempts
+                    .iter()
+                    .filter(|a| a.delivery_id == d.id)
+                    .map(|a| AttemptView {
+                        attempt: a.attempt,
+                        status_code: a.status_code,
+                        duration_ms: a.duration_ms,
+                        error: a.error.clone(),
+                        at: rfc3339(a.created_at),
+                    })
+                    .collect(),
+                id: d.id,
+                event_id: d.event_id,
+                subject: d.subject,
+                state: d.state,
+                attempts: d.attempts,
+                last_status: d.last_status,
+                last_error: d.last_error,
+                created_at: rfc3339(d.created_at),
+            })
+            .collect();
+        Ok((views, total))
+    })
+}
+
+fn now_ms() -> i64 {
+    (time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+/// Delivers a delivery again now, with the same `webhook-id`.
+pub fn redeliver(ctx: &Ctx, caller: &Caller, id: &str, delivery_id: &str) -> Result<()> {
+    ctx.write(|c| {
+        let w = coffer_store::webhooks::by_id(c, &caller.user.id, id)?.ok_or_else(not_found)?;
+        let d = coffer_store::deliveries::by_id(c, delivery_id)?
+            .filter(|d| d.webhook_id == w.id)
+            .ok_or_else(|| refusal(404, "delivery not found"))?;
+        if !w.enabled {
+            return Err(refusal(
+                409,
+                "the webhook is disabled; enable it before redelivering",
+            ));
+        }
+        coffer_store::deliveries::make_due(c, &d.id, now_ms())?;
+        events::record(
+            c,
+            "webhook.delivery.redeliver",
+            Some(&caller.user.id),
+            serde_json::json!({"id": w.id, "deliveryId": d.id, "userId": caller.user.id}),
+        )
+    })
+}
+
+/// Sends a `webhook.webhook.ping` event to this webhook only; returns the delivery id.
+pub fn ping(ctx: &Ctx, caller: &Caller, id: &str) -> Result<String> {
+    ctx.write(|c| {
+        let w = coffer_store::webhooks::by_id(c, &caller.user.id, id)?.ok_or_else(not_found)?;
+        if !w.enabled {
+            return Err(refusal(
+                409,
+                "the webhook is disabled; enable it before pinging",
+            ));
+        }
+        let t = now();
+        let event_id = uuid::Uuid::new_v4().to_string();
+        let delivery = coffer_store::models::Delivery {
+            id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
+            webhook_id: w.id.clone(),
+            event_id: event_id.clone(),
+            subject: "webhook.webhook.ping".into(),
+            payload: serde_json::json!({
+                "id": event_id, "subject": "webhook.webhook.ping", "createdAt": rfc3339(t),
+                "actor": caller.user.id, "data": {"id": w.id},
+            })
+            .to_string(),
+            state: "pending".into(),
+            attempts: 0,
+            next_attempt_at: now_ms(),
+            lease_until: None,
+            last_status: None,
+            last_error: None,
+            created_at: t,
+            updated_at: t,
+        };
+        coffer_store::deliveries::insert(c, std::slice::from_ref(&delivery))?;
+        Ok(delivery.id)
+    })
+}
