@@ -2,6 +2,8 @@
 //! database (a temporary SQLite file, or a new PostgreSQL database when
 //! `COFFER_TEST_POSTGRES_URL` is set) and drives it over HTTP.
 
+pub mod receiver;
+
 use coffer_domain::Role;
 use coffer_service::{Config, Ctx, DatabaseUrl};
 use serde_json::Value;
