@@ -25,6 +25,7 @@
 #   BENCH_PEER_DIR          default ../shared/bench/oidc-peer
 #   BENCH_STRICT=1          exit 1 when a target check fails or a run had errors
 #   BENCH_KEEP=1            keep the temporary directory (data dir, keys, tokens)
+#   BENCH_DELIVERIES=20000  events for the webhook delivery throughput run
 #
 # Installs what it needs when missing (as root): wrk, curl, openssl (apt), Node.js/npm (apt),
 # the PyPI package `cryptography` (into a venv in the temporary directory).
@@ -399,3 +400,8 @@ cp "$WORK/meta.json" "$OUT/meta.json"
 strict=()
 if [[ ${BENCH_STRICT:-} == 1 ]]; then strict=(--strict); fi
 python3 "$HERE/report.py" --meta "$WORK/meta.json" --runs "$OUT" --out "$REPORT" "${strict[@]+"${strict[@]}"}"
+
+# --- webhook delivery -----------------------------------------------------------------------
+log "webhook delivery: deliveries per second and API-call-to-delivery latency"
+cargo build --release -q -p coffer-tests --bin delivery-bench
+"$CARGO_TARGET_DIR/release/delivery-bench" "${BENCH_DELIVERIES:-20000}" "$ROOT/docs/benchmarks-webhooks.md"

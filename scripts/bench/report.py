@@ -211,6 +211,8 @@ def main():
     w("")
     w("What was measured and changed, and what limits the write path: `docs/performance.md`.")
     w("")
+    w("Webhook delivery: `docs/benchmarks-webhooks.md`.")
+    w("")
 
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 pub struct Received {
     pub headers: HashMap<String, String>,
     pub body: String,
+    /// When the request was read.
+    pub at: Instant,
 }
 
 /// A loopback HTTP receiver answering with the given statuses in turn (the last one repeats).
@@ -44,13 +46,10 @@ impl Receiver {
     /// Waits until `n` requests arrived (or the deadline passes) and returns them.
     pub fn wait_for(&self, n: usize, secs: u64) -> Vec<Received> {
         let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let got = self.got.lock().unwrap().clone();
-            if got.len() >= n || Instant::now() > deadline {
-                return got;
-            }
+        while self.got.lock().unwrap().len() < n && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
+        self.got.lock().unwrap().clone()
     }
 }
 
@@ -60,6 +59,7 @@ fn serve(
     plan: Arc<Mutex<(Vec<u16>, usize)>>,
     delay: Duration,
 ) {
+    let _ = stream.set_nodelay(true);
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut out = stream;
     loop {
@@ -91,6 +91,7 @@ fn serve(
         }
         std::thread::sleep(delay);
         got.lock().unwrap().push(Received {
+            at: Instant::now(),
             headers,
             body: String::from_utf8_lossy(&body).into_owned(),
         });
@@ -100,6 +101,15 @@ fn serve(
             p.1 += 1;
             s
         };
-        let _ = write!(out, "HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n");
+        // One write, without Nagle: a response split over small writes waits for a delayed ACK.
+        let _ = out.write_all(
+            format!(
+                "HTTP/1.1 {status} X
+Content-Length: 0
+
+"
+            )
+            .as_bytes(),
+        );
     }
 }

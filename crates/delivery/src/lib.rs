@@ -20,7 +20,7 @@ use coffer_store::models::{Delivery, Event, Webhook};
 use coffer_store::{Db, StoreError};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Delivery settings.
@@ -241,11 +241,20 @@ fn send(agent: &ureq::Agent, d: &Delivery, w: &Webhook) -> (Attempted, i64) {
         Ok(r) if (300..400).contains(&r.status()) => {
             Err(format!("HTTP {} (redirects are not followed)", r.status()))
         }
-        Ok(r) => Ok(r.status()),
-        Err(ureq::Error::Status(code, _)) => Ok(code),
+        Ok(r) => Ok(drain(r)),
+        Err(ureq::Error::Status(_, r)) => Ok(drain(r)),
         Err(ureq::Error::Transport(t)) => Err(transport_message(&t)),
     };
     (result, started.elapsed().as_millis() as i64)
+}
+
+/// Reads (a bounded part of) the answer, which returns the connection to the client's pool for
+/// the next delivery; returns the status.
+fn drain(r: ureq::Response) -> u16 {
+    use std::io::Read;
+    let status = r.status();
+    let _ = std::io::copy(&mut r.into_reader().take(64 * 1024), &mut std::io::sink());
+    status
 }
 
 /// A transport error as the webhook's description shows it: the cause, without the URL (which
@@ -277,12 +286,20 @@ impl Drop for Workers {
 pub fn spawn(db: Db, config: Config) -> std::io::Result<Workers> {
     let stop = Arc::new(AtomicBool::new(false));
     let in_flight = Arc::new(AtomicUsize::new(0));
+    // Workers signal each finished delivery, so that a pump waiting for a free worker claims
+    // again at once instead of after a whole poll interval.
+    let finished = Arc::new((Mutex::new(0u64), Condvar::new()));
     let (tx, rx) = mpsc::channel::<(Delivery, Webhook)>();
     let rx = Arc::new(Mutex::new(rx));
     let workers = config.workers.max(1);
     for i in 0..workers {
-        let (db, rx, in_flight, config) =
-            (db.clone(), rx.clone(), in_flight.clone(), config.clone());
+        let (db, rx, in_flight, config, finished) = (
+            db.clone(),
+            rx.clone(),
+            in_flight.clone(),
+            config.clone(),
+            finished.clone(),
+        );
         std::thread::Builder::new()
             .name(format!("coffer-webhook-{i}"))
             .spawn(move || {
@@ -301,6 +318,11 @@ pub fn spawn(db: Db, config: Config) -> std::io::Result<Workers> {
                     let Ok((d, w)) = job else { break };
                     deliver(&db, &agent, &config, &d, &w);
                     in_flight.fetch_sub(1, Ordering::SeqCst);
+                    *finished
+                        .0
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
+                    finished.1.notify_one();
                 }
             })?;
     }
@@ -332,7 +354,12 @@ pub fn spawn(db: Db, config: Config) -> std::io::Result<Workers> {
                     }
                 }
                 if fanned == 0 && claimed == 0 {
-                    std::thread::sleep(config.poll);
+                    // Nothing to do now: wait for a worker to finish or for the next poll.
+                    let done = finished
+                        .0
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let _ = finished.1.wait_timeout(done, config.poll);
                 }
             }
         })?;

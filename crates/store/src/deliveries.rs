@@ -7,12 +7,18 @@ use crate::schema::{events, users, webhook_attempts, webhook_deliveries, webhook
 use crate::{DbConn, StoreResult};
 use diesel::prelude::*;
 
+/// The condition of the partial index `events_pending`, written out literally: a planner uses a
+/// partial index only for a query that states its condition, and a bound `false` does not.
+fn undispatched() -> diesel::expression::SqlLiteral<diesel::sql_types::Bool> {
+    diesel::dsl::sql::<diesel::sql_types::Bool>("dispatched = FALSE")
+}
+
 /// Events not yet fanned out, oldest first; locked (skipping rows other nodes hold) on
 /// PostgreSQL until the transaction ends.
 pub fn pending_events(conn: &mut DbConn, limit: i64) -> StoreResult<Vec<Event>> {
     Ok(match conn {
         DbConn::Pg(c) => events::table
-            .filter(events::dispatched.eq(false))
+            .filter(undispatched())
             .order(events::seq.asc())
             .limit(limit)
             .select(Event::as_select())
@@ -20,7 +26,7 @@ pub fn pending_events(conn: &mut DbConn, limit: i64) -> StoreResult<Vec<Event>> 
             .skip_locked()
             .load(c)?,
         DbConn::Sqlite(c) => events::table
-            .filter(events::dispatched.eq(false))
+            .filter(undispatched())
             .order(events::seq.asc())
             .limit(limit)
             .select(Event::as_select())
