@@ -1,17 +1,25 @@
 //! `/rest/users/me` and `/rest/settings`.
 
 use crate::error::RestError;
-use crate::extract::{Caller, QueryPairs};
+use crate::extract::{Caller, JsonBody, QueryPairs};
 use crate::state::{blocking, AppState};
 use actix_web::web::{self, Data};
 use actix_web::HttpResponse;
+use coffer_domain::input::Fields;
 use coffer_domain::list::{self, ListSpec};
+use coffer_service::users::DeleteOptions;
 use coffer_service::views::{CurrentUser, Link, SystemSettingsView};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/users/me").route(web::get().to(me)))
-        .service(web::resource("/settings/passwordPolicy").route(web::get().to(password_policy)))
-        .service(web::resource("/settings/system").route(web::get().to(system)));
+    cfg.service(
+        web::resource("/users/me")
+            .route(web::get().to(me))
+            .route(web::put().to(update_me)),
+    )
+    .service(web::resource("/users").route(web::delete().to(delete_users)))
+    .service(web::resource("/admin/users/{id}").route(web::delete().to(delete_user)))
+    .service(web::resource("/settings/passwordPolicy").route(web::get().to(password_policy)))
+    .service(web::resource("/settings/system").route(web::get().to(system)));
 }
 
 #[utoipa::path(get, path = "/rest/users/me", tag = "users", responses((status = 200, body = CurrentUser), (status = 401)), security(("bearer" = [])))]
@@ -47,4 +55,98 @@ pub async fn system(Caller(c): Caller, st: Data<AppState>) -> Result<HttpRespons
     })
     .await?;
     Ok(HttpResponse::Ok().json(s))
+}
+
+#[utoipa::path(put, path = "/rest/users/me", tag = "users", request_body(content = serde_json::Value, description = "`{name?, password?, previousPassword?}`; a new password ends the user's other sessions"), responses((status = 200, body = CurrentUser), (status = 422)), security(("bearer" = [])))]
+pub async fn update_me(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let name = f.opt_str("name")?.map(str::to_string);
+    let password = f.opt_str("password")?.map(str::to_string);
+    let previous = f.opt_str("previousPassword")?.map(str::to_string);
+    let u = blocking(&st, move |ctx| {
+        coffer_service::users::update_me(ctx, &c, name, password, previous)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(u))
+}
+
+/// Reads the delete-options body.
+fn delete_options(body: &serde_json::Value) -> Result<DeleteOptions, RestError> {
+    let f = Fields::of(body)?;
+    let flag = |name: &str| -> Result<bool, RestError> { Ok(f.opt_bool(name)?.unwrap_or(false)) };
+    let opts = DeleteOptions {
+        remote_wipe: flag("remoteWipe")?,
+        retain_permission_to_shared_data: flag("retainPermissionToSharedData")?,
+        withdraw_file_links: flag("withdrawFileLinks")?,
+        withdraw_request_files: flag("withdrawRequestFiles")?,
+        retain_to_user: f.opt_str("retainToUser")?.map(str::to_string),
+        retain_to_advanced_form_user: f.opt_str("retainToAdvancedFormUser")?.map(str::to_string),
+        ..Default::default()
+    };
+    Ok(DeleteOptions::check(
+        f.opt_bool("deleteUnsharedData")?,
+        f.opt_bool("retainData")?,
+        opts,
+    )?)
+}
+
+const DELETE_SPEC: ListSpec = ListSpec {
+    bulk: true,
+    ..ListSpec::PLAIN
+};
+
+fn deleted_body(d: &coffer_service::users::Deleted) -> serde_json::Value {
+    let data: Vec<serde_json::Value> = d
+        .deleted
+        .iter()
+        .map(|(id, email)| serde_json::json!({"id": id, "email": email, "deleted": true}))
+        .collect();
+    let mut body = serde_json::json!({ "data": data });
+    if !d.failed.is_empty() {
+        body["failedIds"] = serde_json::json!(d.failed);
+    }
+    body
+}
+
+#[utoipa::path(delete, path = "/rest/users", tag = "users", params(("id:in" = String, Query, description = "User ids, comma-separated"), ("partialSuccess" = Option<bool>, Query)), request_body(content = serde_json::Value, description = "Delete options: `remoteWipe`, `deleteUnsharedData`, `retainData` (opposite of deleteUnsharedData), `retainToUser`, …"), responses((status = 200, description = "`{data: [{id, email, deleted}], failedIds?}`"), (status = 403), (status = 422)), security(("bearer" = [])))]
+pub async fn delete_users(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &DELETE_SPEC)?;
+    let opts = delete_options(&body)?;
+    let ids = q.id_in.clone().ok_or_else(|| {
+        RestError(coffer_errors::ApiError::field(
+            coffer_errors::ErrorCode::InputRequired,
+            "id:in",
+        ))
+    })?;
+    let partial = q.partial_success;
+    let d = blocking(&st, move |ctx| {
+        coffer_service::users::delete(ctx, &c, &ids, &opts, partial)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(deleted_body(&d)))
+}
+
+#[utoipa::path(delete, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path)), request_body(content = serde_json::Value, description = "Delete options, as for DELETE /rest/users"), responses((status = 200, description = "`{data: [{id, email, deleted}]}`"), (status = 403), (status = 404), (status = 422)), security(("bearer" = [])))]
+pub async fn delete_user(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: web::Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let opts = delete_options(&body)?;
+    let ids = vec![id.into_inner()];
+    let d = blocking(&st, move |ctx| {
+        coffer_service::users::delete(ctx, &c, &ids, &opts, false)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(deleted_body(&d)))
 }

@@ -16,6 +16,7 @@ pub mod scope;
 pub mod secrets;
 pub mod signature;
 pub mod token;
+pub mod totp;
 
 #[cfg(test)]
 mod testutil;

@@ -32,6 +32,11 @@ impl Caller {
         self.role == Role::SystemAdmin
     }
 
+    /// System and helpdesk administrators manage user accounts.
+    pub fn is_user_admin(&self) -> bool {
+        matches!(self.role, Role::SystemAdmin | Role::HelpdeskAdmin)
+    }
+
     /// System or application administrators manage the client registry.
     pub fn is_app_admin(&self) -> bool {
         matches!(self.role, Role::SystemAdmin | Role::ApplicationAdmin)

@@ -123,3 +123,26 @@ pub fn purge_expired(conn: &mut DbConn, before: i64) -> StoreResult<usize> {
         Ok(a + r)
     })
 }
+
+/// Revokes every token of a user except those of one family (the session that changed the
+/// password keeps working).
+pub fn revoke_user_except_family(
+    conn: &mut DbConn,
+    user_id: &str,
+    keep_family: &str,
+) -> StoreResult<usize> {
+    db_run!(conn => {
+        let n = diesel::update(access_tokens::table
+                .filter(access_tokens::user_id.eq(user_id))
+                .filter(access_tokens::family_id.ne(keep_family))
+                .filter(access_tokens::revoked.eq(false)))
+            .set(access_tokens::revoked.eq(true))
+            .execute(conn)?;
+        diesel::update(refresh_tokens::table
+                .filter(refresh_tokens::user_id.eq(user_id))
+                .filter(refresh_tokens::family_id.ne(keep_family)))
+            .set(refresh_tokens::revoked.eq(true))
+            .execute(conn)?;
+        Ok(n)
+    })
+}

@@ -51,3 +51,18 @@ pub fn set_password(conn: &mut DbConn, id: &str, hash: &str, now: i64) -> StoreR
         .set((users::password_hash.eq(hash), users::updated_at.eq(now), users::version.eq(users::version + 1)))
         .execute(conn))?)
 }
+
+pub fn set_name(conn: &mut DbConn, id: &str, name: &str, now: i64) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(users::table.find(id))
+        .set((users::name.eq(name), users::updated_at.eq(now), users::version.eq(users::version + 1)))
+        .execute(conn))?)
+}
+
+/// Marks an account deleted: it can no longer sign in, and its tokens stop working.
+pub fn mark_deleted(conn: &mut DbConn, id: &str, now: i64) -> StoreResult<usize> {
+    Ok(
+        db_run!(conn => diesel::update(users::table.find(id).filter(users::deleted.eq(false)))
+        .set((users::deleted.eq(true), users::active.eq(false), users::updated_at.eq(now), users::version.eq(users::version + 1)))
+        .execute(conn))?,
+    )
+}

@@ -1,0 +1,286 @@
+//! Account operations on the current user and user deletion (interface §4.10).
+
+use crate::auth::Caller;
+use crate::views::CurrentUser;
+use crate::{accounts, events, now, settings, Ctx, Result};
+use coffer_domain::Role;
+use coffer_errors::{ApiError, Error, ErrorCode};
+use coffer_store::models::User;
+use coffer_store::DbConn;
+
+/// `PUT /rest/users/me`: a new name, and a new password that needs the previous one and passes
+/// the policy. A new password ends every other session of the user.
+pub fn update_me(
+    ctx: &Ctx,
+    caller: &Caller,
+    name: Option<String>,
+    password: Option<String>,
+    previous: Option<String>,
+) -> Result<CurrentUser> {
+    if let Some(n) = &name {
+        if n.trim().is_empty() || n.len() > 255 || n.chars().any(char::is_control) {
+            return Err(ApiError::field(ErrorCode::InputInvalidFormat, "name").into());
+        }
+    }
+    let new_hash = match &password {
+        None => None,
+        Some(pw) => {
+            let prev = previous
+                .as_deref()
+                .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, "previousPassword"))?;
+            if !accounts::verify_password(prev, caller.user.password_hash.as_deref()) {
+                return Err(
+                    ApiError::field(ErrorCode::InvalidParameter, "previousPassword")
+                        .with_message("The parameter is invalid (previousPassword does not match).")
+                        .into(),
+                );
+            }
+            if let Err(broken) = settings::password_policy(ctx)?.check(pw) {
+                return Err(
+                    ApiError::field(ErrorCode::InputPasswordComplexityError, "password")
+                        .with_message(format!(
+                            "The password does not meet the password policy: {}.",
+                            broken.join(", ")
+                        ))
+                        .into(),
+                );
+            }
+            Some(accounts::hash_password(pw)?)
+        }
+    };
+    if name.is_none() && new_hash.is_none() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "name").into());
+    }
+    let user = ctx.write(|c| {
+        let t = now();
+        if let Some(n) = &name {
+            coffer_store::users::set_name(c, &caller.user.id, n.trim(), t)?;
+            events::record(c, "user.user.update", Some(&caller.user.id), serde_json::json!({"id": caller.user.id, "userId": caller.user.id}))?;
+        }
+        if let Some(h) = &new_hash {
+            coffer_store::users::set_password(c, &caller.user.id, h, t)?;
+            let ended = coffer_store::tokens::revoke_user_except_family(c, &caller.user.id, &caller.family_id)?;
+            events::record(
+                c,
+                "user.password.change",
+                Some(&caller.user.id),
+                serde_json::json!({"id": caller.user.id, "userId": caller.user.id, "sessionsEnded": ended}),
+            )?;
+        }
+        coffer_store::users::by_id(c, &caller.user.id)?.ok_or_else(|| Error::internal("the user vanished"))
+    })?;
+    accounts::current_user(ctx, &user)
+}
+
+/// The delete options of `DELETE /rest/users` and `DELETE /rest/admin/users/{id}`.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteOptions {
+    pub remote_wipe: bool,
+    pub delete_unshared_data: bool,
+    pub retain_data: bool,
+    pub retain_permission_to_shared_data: bool,
+    pub withdraw_file_links: bool,
+    pub withdraw_request_files: bool,
+    pub retain_to_user: Option<String>,
+    pub retain_to_advanced_form_user: Option<String>,
+}
+
+impl DeleteOptions {
+    /// `deleteUnsharedData` and `retainData` are opposites: exactly one is true (the default
+    /// is to delete). Retaining data needs the user who receives it.
+    pub fn check(
+        delete_unshared: Option<bool>,
+        retain: Option<bool>,
+        mut opts: DeleteOptions,
+    ) -> std::result::Result<DeleteOptions, ApiError> {
+        let retain = retain.unwrap_or(false);
+        let delete = delete_unshared.unwrap_or(!retain);
+        if delete == retain {
+            return Err(if retain {
+                ApiError::field(ErrorCode::InputAttributeForbidden, "deleteUnsharedData")
+                    .with_message("The attribute is forbidden (deleteUnsharedData cannot be true when retainData is true).")
+            } else {
+                ApiError::field(ErrorCode::InputRequired, "deleteUnsharedData")
+                    .with_message("The field is required (deleteUnsharedData must be true when retainData is false).")
+            });
+        }
+        if retain && opts.retain_to_user.is_none() {
+            return Err(ApiError::field(ErrorCode::InputRequired, "retainToUser"));
+        }
+        if !retain && (opts.retain_to_user.is_some() || opts.retain_permission_to_shared_data) {
+            let field = if opts.retain_to_user.is_some() {
+                "retainToUser"
+            } else {
+                "retainPermissionToSharedData"
+            };
+            return Err(
+                ApiError::field(ErrorCode::InputAttributeForbidden, field).with_message(format!(
+                    "The attribute is forbidden ({field} applies only when retainData is true)."
+                )),
+            );
+        }
+        opts.delete_unshared_data = delete;
+        opts.retain_data = retain;
+        Ok(opts)
+    }
+}
+
+/// Why one user cannot be deleted by this caller.
+fn refuse(
+    c: &mut DbConn,
+    caller: &Caller,
+    id: &str,
+    retain_to: Option<&str>,
+) -> Result<Option<(User, ErrorCode)>> {
+    let Some(user) = coffer_store::users::by_id(c, id)? else {
+        return Ok(Some((placeholder(id), ErrorCode::EntityNotFound)));
+    };
+    if user.deleted {
+        return Ok(Some((user, ErrorCode::EntityDeleted)));
+    }
+    let target = user.role.parse::<Role>().unwrap_or(Role::User);
+    let outranks = caller.role == Role::HelpdeskAdmin && target != Role::User;
+    if user.id == caller.user.id || outranks || retain_to == Some(id) {
+        return Ok(Some((user, ErrorCode::AccessUser)));
+    }
+    Ok(None)
+}
+
+fn placeholder(id: &str) -> User {
+    User {
+        id: id.to_string(),
+        email: String::new(),
+        name: String::new(),
+        password_hash: None,
+        role: String::new(),
+        profile_id: 0,
+        active: false,
+        deleted: false,
+        internal: false,
+        force_password_change: false,
+        mobile_number: None,
+        mobile_verified: false,
+        language_id: None,
+        location_id: None,
+        basedir_id: String::new(),
+        mydir_id: String::new(),
+        syncdir_id: String::new(),
+        version: 0,
+        created_at: 0,
+        updated_at: 0,
+    }
+}
+
+/// The outcome of a bulk delete.
+#[derive(Debug, Clone)]
+pub struct Deleted {
+    pub deleted: Vec<(String, String)>,
+    pub failed: Vec<String>,
+}
+
+/// Marks users deleted (they cannot sign in; their tokens stop at once; `remoteWipe` asks their
+/// devices to wipe). Without `partial_success` the whole call fails if one id does.
+pub fn delete(
+    ctx: &Ctx,
+    caller: &Caller,
+    ids: &[String],
+    opts: &DeleteOptions,
+    partial_success: bool,
+) -> Result<Deleted> {
+    if !caller.is_user_admin() {
+        return Err(ApiError::new(ErrorCode::AccessUser).into());
+    }
+    ctx.write(|c| {
+        if let Some(to) = &opts.retain_to_user {
+            let receiver = coffer_store::users::by_id(c, to)?;
+            if receiver.is_none_or(|u| u.deleted) || ids.contains(to) {
+                return Err(ApiError::field(ErrorCode::InvalidParameter, "retainToUser").into());
+            }
+        }
+        let mut failed = Vec::new();
+        let mut first_error = None;
+        let mut targets = Vec::new();
+        for id in ids {
+            match refuse(c, caller, id, opts.retain_to_user.as_deref())? {
+                Some((_, code)) => {
+                    failed.push(id.clone());
+                    first_error.get_or_insert(code);
+                }
+                None => targets.push(id.clone()),
+            }
+        }
+        if let Some(code) = first_error.filter(|_| !partial_success) {
+            return Err(ApiError::new(code).with_failed_ids(failed).into());
+        }
+        let t = now();
+        let mut deleted = Vec::new();
+        for id in targets {
+            let Some(user) = coffer_store::users::by_id(c, &id)? else {
+                continue;
+            };
+            coffer_store::users::mark_deleted(c, &id, t)?;
+            coffer_store::tokens::revoke_user(c, &id)?;
+            if opts.remote_wipe {
+                coffer_store::devices::request_wipe_for_user(c, &id, t)?;
+            }
+            events::record(
+                c,
+                "user.user.delete",
+                Some(&caller.user.id),
+                serde_json::json!({"id": id, "userId": id, "options": opts}),
+            )?;
+            deleted.push((user.id, user.email));
+        }
+        Ok(Deleted { deleted, failed })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(
+        delete: Option<bool>,
+        retain: Option<bool>,
+        to: Option<&str>,
+    ) -> std::result::Result<DeleteOptions, ApiError> {
+        DeleteOptions::check(
+            delete,
+            retain,
+            DeleteOptions {
+                retain_to_user: to.map(str::to_string),
+                ..Default::default()
+            },
+        )
+    }
+
+    #[test]
+    fn delete_and_retain_are_opposites() {
+        let d = check(None, None, None).unwrap();
+        assert!(d.delete_unshared_data && !d.retain_data);
+        assert!(check(Some(true), Some(false), None).is_ok());
+        assert!(check(Some(false), Some(true), Some("u")).is_ok());
+        assert!(check(None, Some(true), Some("u")).unwrap().retain_data);
+        assert_eq!(
+            check(Some(true), Some(true), Some("u")).unwrap_err().code,
+            ErrorCode::InputAttributeForbidden
+        );
+        assert_eq!(
+            check(Some(false), Some(false), None).unwrap_err().code,
+            ErrorCode::InputRequired
+        );
+        assert_eq!(
+            check(Some(false), None, None).unwrap_err().code,
+            ErrorCode::InputRequired
+        );
+        assert_eq!(
+            check(None, Some(true), None).unwrap_err().field.as_deref(),
+            Some("retainToUser")
+        );
+        assert_eq!(
+            check(None, None, Some("u")).unwrap_err().code,
+            ErrorCode::InputAttributeForbidden
+        );
+    }
+}

@@ -1,0 +1,316 @@
+//! Account operations over HTTP: changing the current user's name and password (which ends the
+//! user's other sessions), and deleting users (the delete options' rules, all-or-nothing versus
+//! `partialSuccess`, and what deletion does to sign-in, tokens and devices).
+
+use coffer_domain::Role;
+use coffer_tests::TestApp;
+use serde_json::json;
+
+fn sign_in(app: &TestApp, email: &str, password: &str) -> coffer_tests::Resp {
+    app.form(
+        "/oauth/token",
+        &[
+            ("grant_type", "password"),
+            ("username", email),
+            ("password", password),
+            ("client_id", &app.admin.client_id),
+            ("client_secret", &app.admin.client_secret),
+        ],
+    )
+}
+
+#[test]
+fn the_current_user_changes_name() {
+    let app = TestApp::spawn();
+    let (id, t) = app.user_token("ann@example.com", Role::User);
+    let r = app.rest(
+        "PUT",
+        "/rest/users/me",
+        &t,
+        Some(json!({"name": "Ann Smith"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["name"], "Ann Smith");
+    assert_eq!(
+        app.count(&format!("id = '{id}' AND name = 'Ann Smith'"), "users"),
+        1
+    );
+    let r = app.rest("PUT", "/rest/users/me", &t, Some(json!({"name": "  "})));
+    assert_eq!(r.code(), "ERR_INPUT_INVALID_FORMAT");
+    let r = app.rest("PUT", "/rest/users/me", &t, Some(json!({})));
+    assert_eq!(r.code(), "ERR_INPUT_REQUIRED");
+}
+
+#[test]
+fn a_password_change_needs_the_previous_one_passes_the_policy_and_ends_other_sessions() {
+    let app = TestApp::spawn();
+    let (_, pw) = app.user("ann@example.com", Role::User);
+    let this = sign_in(&app, "ann@example.com", &pw).json()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let other = sign_in(&app, "ann@example.com", &pw).json();
+    let other_access = other["access_token"].as_str().unwrap().to_string();
+
+    let r = app.rest(
+        "PUT",
+        "/rest/users/me",
+        &this,
+        Some(json!({"password": "New-Passw0rd"})),
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INPUT_REQUIRED".to_string())
+    );
+    assert_eq!(r.json()["errors"][0]["field"], "previousPassword");
+    let r = app.rest(
+        "PUT",
+        "/rest/users/me",
+        &this,
+        Some(json!({"password": "New-Passw0rd", "previousPassword": "wrong"})),
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INVALID_PARAMETER".to_string())
+    );
+    let r = app.rest(
+        "PUT",
+        "/rest/users/me",
+        &this,
+        Some(json!({"password": "weak", "previousPassword": pw})),
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INPUT_PASSWORD_COMPLEXITY_ERROR".to_string())
+    );
+    // Nothing changed so far.
+    assert_eq!(
+        app.rest("GET", "/rest/users/me", &other_access, None)
+            .status,
+        200
+    );
+
+    let r = app.rest(
+        "PUT",
+        "/rest/users/me",
+        &this,
+        Some(json!({"password": "New-Passw0rd", "previousPassword": pw})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        app.rest("GET", "/rest/users/me", &this, None).status,
+        200,
+        "this session goes on"
+    );
+    assert_eq!(
+        app.rest("GET", "/rest/users/me", &other_access, None)
+            .status,
+        401,
+        "other sessions end"
+    );
+    let refresh = app.form(
+        "/oauth/token",
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", other["refresh_token"].as_str().unwrap()),
+            ("client_id", &app.admin.client_id),
+            ("client_secret", &app.admin.client_secret),
+        ],
+    );
+    assert_eq!(refresh.json()["error"], "invalid_grant");
+    assert_eq!(sign_in(&app, "ann@example.com", &pw).status, 400);
+    assert_eq!(sign_in(&app, "ann@example.com", "New-Passw0rd").status, 200);
+    assert_eq!(app.count("subject = 'user.password.change'", "events"), 1);
+}
+
+#[test]
+fn deleting_users_needs_a_user_administrator_and_valid_options() {
+    let app = TestApp::spawn();
+    let admin = app.admin_token();
+    let (bob, bob_token) = app.user_token("bob@example.com", Role::User);
+    let (_, appadmin) = app.user_token("apps@example.com", Role::ApplicationAdmin);
+    let path = format!("/rest/users?id:in={bob}");
+
+    for t in [&bob_token, &appadmin] {
+        let r = app.rest("DELETE", &path, t, None);
+        assert_eq!((r.status, r.code()), (403, "ERR_ACCESS_USER".to_string()));
+    }
+    for (body, code, field) in [
+        (
+            json!({"remoteWipe": "yes"}),
+            "ERR_INPUT_NOT_BOOLEAN",
+            "remoteWipe",
+        ),
+        (
+            json!({"retainData": true, "retainToUser": 5}),
+            "ERR_INPUT_NOT_STRING",
+            "retainToUser",
+        ),
+        (
+            json!({"retainData": true, "deleteUnsharedData": true, "retainToUser": "x"}),
+            "ERR_INPUT_ATTRIBUTE_FORBIDDEN",
+            "deleteUnsharedData",
+        ),
+        (
+            json!({"retainData": false, "deleteUnsharedData": false}),
+            "ERR_INPUT_REQUIRED",
+            "deleteUnsharedData",
+        ),
+        (
+            json!({"retainData": true}),
+            "ERR_INPUT_REQUIRED",
+            "retainToUser",
+        ),
+    ] {
+        let r = app.rest("DELETE", &path, &admin, Some(body.clone()));
+        assert_eq!(
+            (r.status, r.code()),
+            (422, code.to_string()),
+            "{body}: {}",
+            r.text
+        );
+        assert_eq!(r.json()["errors"][0]["field"], field);
+    }
+    let r = app.rest("DELETE", "/rest/users", &admin, None);
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INPUT_REQUIRED".to_string())
+    );
+    assert_eq!(app.count("deleted = TRUE", "users"), 0);
+}
+
+#[test]
+fn a_deleted_user_cannot_sign_in_and_their_tokens_and_devices_stop() {
+    let app = TestApp::spawn();
+    let admin = app.admin_token();
+    let (bob, pw) = app.user("bob@example.com", Role::User);
+    let tok = app
+        .form(
+            "/oauth/token",
+            &[
+                ("grant_type", "password"),
+                ("username", "bob@example.com"),
+                ("password", &pw),
+                ("client_id", &app.admin.client_id),
+                ("client_secret", &app.admin.client_secret),
+                ("install_tag_id", "bob-phone"),
+            ],
+        )
+        .json();
+    let bob_token = tok["access_token"].as_str().unwrap();
+    assert_eq!(
+        app.rest("GET", "/rest/users/me", bob_token, None).status,
+        200
+    );
+
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/users?id:in={bob}"),
+        &admin,
+        Some(json!({"remoteWipe": true})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["data"][0]["id"], bob.as_str());
+    assert_eq!(r.json()["data"][0]["deleted"], true);
+    assert_eq!(
+        app.rest("GET", "/rest/users/me", bob_token, None).status,
+        401
+    );
+    assert_eq!(
+        sign_in(&app, "bob@example.com", &pw).json()["error"],
+        "invalid_grant"
+    );
+    assert_eq!(
+        app.count(&format!("user_id = '{bob}' AND wipe_flag = 1"), "devices"),
+        1
+    );
+    assert_eq!(app.count("subject = 'user.user.delete'", "events"), 1);
+}
+
+#[test]
+fn bulk_delete_is_all_or_nothing_unless_partial_success() {
+    let app = TestApp::spawn();
+    let admin = app.admin_token();
+    let (a, _) = app.user("a@example.com", Role::User);
+    let (b, _) = app.user("b@example.com", Role::User);
+    let ghost = uuid::Uuid::new_v4().to_string();
+
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/users?id:in={a},{ghost},{b}"),
+        &admin,
+        None,
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (404, "ERR_ENTITY_NOT_FOUND".to_string()),
+        "{}",
+        r.text
+    );
+    assert_eq!(r.json()["failedIds"], json!([ghost]));
+    assert_eq!(app.count("deleted = TRUE", "users"), 0, "nothing deleted");
+
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/users?id:in={a},{ghost},{b}&partialSuccess=true"),
+        &admin,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["data"].as_array().unwrap().len(), 2);
+    assert_eq!(r.json()["failedIds"], json!([ghost]));
+    assert_eq!(app.count("deleted = TRUE", "users"), 2);
+}
+
+#[test]
+fn admin_delete_of_one_user() {
+    let app = TestApp::spawn();
+    let admin = app.admin_token();
+    let (bob, _) = app.user("bob@example.com", Role::User);
+    let (_, helpdesk) = app.user_token("help@example.com", Role::HelpdeskAdmin);
+    let (sys, _) = app.user("root2@example.com", Role::SystemAdmin);
+
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/admin/users/{sys}"),
+        &helpdesk,
+        None,
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (403, "ERR_ACCESS_USER".to_string()),
+        "a helpdesk administrator cannot delete a system administrator"
+    );
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/admin/users/{bob}"),
+        &helpdesk,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = app.rest("DELETE", &format!("/rest/admin/users/{bob}"), &admin, None);
+    assert_eq!(
+        (r.status, r.code()),
+        (403, "ERR_ENTITY_DELETED".to_string())
+    );
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/admin/users/{}", uuid::Uuid::new_v4()),
+        &admin,
+        None,
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (404, "ERR_ENTITY_NOT_FOUND".to_string())
+    );
+    let me = app.rest("GET", "/rest/users/me", &admin, None).json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = app.rest("DELETE", &format!("/rest/admin/users/{me}"), &admin, None);
+    assert_eq!(
+        (r.status, r.code()),
+        (403, "ERR_ACCESS_USER".to_string()),
+        "no one deletes themself"
+    );
+}
