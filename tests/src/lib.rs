@@ -132,12 +132,22 @@ impl TestApp {
     }
 
     pub fn spawn_with(waf: coffer_http::Waf) -> TestApp {
+        Self::spawn_custom(waf, |_| {})
+    }
+
+    /// Starts a server with the services' configuration adjusted by `adjust`.
+    pub fn spawn_configured(adjust: impl FnOnce(&mut Config)) -> TestApp {
+        Self::spawn_custom(coffer_http::Waf::default_rules(), adjust)
+    }
+
+    fn spawn_custom(waf: coffer_http::Waf, adjust: impl FnOnce(&mut Config)) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         let (url, pg) = fresh_database(dir.path());
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let ctx =
-            coffer_service::open(&url, 8, Config::new(&base, "Coffer")).expect("open database");
+        let mut config = Config::new(&base, "Coffer");
+        adjust(&mut config);
+        let ctx = coffer_service::open(&url, 8, config).expect("open database");
         let admin = coffer_service::accounts::bootstrap(&ctx)
             .expect("bootstrap")
             .expect("first start");

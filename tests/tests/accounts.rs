@@ -314,3 +314,72 @@ fn admin_delete_of_one_user() {
         "no one deletes themself"
     );
 }
+
+#[test]
+fn repeated_failed_sign_ins_are_refused_for_a_while() {
+    let app = TestApp::spawn_configured(|c| {
+        c.throttle = coffer_service::throttle::Limits {
+            max_failures: 3,
+            slow_after: 100,
+            window_secs: 60,
+            lock_secs: 120,
+        };
+    });
+    let (_, pw) = app.user("ann@example.com", Role::User);
+    for _ in 0..3 {
+        let r = sign_in(&app, "ann@example.com", "wrong");
+        assert_eq!(
+            (r.status, r.json()["error"].as_str().unwrap()),
+            (400, "invalid_grant")
+        );
+    }
+    // Locked: even the right password is refused, with the OAuth body and Retry-After.
+    let r = sign_in(&app, "ann@example.com", &pw);
+    assert_eq!(r.status, 429, "{}", r.text);
+    assert_eq!(r.json()["error"], "temporarily_unavailable");
+    let retry: i64 = r.header("retry-after").unwrap().parse().unwrap();
+    assert!((100..=120).contains(&retry), "{retry}");
+    assert_eq!(r.header("cache-control"), Some("no-store"));
+    assert_eq!(
+        app.count(
+            "key = 'account:ann@example.com' AND locked_until IS NOT NULL",
+            "auth_failures"
+        ),
+        1
+    );
+
+    // The sign-in page refuses the same way.
+    let client = app.admin.client_id.clone();
+    let page = app.send(
+        "GET",
+        &format!("/oauth/authorize?client_id={client}&response_type=code"),
+        &[],
+        None,
+    );
+    let cookie = page
+        .cookies()
+        .iter()
+        .find(|c| c.starts_with("coffer_oauth_csrf="))
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let csrf = cookie.trim_start_matches("coffer_oauth_csrf=").to_string();
+    let form = vec![
+        ("client_id".to_string(), client),
+        ("response_type".to_string(), "code".to_string()),
+        ("email".to_string(), "ann@example.com".to_string()),
+        ("password".to_string(), pw.clone()),
+        ("csrf".to_string(), csrf),
+    ];
+    let r = app.send(
+        "POST",
+        "/oauth/authorize",
+        &[("Cookie", &cookie)],
+        Some(coffer_tests::Body::Form(form)),
+    );
+    assert_eq!(r.status, 429);
+    assert!(r.text.contains("Too many failed sign-ins"));
+    assert!(r.header("retry-after").is_some());
+}

@@ -48,6 +48,15 @@ pub struct Flags {
     /// Webhook requests in flight at most [default: 32]
     #[arg(long, global = true, env = "COFFER_WEBHOOK_WORKERS")]
     pub webhook_workers: Option<usize>,
+    /// Failed sign-ins of one account or address that lock it [default: 10]
+    #[arg(long, global = true, env = "COFFER_AUTH_MAX_FAILURES")]
+    pub auth_max_failures: Option<i32>,
+    /// Seconds a locked account or address stays locked [default: 900]
+    #[arg(long, global = true, env = "COFFER_AUTH_LOCK_SECONDS")]
+    pub auth_lock_seconds: Option<i64>,
+    /// Seconds failed sign-ins are remembered [default: 900]
+    #[arg(long, global = true, env = "COFFER_AUTH_WINDOW_SECONDS")]
+    pub auth_window_seconds: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -65,6 +74,9 @@ struct FileConfig {
     webhook_timeout: Option<u64>,
     webhook_retry_schedule: Option<String>,
     webhook_workers: Option<usize>,
+    auth_max_failures: Option<i32>,
+    auth_lock_seconds: Option<i64>,
+    auth_window_seconds: Option<i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -77,6 +89,7 @@ pub struct Settings {
     pub pool_size: u32,
     pub waf_rules: Option<PathBuf>,
     pub delivery: coffer_delivery::Config,
+    pub throttle: coffer_service::throttle::Limits,
 }
 
 impl Settings {
@@ -146,10 +159,25 @@ impl Settings {
                 }
                 d
             },
+            throttle: {
+                let mut t = coffer_service::throttle::Limits::default();
+                if let Some(v) = flags.auth_max_failures.or(file.auth_max_failures) {
+                    t.max_failures = v.max(1);
+                }
+                if let Some(v) = flags.auth_lock_seconds.or(file.auth_lock_seconds) {
+                    t.lock_secs = v.max(1);
+                }
+                if let Some(v) = flags.auth_window_seconds.or(file.auth_window_seconds) {
+                    t.window_secs = v.max(1);
+                }
+                t
+            },
         })
     }
 
     pub fn service_config(&self) -> coffer_service::Config {
-        coffer_service::Config::new(&self.base_url, &self.version_brand)
+        let mut c = coffer_service::Config::new(&self.base_url, &self.version_brand);
+        c.throttle = self.throttle.clone();
+        c
     }
 }

@@ -7,6 +7,7 @@ pub mod input;
 pub mod list;
 pub mod password;
 pub mod role;
+pub mod scim_filter;
 pub mod scope;
 pub mod subject;
 pub mod wipe;

@@ -285,6 +285,10 @@ impl OAuthErrorCode {
 pub struct OAuthError {
     pub error: OAuthErrorCode,
     pub error_description: Cow<'static, str>,
+    /// Set when the request was refused for too many failures: answered 429 with
+    /// `Retry-After` (seconds).
+    #[serde(skip)]
+    pub retry_after: Option<i64>,
 }
 
 impl OAuthError {
@@ -292,6 +296,7 @@ impl OAuthError {
         OAuthError {
             error,
             error_description: description.into(),
+            retry_after: None,
         }
     }
     pub fn invalid_request(d: impl Into<Cow<'static, str>>) -> Self {
@@ -309,6 +314,16 @@ impl OAuthError {
     pub fn invalid_scope(d: impl Into<Cow<'static, str>>) -> Self {
         Self::new(OAuthErrorCode::InvalidScope, d)
     }
+    /// Too many failed attempts: try again after `secs` seconds.
+    pub fn throttled(secs: i64) -> Self {
+        let mut e = Self::new(
+            OAuthErrorCode::TemporarilyUnavailable,
+            format!("Too many failed attempts; try again in {secs} seconds."),
+        );
+        e.retry_after = Some(secs);
+        e
+    }
+
     pub fn server_error() -> Self {
         Self::new(
             OAuthErrorCode::ServerError,

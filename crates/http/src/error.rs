@@ -63,6 +63,12 @@ impl From<coffer_errors::ErrorCode> for RestError {
 
 /// The OAuth error response: 400 `{error, error_description}` with `Cache-Control: no-store`.
 pub fn oauth_error(e: &OAuthError) -> HttpResponse {
+    if let Some(secs) = e.retry_after {
+        return HttpResponse::TooManyRequests()
+            .insert_header(("Retry-After", secs.max(1).to_string()))
+            .insert_header(("Cache-Control", "no-store"))
+            .json(e);
+    }
     HttpResponse::BadRequest()
         .insert_header(("Cache-Control", "no-store"))
         .insert_header(("Pragma", "no-cache"))

@@ -12,6 +12,7 @@ use actix_web::web::{self, Data};
 use actix_web::{HttpRequest, HttpResponse};
 use coffer_errors::OAuthError;
 use coffer_oauth::authorize::{AuthorizeParams, Rejection};
+use coffer_service::accounts::SignIn;
 use coffer_service::oauth::{self as svc, AfterSignIn, TokenInput};
 use subtle::ConstantTimeEq;
 
@@ -175,19 +176,36 @@ pub async fn sign_in(
     }
     let password = param(&pairs, "password").unwrap_or_default();
     let (e, p) = (email.clone(), password);
-    let user = blocking(&st, move |ctx| {
-        coffer_service::accounts::check_credentials(ctx, &e, &p)
+    let ip = req.peer_addr().map(|a| a.ip().to_string());
+    let outcome = blocking(&st, move |ctx| {
+        coffer_service::accounts::sign_in(ctx, &e, &p, ip.as_deref())
     })
     .await?;
-    let Some(user) = user else {
-        return Ok(sign_in_page(
-            &st,
-            &name,
-            &pairs,
-            Some("The email or password is incorrect."),
-            v.mobile,
-            &email,
-        ));
+    let user = match outcome {
+        SignIn::Ok(user) => *user,
+        SignIn::Wrong => {
+            return Ok(sign_in_page(
+                &st,
+                &name,
+                &pairs,
+                Some("The email or password is incorrect."),
+                v.mobile,
+                &email,
+            ));
+        }
+        SignIn::Locked(wait) => {
+            let message = format!(
+                "Too many failed sign-ins. Try again in {} minutes.",
+                (wait + 59) / 60
+            );
+            let mut page = sign_in_page(&st, &name, &pairs, Some(&message), v.mobile, &email);
+            *page.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+            if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&wait.to_string()) {
+                page.headers_mut()
+                    .insert(actix_web::http::header::RETRY_AFTER, v);
+            }
+            return Ok(page);
+        }
     };
     let mobile = v.mobile;
     let scope = v.scope.to_string();
@@ -274,7 +292,11 @@ async fn token_form(
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    Ok(TokenInput::from_pairs(&pairs, auth).map(|t| (t, pairs)))
+    let ip = req.peer_addr().map(|a| a.ip().to_string());
+    Ok(TokenInput::from_pairs(&pairs, auth).map(|mut t| {
+        t.client_ip = ip;
+        (t, pairs)
+    }))
 }
 
 #[utoipa::path(post, path = "/oauth/token", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "grant_type authorization_code (also the signature flow), refresh_token, password, urn:ietf:params:oauth:grant-type:jwt-bearer"), responses((status = 200, description = "`{access_token, expires_in, token_type, scope, refresh_token?}`"), (status = 400, description = "`{error, error_description}`")))]
@@ -301,8 +323,9 @@ pub async fn token(
             .insert_header(("Pragma", "no-cache"))
             .json(t),
         Err(e)
-            if e.error == coffer_errors::OAuthErrorCode::ServerError
-                || e.error == coffer_errors::OAuthErrorCode::TemporarilyUnavailable =>
+            if e.retry_after.is_none()
+                && (e.error == coffer_errors::OAuthErrorCode::ServerError
+                    || e.error == coffer_errors::OAuthErrorCode::TemporarilyUnavailable) =>
         {
             let status = if e.error == coffer_errors::OAuthErrorCode::ServerError {
                 StatusCode::INTERNAL_SERVER_ERROR

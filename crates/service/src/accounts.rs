@@ -97,6 +97,33 @@ pub fn check_credentials(ctx: &Ctx, email: &str, password: &str) -> Result<Optio
     Ok(user.filter(|u| ok && u.is_usable()))
 }
 
+/// The outcome of a sign-in attempt.
+pub enum SignIn {
+    Ok(Box<User>),
+    /// Wrong credentials (or an account that cannot sign in); the answer was slowed as needed.
+    Wrong,
+    /// Too many failures for the account or the address: refused for this many seconds.
+    Locked(i64),
+}
+
+/// Checks credentials with brute-force throttling (see [`crate::throttle`]).
+pub fn sign_in(ctx: &Ctx, email: &str, password: &str, client_ip: Option<&str>) -> Result<SignIn> {
+    let keys = crate::throttle::keys(Some(email), client_ip);
+    if let Some(wait) = crate::throttle::locked(ctx, &keys)? {
+        return Ok(SignIn::Locked(wait));
+    }
+    match check_credentials(ctx, email, password)? {
+        Some(user) => {
+            crate::throttle::succeeded(ctx, email)?;
+            Ok(SignIn::Ok(Box::new(user)))
+        }
+        None => {
+            std::thread::sleep(crate::throttle::failed(ctx, &keys)?);
+            Ok(SignIn::Wrong)
+        }
+    }
+}
+
 /// A generated password that satisfies any reasonable policy: 20 characters with every class.
 pub fn generate_password() -> String {
     const LOWER: &[u8] = b"abcdefghijkmnopqrstuvwxyz";

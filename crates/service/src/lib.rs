@@ -14,6 +14,7 @@ pub mod locations;
 pub mod oauth;
 pub mod scim_tokens;
 pub mod settings;
+pub mod throttle;
 pub mod users;
 pub mod views;
 pub mod webhooks;
@@ -32,6 +33,8 @@ pub struct Config {
     pub version_brand: String,
     /// The name shown to users (`serviceName`).
     pub service_name: String,
+    /// Brute-force throttling of sign-in.
+    pub throttle: throttle::Limits,
 }
 
 impl Config {
@@ -40,6 +43,7 @@ impl Config {
             base_url: base_url.trim_end_matches('/').to_string(),
             version_brand: version_brand.to_string(),
             service_name: version_brand.to_string(),
+            throttle: throttle::Limits::default(),
         }
     }
 

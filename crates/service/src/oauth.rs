@@ -188,6 +188,8 @@ pub struct TokenInput {
     pub password: Option<String>,
     pub install_tag_id: Option<String>,
     pub install_name: Option<String>,
+    /// The client's address, for throttling failed sign-ins.
+    pub client_ip: Option<String>,
 }
 
 impl TokenInput {
@@ -666,15 +668,19 @@ fn password_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),
     };
-    let user = crate::accounts::check_credentials(
+    let user = match crate::accounts::sign_in(
         ctx,
         input.username.as_deref().unwrap_or_default(),
         input.password.as_deref().unwrap_or_default(),
-    )?;
-    let Some(user) = user else {
-        return Ok(Err(OAuthError::invalid_grant(
-            "The user credentials are not valid.",
-        )));
+        input.client_ip.as_deref(),
+    )? {
+        crate::accounts::SignIn::Ok(user) => user,
+        crate::accounts::SignIn::Wrong => {
+            return Ok(Err(OAuthError::invalid_grant(
+                "The user credentials are not valid.",
+            )))
+        }
+        crate::accounts::SignIn::Locked(wait) => return Ok(Err(OAuthError::throttled(wait))),
     };
     finish(ctx.write(|c| {
         start_session(

@@ -24,6 +24,7 @@ pub mod models;
 pub mod schema;
 pub mod scim_tokens;
 pub mod settings;
+pub mod throttle;
 pub mod tokens;
 pub mod users;
 pub mod webhooks;

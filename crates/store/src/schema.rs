@@ -221,6 +221,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhooks,
     webhook_deliveries,
     webhook_attempts,
+    auth_failures,
 );
 
 diesel::table! {
@@ -271,3 +272,12 @@ diesel::table! {
 }
 
 diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
+
+diesel::table! {
+    auth_failures (key) {
+        key -> Text,
+        failures -> Integer,
+        window_start -> BigInt,
+        locked_until -> Nullable<BigInt>,
+    }
+}
