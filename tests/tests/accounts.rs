@@ -383,3 +383,141 @@ fn repeated_failed_sign_ins_are_refused_for_a_while() {
     assert!(r.text.contains("Too many failed sign-ins"));
     assert!(r.header("retry-after").is_some());
 }
+
+#[test]
+fn quota_follows_the_profile() {
+    let app = TestApp::spawn();
+    let (_, t) = app.user_token("ann@example.com", Role::User);
+    let q = app.rest("GET", "/rest/users/me/quota", &t, None);
+    assert_eq!(q.status, 200, "{}", q.text);
+    let v = q.json();
+    for f in [
+        "send_quota_allowed",
+        "send_quota_used",
+        "folder_quota_allowed",
+        "folder_quota_used",
+        "sys_folders",
+    ] {
+        assert!(v.get(f).is_some(), "{f}: {v}");
+    }
+    let send = app
+        .rest("GET", "/rest/users/me/quota?filter=send", &t, None)
+        .json();
+    assert!(send.get("folder_quota_allowed").is_none() && send.get("send_quota_allowed").is_some());
+    let r = app.rest("GET", "/rest/users/me/quota?filter=disk", &t, None);
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INPUT_NOT_IN_LIST".to_string())
+    );
+
+    // The Restricted profile has mail but no collaboration: no folder quota.
+    let (_, pw) = coffer_service::accounts::create_user(
+        &app.ctx,
+        coffer_service::accounts::NewUser {
+            email: "mail@example.com".into(),
+            name: "Mail Only".into(),
+            password: None,
+            role: Role::User,
+            profile: Some("Restricted".into()),
+        },
+        None,
+    )
+    .unwrap();
+    let mt = sign_in(&app, "mail@example.com", &pw).json()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = app.rest("GET", "/rest/users/me/quota?filter=folder", &mt, None);
+    assert_eq!(
+        (r.status, r.code()),
+        (404, "ERR_ENTITY_NOT_FOUND".to_string())
+    );
+    assert_eq!(
+        app.rest("GET", "/rest/users/me/quota?filter=send", &mt, None)
+            .status,
+        200
+    );
+}
+
+#[test]
+fn mobile_number_needs_the_password_and_test_only_saves_nothing() {
+    let app = TestApp::spawn();
+    let (id, pw) = app.user("ann@example.com", Role::User);
+    let t = sign_in(&app, "ann@example.com", &pw).json()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let put =
+        |body: serde_json::Value| app.rest("PUT", "/rest/users/me/mobileNumber", &t, Some(body));
+
+    let r = put(json!({"mobileNumber": "+41 79 123 45 67"}));
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INPUT_REQUIRED".to_string())
+    );
+    let r = put(json!({"password": pw, "mobileNumber": "call me"}));
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INPUT_INVALID_FORMAT".to_string())
+    );
+    let r = put(json!({"password": "wrong", "mobileNumber": "+41791234567"}));
+    assert_eq!(r.status, 422);
+
+    let r = put(json!({"password": pw, "mobileNumber": "+41 79 123 45 67", "testOnly": true}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.text.is_empty());
+    assert_eq!(
+        app.count("to_number = '+41791234567'", "sms_messages"),
+        1,
+        "the test message was sent"
+    );
+    assert_eq!(
+        app.count(&format!("id = '{id}' AND mobile_number IS NULL"), "users"),
+        1,
+        "nothing saved"
+    );
+
+    let r = put(json!({"password": pw, "mobileNumber": "+41 79 123 45 67"}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["mobileNumber"], "+41791234567");
+    assert_eq!(r.json()["mobileNumberVerified"], false);
+    assert_eq!(
+        app.count(
+            &format!("id = '{id}' AND mobile_number = '+41791234567'"),
+            "users"
+        ),
+        1
+    );
+}
+
+#[test]
+fn directory_search_finds_local_users_by_email_or_name() {
+    let app = TestApp::spawn();
+    let (_, t) = app.user_token("ann.smith@example.com", Role::User);
+    app.user("bob@example.com", Role::User);
+    let (gone, _) = app.user("annette@example.com", Role::User);
+    let admin = app.admin_token();
+    assert_eq!(
+        app.rest("DELETE", &format!("/rest/admin/users/{gone}"), &admin, None)
+            .status,
+        200
+    );
+
+    let r = app.rest("GET", "/rest/users/ldapSearch?value=ANN", &t, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let matches = r.json()["matches"].as_array().unwrap().clone();
+    assert_eq!(matches.len(), 1, "deleted users are not found: {matches:?}");
+    assert_eq!(matches[0]["email"], "ann.smith@example.com");
+    assert!(matches[0]["name"].is_string());
+    // LIKE wildcards are matched literally.
+    assert_eq!(
+        app.rest("GET", "/rest/users/ldapSearch?value=%25", &t, None)
+            .json()["matches"],
+        json!([])
+    );
+    let r = app.rest("GET", "/rest/users/ldapSearch", &t, None);
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INPUT_REQUIRED".to_string())
+    );
+}

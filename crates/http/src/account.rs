@@ -17,6 +17,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .route(web::put().to(update_me)),
     )
     .service(web::resource("/users").route(web::delete().to(delete_users)))
+    .service(web::resource("/users/me/quota").route(web::get().to(quota)))
+    .service(web::resource("/users/me/mobileNumber").route(web::put().to(mobile_number)))
+    .service(web::resource("/users/ldapSearch").route(web::get().to(ldap_search)))
     .service(web::resource("/admin/users/{id}").route(web::delete().to(delete_user)))
     .service(web::resource("/settings/passwordPolicy").route(web::get().to(password_policy)))
     .service(web::resource("/settings/system").route(web::get().to(system)));
@@ -149,4 +152,71 @@ pub async fn delete_user(
     })
     .await?;
     Ok(HttpResponse::Ok().json(deleted_body(&d)))
+}
+
+const QUOTA_SPEC: ListSpec = ListSpec {
+    extra_params: &["filter"],
+    ..ListSpec::PLAIN
+};
+
+#[utoipa::path(get, path = "/rest/users/me/quota", tag = "users", params(("filter" = Option<String>, Query, description = "send or folder")), responses((status = 200, body = coffer_service::users::Quota), (status = 404, description = "The profile gives no such quota")), security(("bearer" = [])))]
+pub async fn quota(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &QUOTA_SPEC)?;
+    let which = q.extra("filter").map(str::to_string);
+    let v = blocking(&st, move |ctx| {
+        coffer_service::users::quota(ctx, &c, which.as_deref())
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[utoipa::path(put, path = "/rest/users/me/mobileNumber", tag = "users", request_body(content = serde_json::Value, description = "`{password, mobileNumber, testOnly?}`"), responses((status = 200, description = "The user settings; empty when testOnly"), (status = 422)), security(("bearer" = [])))]
+pub async fn mobile_number(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let password = f.req_str("password")?.to_string();
+    let number = f.req_str("mobileNumber")?.to_string();
+    let test_only = f.opt_bool("testOnly")?.unwrap_or(false);
+    let v = blocking(&st, move |ctx| {
+        coffer_service::users::set_mobile_number(
+            ctx,
+            &c,
+            &coffer_service::sms::RecordingSender,
+            &password,
+            &number,
+            test_only,
+        )
+    })
+    .await?;
+    Ok(match v {
+        Some(settings) => HttpResponse::Ok().json(settings),
+        None => HttpResponse::Ok().finish(),
+    })
+}
+
+const LDAP_SPEC: ListSpec = ListSpec {
+    extra_params: &["value"],
+    ..ListSpec::PLAIN
+};
+
+#[utoipa::path(get, path = "/rest/users/ldapSearch", tag = "users", params(("value" = String, Query, description = "Part of an email or a name")), responses((status = 200, description = "`{matches: [{email, name}]}`"), (status = 422)), security(("bearer" = [])))]
+pub async fn ldap_search(
+    Caller(_c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &LDAP_SPEC)?;
+    let value = q.extra("value").unwrap_or_default().to_string();
+    let matches = blocking(&st, move |ctx| {
+        coffer_service::users::directory_search(ctx, &value)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "matches": matches })))
 }

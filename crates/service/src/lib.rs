@@ -14,6 +14,7 @@ pub mod locations;
 pub mod oauth;
 pub mod scim_tokens;
 pub mod settings;
+pub mod sms;
 pub mod throttle;
 pub mod users;
 pub mod views;

@@ -284,3 +284,116 @@ mod tests {
         );
     }
 }
+
+/// The quota record (`GET /rest/users/me/quota`), as the reference names its fields.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct Quota {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_quota_allowed: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_quota_used: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folder_quota_allowed: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folder_quota_used: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_folders: Option<SysFolders>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct SysFolders {
+    pub current_num_sys_folders: i64,
+    pub max_num_sys_folders: i64,
+    pub per_folder_quota_options: Vec<i64>,
+    pub per_folder_default_quota: i64,
+}
+
+const GIB: i64 = 1024 * 1024 * 1024;
+
+/// The send quota needs mail access, the folder quota collaboration access; `which` selects one
+/// (`send` or `folder`). A quota the user's profile does not give answers 404.
+pub fn quota(ctx: &Ctx, caller: &Caller, which: Option<&str>) -> Result<Quota> {
+    let (send, folder) = match which {
+        None => (true, true),
+        Some("send") => (true, false),
+        Some("folder") => (false, true),
+        Some(_) => return Err(ApiError::field(ErrorCode::InputNotInList, "filter").into()),
+    };
+    let profile = ctx
+        .with_conn(|c| Ok(coffer_store::users::profile(c, caller.user.profile_id)?))?
+        .ok_or_else(|| Error::from(ApiError::new(ErrorCode::EntityNotFound)))?;
+    let send = send && profile.mail_enabled;
+    let folder = folder && profile.collaboration_enabled;
+    if !send && !folder {
+        return Err(ApiError::new(ErrorCode::EntityNotFound)
+            .with_message("The entity was not found (the user's profile gives no such quota).")
+            .into());
+    }
+    let allowed = settings::get(ctx, "storageQuota")?
+        .parse::<i64>()
+        .unwrap_or(10 * GIB);
+    Ok(Quota {
+        send_quota_allowed: send.then_some(allowed),
+        send_quota_used: send.then_some(0),
+        folder_quota_allowed: folder.then_some(allowed),
+        folder_quota_used: folder.then_some(0),
+        sys_folders: folder.then(|| SysFolders {
+            current_num_sys_folders: 0,
+            max_num_sys_folders: 10,
+            per_folder_quota_options: vec![GIB, 5 * GIB, 10 * GIB],
+            per_folder_default_quota: GIB,
+        }),
+    })
+}
+
+/// `PUT /rest/users/me/mobileNumber`: needs the current password. `test_only` sends a test
+/// message and saves nothing; otherwise the number is saved (unverified) and the user settings
+/// are answered.
+pub fn set_mobile_number(
+    ctx: &Ctx,
+    caller: &Caller,
+    sender: &dyn crate::sms::SmsSender,
+    password: &str,
+    number: &str,
+    test_only: bool,
+) -> Result<Option<crate::views::SystemSettingsView>> {
+    let number = crate::sms::normalise_number(number)
+        .ok_or_else(|| ApiError::field(ErrorCode::InputInvalidFormat, "mobileNumber"))?;
+    if !accounts::verify_password(password, caller.user.password_hash.as_deref()) {
+        return Err(ApiError::field(ErrorCode::InvalidParameter, "password")
+            .with_message("The parameter is invalid (the password does not match).")
+            .into());
+    }
+    if test_only {
+        sender.send(
+            ctx,
+            Some(&caller.user.id),
+            &number,
+            &format!("{}: this is a test message.", ctx.config.service_name),
+        )?;
+        return Ok(None);
+    }
+    let user = ctx.write(|c| {
+        coffer_store::users::set_mobile_number(c, &caller.user.id, &number, now())?;
+        events::record(c, "user.user.update", Some(&caller.user.id), serde_json::json!({"id": caller.user.id, "userId": caller.user.id, "mobileNumber": true}))?;
+        coffer_store::users::by_id(c, &caller.user.id)?.ok_or_else(|| Error::internal("the user vanished"))
+    })?;
+    Ok(Some(settings::system_settings(ctx, &user)?))
+}
+
+/// `GET /rest/users/ldapSearch`: `{email, name}` of the users whose email or name contains the
+/// value. Without a directory server configured, the local users are searched.
+pub fn directory_search(ctx: &Ctx, value: &str) -> Result<Vec<serde_json::Value>> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "value").into());
+    }
+    if value.chars().count() > 256 {
+        return Err(ApiError::field(ErrorCode::InputInvalidFormat, "value").into());
+    }
+    let users = ctx.with_conn(|c| Ok(coffer_store::users::search(c, value, 50)?))?;
+    Ok(users
+        .iter()
+        .map(|u| serde_json::json!({"email": u.email, "name": u.name}))
+        .collect())
+}

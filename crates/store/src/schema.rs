@@ -222,6 +222,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_deliveries,
     webhook_attempts,
     auth_failures,
+    sms_messages,
 );
 
 diesel::table! {
@@ -279,5 +280,15 @@ diesel::table! {
         failures -> Integer,
         window_start -> BigInt,
         locked_until -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    sms_messages (id) {
+        id -> Text,
+        user_id -> Nullable<Text>,
+        to_number -> Text,
+        body -> Text,
+        created_at -> BigInt,
     }
 }

@@ -66,3 +66,51 @@ pub fn mark_deleted(conn: &mut DbConn, id: &str, now: i64) -> StoreResult<usize>
         .execute(conn))?,
     )
 }
+
+pub fn set_mobile_number(
+    conn: &mut DbConn,
+    id: &str,
+    number: &str,
+    now: i64,
+) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(users::table.find(id))
+        .set((users::mobile_number.eq(number), users::mobile_verified.eq(false), users::updated_at.eq(now)))
+        .execute(conn))?)
+}
+
+/// Active users whose email or name contains `needle` (case-insensitive), by email.
+pub fn search(conn: &mut DbConn, needle: &str, limit: i64) -> StoreResult<Vec<User>> {
+    let pattern = format!("%{}%", crate::like_escape(&needle.to_lowercase()));
+    Ok(db_run!(conn => users::table
+        .filter(users::deleted.eq(false))
+        .filter(users::active.eq(true))
+        .filter(
+            crate::filter::lower(users::email).like(&pattern).escape('\\')
+                .or(crate::filter::lower(users::name).like(&pattern).escape('\\')),
+        )
+        .order(users::email.asc())
+        .limit(limit)
+        .select(User::as_select())
+        .load(conn))?)
+}
+
+/// Records a text message (the recording SMS sender).
+pub fn record_sms(
+    conn: &mut DbConn,
+    user_id: Option<&str>,
+    to: &str,
+    body: &str,
+    now: i64,
+) -> StoreResult<()> {
+    use crate::schema::sms_messages;
+    db_run!(conn => diesel::insert_into(sms_messages::table)
+        .values((
+            sms_messages::id.eq(uuid::Uuid::new_v4().to_string()),
+            sms_messages::user_id.eq(user_id),
+            sms_messages::to_number.eq(to),
+            sms_messages::body.eq(body),
+            sms_messages::created_at.eq(now),
+        ))
+        .execute(conn))?;
+    Ok(())
+}
