@@ -4,6 +4,7 @@
 pub mod client;
 pub mod email;
 pub mod input;
+pub mod ldap;
 pub mod list;
 pub mod password;
 pub mod role;
