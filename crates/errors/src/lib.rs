@@ -124,6 +124,8 @@ pub struct ApiError {
     pub redirect_url: Option<String>,
     /// Answer in the legacy `{message}` envelope (API versions 1 to 4).
     pub legacy: bool,
+    /// Seconds to send as `Retry-After` (a throttled request).
+    pub retry_after: Option<i64>,
 }
 
 impl ApiError {
@@ -136,6 +138,7 @@ impl ApiError {
             failed_ids: None,
             redirect_url: None,
             legacy: false,
+            retry_after: None,
         }
     }
 
@@ -165,6 +168,11 @@ impl ApiError {
 
     pub fn with_redirect_url(mut self, url: impl Into<String>) -> Self {
         self.redirect_url = Some(url.into());
+        self
+    }
+
+    pub fn with_retry_after(mut self, secs: i64) -> Self {
+        self.retry_after = Some(secs);
         self
     }
 

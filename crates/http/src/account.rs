@@ -20,6 +20,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/users/me/quota").route(web::get().to(quota)))
     .service(web::resource("/users/me/mobileNumber").route(web::put().to(mobile_number)))
     .service(web::resource("/users/ldapSearch").route(web::get().to(ldap_search)))
+    .service(web::resource("/users/actions/login").route(web::post().to(login)))
+    .service(web::resource("/users/aliveToken").route(web::put().to(alive_token)))
     .service(web::resource("/admin/users/{id}").route(web::delete().to(delete_user)))
     .service(web::resource("/settings/passwordPolicy").route(web::get().to(password_policy)))
     .service(web::resource("/settings/system").route(web::get().to(system)));
@@ -219,4 +221,53 @@ pub async fn ldap_search(
     })
     .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "matches": matches })))
+}
+
+#[utoipa::path(post, path = "/rest/users/actions/login", tag = "users", request_body(content = serde_json::Value, description = "`{username, password, referral?}`"), responses((status = 200, description = "`{success: true, redirectUrl}`, with the session cookie and the `XSRF-TOKEN` cookie"), (status = 401), (status = 422), (status = 429)))]
+pub async fn login(
+    req: actix_web::HttpRequest,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let username = f.req_str("username")?.to_string();
+    let password = f.req_str("password")?.to_string();
+    let referral = f.opt_str("referral")?.map(str::to_string);
+    let ip = req.peer_addr().map(|a| a.ip().to_string());
+    let l = blocking(&st, move |ctx| {
+        coffer_service::sessions::login(
+            ctx,
+            &username,
+            &password,
+            referral.as_deref(),
+            ip.as_deref(),
+        )
+    })
+    .await?;
+    let secure = st.secure_cookies;
+    let session = actix_web::cookie::Cookie::build(crate::extract::SESSION_COOKIE, l.session_token)
+        .path("/")
+        .http_only(true)
+        .secure(secure)
+        .same_site(actix_web::cookie::SameSite::Lax)
+        .finish();
+    // Readable by the page, which echoes it in X-XSRF-TOKEN.
+    let csrf = actix_web::cookie::Cookie::build(crate::extract::CSRF_COOKIE, l.csrf_token)
+        .path("/")
+        .secure(secure)
+        .same_site(actix_web::cookie::SameSite::Strict)
+        .finish();
+    Ok(HttpResponse::Ok()
+        .cookie(session)
+        .cookie(csrf)
+        .json(serde_json::json!({"success": true, "redirectUrl": l.redirect_url})))
+}
+
+#[utoipa::path(put, path = "/rest/users/aliveToken", tag = "users", responses((status = 200, description = "The session goes on for another full period"), (status = 401)), security(("bearer" = [])))]
+pub async fn alive_token(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
+    blocking(&st, move |ctx| {
+        coffer_service::sessions::keep_alive(ctx, &c)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({})))
 }

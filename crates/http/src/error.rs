@@ -33,6 +33,9 @@ pub fn rest_error(e: &ApiError) -> HttpResponse {
     if e.status == 401 {
         r.insert_header(("WWW-Authenticate", "Bearer realm=\"coffer\""));
     }
+    if let Some(secs) = e.retry_after {
+        r.insert_header(("Retry-After", secs.max(1).to_string()));
+    }
     let mut res = r.json(e.body());
     if e.status == 490 {
         res.head_mut().reason = Some("Request blocked by WAF");

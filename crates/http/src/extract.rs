@@ -28,7 +28,13 @@ pub fn bearer(req: &HttpRequest) -> Option<String> {
         .then(|| token.trim().to_string())
 }
 
-/// Any caller with a valid access token whose scope covers the call.
+/// The cookie of a browser session.
+pub const SESSION_COOKIE: &str = "coffer_session";
+/// The cookie with the CSRF token, which the page echoes in `X-XSRF-TOKEN`.
+pub const CSRF_COOKIE: &str = "XSRF-TOKEN";
+
+/// Any caller with a valid access token whose scope covers the call, or with a browser session
+/// (and, for calls that change state, the CSRF token).
 pub struct Caller(pub coffer_service::auth::Caller);
 
 impl FromRequest for Caller {
@@ -44,18 +50,42 @@ impl FromRequest for Caller {
             .extensions()
             .get::<coffer_service::auth::Caller>()
             .cloned();
+        // Without a bearer token, a browser session: its cookie, and the CSRF token as sent in
+        // the header and in its cookie.
+        let session = req.cookie(SESSION_COOKIE).map(|c| c.value().to_string());
+        let csrf_header = req
+            .headers()
+            .get("x-xsrf-token")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let csrf_cookie = req.cookie(CSRF_COOKIE).map(|c| c.value().to_string());
         let req = req.clone();
         Box::pin(async move {
             if let Some(c) = cached {
                 return Ok(Caller(c));
             }
             let st = st?;
-            let token =
-                token.ok_or_else(|| RestError(ApiError::new(ErrorCode::AuthUnauthorized)))?;
-            let caller = blocking(&st, move |ctx| {
-                coffer_service::auth::authenticate(ctx, &token, &method, &path)
-            })
-            .await?;
+            let caller = match (token, session) {
+                (Some(token), _) => {
+                    blocking(&st, move |ctx| {
+                        coffer_service::auth::authenticate(ctx, &token, &method, &path)
+                    })
+                    .await?
+                }
+                (None, Some(session)) => {
+                    blocking(&st, move |ctx| {
+                        coffer_service::sessions::authenticate(
+                            ctx,
+                            &session,
+                            csrf_header.as_deref(),
+                            csrf_cookie.as_deref(),
+                            &method,
+                        )
+                    })
+                    .await?
+                }
+                (None, None) => return Err(RestError(ApiError::new(ErrorCode::AuthUnauthorized))),
+            };
             req.extensions_mut().insert(caller.clone());
             Ok(Caller(caller))
         })

@@ -38,6 +38,8 @@ impl Modify for BearerAuth {
         crate::account::quota,
         crate::account::mobile_number,
         crate::account::ldap_search,
+        crate::account::login,
+        crate::account::alive_token,
         crate::account::password_policy,
         crate::account::system,
         crate::devices::list,

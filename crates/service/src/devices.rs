@@ -342,6 +342,12 @@ pub fn complete_wipe(ctx: &Ctx, caller: &Caller) -> Result<()> {
 pub fn logout(ctx: &Ctx, caller: &Caller) -> Result<String> {
     ctx.write(|c| {
         coffer_store::tokens::revoke_family(c, &caller.family_id)?;
+        if let Some(session) = caller
+            .family_id
+            .strip_prefix(crate::sessions::SESSION_FAMILY_PREFIX)
+        {
+            coffer_store::web_sessions::delete(c, session)?;
+        }
         events::record(
             c,
             "user.session.logout",

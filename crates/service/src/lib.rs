@@ -13,6 +13,7 @@ pub mod events;
 pub mod locations;
 pub mod oauth;
 pub mod scim_tokens;
+pub mod sessions;
 pub mod settings;
 pub mod sms;
 pub mod throttle;

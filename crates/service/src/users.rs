@@ -60,6 +60,8 @@ pub fn update_me(
         if let Some(h) = &new_hash {
             coffer_store::users::set_password(c, &caller.user.id, h, t)?;
             let ended = coffer_store::tokens::revoke_user_except_family(c, &caller.user.id, &caller.family_id)?;
+            let keep = caller.family_id.strip_prefix(crate::sessions::SESSION_FAMILY_PREFIX);
+            coffer_store::web_sessions::delete_for_user(c, &caller.user.id, keep)?;
             events::record(
                 c,
                 "user.password.change",
@@ -221,6 +223,7 @@ pub fn delete(
             };
             coffer_store::users::mark_deleted(c, &id, t)?;
             coffer_store::tokens::revoke_user(c, &id)?;
+            coffer_store::web_sessions::delete_for_user(c, &id, None)?;
             if opts.remote_wipe {
                 coffer_store::devices::request_wipe_for_user(c, &id, t)?;
             }

@@ -27,6 +27,7 @@ pub mod settings;
 pub mod throttle;
 pub mod tokens;
 pub mod users;
+pub mod web_sessions;
 pub mod webhooks;
 mod writer;
 

@@ -273,3 +273,15 @@ pub struct NewAttempt {
     pub error: Option<String>,
     pub created_at: i64,
 }
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = web_sessions)]
+pub struct WebSession {
+    pub id_hash: String,
+    pub user_id: String,
+    pub csrf_hash: String,
+    /// `active`, or `password_change` while a forced password change is due.
+    pub state: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+}

@@ -223,6 +223,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_attempts,
     auth_failures,
     sms_messages,
+    web_sessions,
 );
 
 diesel::table! {
@@ -292,3 +293,16 @@ diesel::table! {
         created_at -> BigInt,
     }
 }
+
+diesel::table! {
+    web_sessions (id_hash) {
+        id_hash -> Text,
+        user_id -> Text,
+        csrf_hash -> Text,
+        state -> Text,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+    }
+}
+
+diesel::joinable!(web_sessions -> users (user_id));

@@ -1,0 +1,198 @@
+//! Interactive sign-in (`POST /rest/users/actions/login`) and the web sessions it makes: an
+//! HTTP-only session cookie and a CSRF token that every state-changing call must echo in
+//! `X-XSRF-TOKEN`. Both tokens are stored only as hashes.
+
+use crate::auth::Caller;
+use crate::{events, now, Ctx, Result};
+use coffer_domain::{Role, Scope};
+use coffer_errors::{ApiError, Error, ErrorCode};
+use coffer_oauth::secrets::{hash_token, new_token, verify_token};
+use coffer_store::models::WebSession;
+
+/// How long a session lives without `PUT /rest/users/aliveToken`.
+pub const SESSION_SECS: i64 = 8 * 3600;
+/// The family of a session's caller, so that logout and password changes find the session.
+pub const SESSION_FAMILY_PREFIX: &str = "session:";
+
+/// A new session: the tokens for the cookies and where the browser goes next.
+#[derive(Debug, Clone)]
+pub struct Login {
+    pub session_token: String,
+    pub csrf_token: String,
+    pub redirect_url: String,
+}
+
+/// The referral if it stays on this server (a path, or a URL under the base URL), else the
+/// base URL: a sign-in never redirects elsewhere.
+pub fn safe_referral(base_url: &str, referral: Option<&str>) -> String {
+    match referral.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) if r.starts_with('/') && !r.starts_with("//") && !r.contains('\\') => {
+            format!("{base_url}{r}")
+        }
+        Some(r) if r == base_url || r.starts_with(&format!("{base_url}/")) => r.to_string(),
+        _ => format!("{base_url}/"),
+    }
+}
+
+/// Signs in with email and password (throttled like every sign-in).
+pub fn login(
+    ctx: &Ctx,
+    username: &str,
+    password: &str,
+    referral: Option<&str>,
+    client_ip: Option<&str>,
+) -> Result<Login> {
+    let user = match crate::accounts::sign_in(ctx, username, password, client_ip)? {
+        crate::accounts::SignIn::Ok(u) => *u,
+        crate::accounts::SignIn::Wrong => {
+            return Err(ApiError::new(ErrorCode::AuthUnauthorized)
+                .with_message("Unauthorized (the email or password is incorrect).")
+                .into())
+        }
+        crate::accounts::SignIn::Locked(wait) => {
+            return Err(ApiError::new(ErrorCode::RequestRateLimited)
+                .with_retry_after(wait)
+                .into());
+        }
+    };
+    let session_token = new_token();
+    let csrf_token = new_token();
+    let state = if user.force_password_change {
+        "password_change"
+    } else {
+        "active"
+    };
+    let t = now();
+    ctx.write(|c| {
+        coffer_store::web_sessions::insert(
+            c,
+            &WebSession {
+                id_hash: hash_token(&session_token),
+                user_id: user.id.clone(),
+                csrf_hash: hash_token(&csrf_token),
+                state: state.into(),
+                created_at: t,
+                expires_at: t + SESSION_SECS,
+            },
+        )?;
+        events::record(
+            c,
+            "user.login",
+            Some(&user.id),
+            serde_json::json!({"method": "session", "userId": user.id}),
+        )
+    })?;
+    let base = &ctx.config.base_url;
+    let next = safe_referral(base, referral);
+    let redirect_url = if state == "password_change" {
+        let encoded: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
+        format!("{base}/#/forcedPasswordChange?referral={encoded}")
+    } else {
+        next
+    };
+    Ok(Login {
+        session_token,
+        csrf_token,
+        redirect_url,
+    })
+}
+
+/// Methods that change state and therefore need the CSRF token.
+fn changes_state(method: &str) -> bool {
+    !matches!(method, "GET" | "HEAD" | "OPTIONS")
+}
+
+/// Authenticates a `/rest` call made with a session cookie. A state-changing call must carry the
+/// CSRF token in the header, equal to the cookie's and to the session's.
+pub fn authenticate(
+    ctx: &Ctx,
+    session_token: &str,
+    csrf_header: Option<&str>,
+    csrf_cookie: Option<&str>,
+    method: &str,
+) -> Result<Caller> {
+    let unauthorized = || Error::from(ApiError::new(ErrorCode::AuthUnauthorized));
+    if session_token.is_empty() || session_token.len() > 512 {
+        return Err(unauthorized());
+    }
+    let id_hash = hash_token(session_token);
+    let (session, user) = ctx
+        .with_conn(|c| Ok(coffer_store::web_sessions::with_user(c, &id_hash)?))?
+        .ok_or_else(unauthorized)?;
+    if session.expires_at <= now() || !user.is_usable() {
+        return Err(unauthorized());
+    }
+    if changes_state(method) {
+        let ok = match (csrf_header, csrf_cookie) {
+            (Some(h), Some(c)) => h == c && verify_token(h, &session.csrf_hash),
+            _ => false,
+        };
+        if !ok {
+            return Err(ApiError::new(ErrorCode::AuthInvalidCsrf).into());
+        }
+    }
+    if session.state != "active" {
+        let base = &ctx.config.base_url;
+        return Err(ApiError::new(ErrorCode::AccessDenied)
+            .with_message("Access denied (a password change is due).")
+            .with_redirect_url(format!("{base}/#/forcedPasswordChange"))
+            .into());
+    }
+    let client_id = ctx
+        .with_conn(|c| Ok(coffer_store::web_sessions::web_client_id(c)?))?
+        .ok_or_else(|| Error::internal("no first-party web client"))?;
+    let role = user.role.parse::<Role>().map_err(Error::internal)?;
+    Ok(Caller {
+        role,
+        client_redirect_uri: format!("{}/", ctx.config.base_url),
+        client_id,
+        scope: Scope::everything(),
+        family_id: format!("{SESSION_FAMILY_PREFIX}{id_hash}"),
+        device_id: None,
+        token_hash: id_hash,
+        user,
+    })
+}
+
+/// `PUT /rest/users/aliveToken`: the session goes on for another full period.
+pub fn keep_alive(ctx: &Ctx, caller: &Caller) -> Result<()> {
+    let Some(id_hash) = caller.family_id.strip_prefix(SESSION_FAMILY_PREFIX) else {
+        // A bearer token has its own lifetime; nothing to extend.
+        return Ok(());
+    };
+    ctx.write(|c| {
+        Ok(coffer_store::web_sessions::extend(c, id_hash, now() + SESSION_SECS).map(|_| ())?)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn referrals_stay_on_this_server() {
+        let b = "https://files.example.com";
+        assert_eq!(
+            safe_referral(b, Some("/#/folders")),
+            "https://files.example.com/#/folders"
+        );
+        assert_eq!(
+            safe_referral(b, Some("https://files.example.com/x")),
+            "https://files.example.com/x"
+        );
+        for bad in [
+            "https://evil.example",
+            "//evil.example/x",
+            "https://files.example.com.evil.net/",
+            "/\\evil",
+            "javascript:alert(1)",
+        ] {
+            assert_eq!(
+                safe_referral(b, Some(bad)),
+                "https://files.example.com/",
+                "{bad}"
+            );
+        }
+        assert_eq!(safe_referral(b, None), "https://files.example.com/");
+    }
+}
