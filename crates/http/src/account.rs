@@ -22,6 +22,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/users/ldapSearch").route(web::get().to(ldap_search)))
     .service(web::resource("/users/actions/login").route(web::post().to(login)))
     .service(web::resource("/users/aliveToken").route(web::put().to(alive_token)))
+    .service(
+        web::resource("/users/me/forcedPasswordChange")
+            .route(web::post().to(forced_password_change)),
+    )
     .service(web::resource("/admin/users/{id}").route(web::delete().to(delete_user)))
     .service(web::resource("/settings/passwordPolicy").route(web::get().to(password_policy)))
     .service(web::resource("/settings/system").route(web::get().to(system)));
@@ -270,4 +274,27 @@ pub async fn alive_token(Caller(c): Caller, st: Data<AppState>) -> Result<HttpRe
     })
     .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({})))
+}
+
+#[utoipa::path(post, path = "/rest/users/me/forcedPasswordChange", tag = "users", request_body(content = serde_json::Value, description = "`{password, previousPassword, referral?}`"), responses((status = 200, description = "`{redirectUrl}`"), (status = 422)), security(("bearer" = [])))]
+pub async fn forced_password_change(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let password = f.req_str("password")?.to_string();
+    let previous = f.req_str("previousPassword")?.to_string();
+    let referral = f.opt_str("referral")?.map(str::to_string);
+    let next = blocking(&st, move |ctx| {
+        coffer_service::sessions::forced_password_change(
+            ctx,
+            &c,
+            &password,
+            &previous,
+            referral.as_deref(),
+        )
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "redirectUrl": next })))
 }

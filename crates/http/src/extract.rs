@@ -80,6 +80,7 @@ impl FromRequest for Caller {
                             csrf_header.as_deref(),
                             csrf_cookie.as_deref(),
                             &method,
+                            &path,
                         )
                     })
                     .await?

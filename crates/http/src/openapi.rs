@@ -40,6 +40,7 @@ impl Modify for BearerAuth {
         crate::account::ldap_search,
         crate::account::login,
         crate::account::alive_token,
+        crate::account::forced_password_change,
         crate::account::password_policy,
         crate::account::system,
         crate::devices::list,

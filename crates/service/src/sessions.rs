@@ -9,6 +9,9 @@ use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_oauth::secrets::{hash_token, new_token, verify_token};
 use coffer_store::models::WebSession;
 
+/// The one call a session may make while its password change is due.
+pub const FORCED_CHANGE_PATH: &str = "/rest/users/me/forcedPasswordChange";
+
 /// How long a session lives without `PUT /rest/users/aliveToken`.
 pub const SESSION_SECS: i64 = 8 * 3600;
 /// The family of a session's caller, so that logout and password changes find the session.
@@ -110,6 +113,7 @@ pub fn authenticate(
     csrf_header: Option<&str>,
     csrf_cookie: Option<&str>,
     method: &str,
+    path: &str,
 ) -> Result<Caller> {
     let unauthorized = || Error::from(ApiError::new(ErrorCode::AuthUnauthorized));
     if session_token.is_empty() || session_token.len() > 512 {
@@ -131,7 +135,8 @@ pub fn authenticate(
             return Err(ApiError::new(ErrorCode::AuthInvalidCsrf).into());
         }
     }
-    if session.state != "active" {
+    // A session whose password change is due may only make that change.
+    if session.state != "active" && path != FORCED_CHANGE_PATH {
         let base = &ctx.config.base_url;
         return Err(ApiError::new(ErrorCode::AccessDenied)
             .with_message("Access denied (a password change is due).")
@@ -152,6 +157,53 @@ pub fn authenticate(
         token_hash: id_hash,
         user,
     })
+}
+
+/// `POST /rest/users/me/forcedPasswordChange`: sets the new password (previous one and policy as
+/// for any change), clears the flag, lets the session go on, and ends the user's other sessions
+/// and tokens. Returns where to go next.
+pub fn forced_password_change(
+    ctx: &Ctx,
+    caller: &Caller,
+    password: &str,
+    previous: &str,
+    referral: Option<&str>,
+) -> Result<String> {
+    if !crate::accounts::verify_password(previous, caller.user.password_hash.as_deref()) {
+        return Err(
+            ApiError::field(ErrorCode::InvalidParameter, "previousPassword")
+                .with_message("The parameter is invalid (previousPassword does not match).")
+                .into(),
+        );
+    }
+    if let Err(broken) = crate::settings::password_policy(ctx)?.check(password) {
+        return Err(
+            ApiError::field(ErrorCode::InputPasswordComplexityError, "password")
+                .with_message(format!(
+                    "The password does not meet the password policy: {}.",
+                    broken.join(", ")
+                ))
+                .into(),
+        );
+    }
+    let hash = crate::accounts::hash_password(password)?;
+    ctx.write(|c| {
+        coffer_store::users::set_password(c, &caller.user.id, &hash, now())?;
+        coffer_store::users::clear_force_password_change(c, &caller.user.id)?;
+        let keep = caller.family_id.strip_prefix(SESSION_FAMILY_PREFIX);
+        if let Some(session) = keep {
+            coffer_store::web_sessions::activate(c, session)?;
+        }
+        coffer_store::web_sessions::delete_for_user(c, &caller.user.id, keep)?;
+        coffer_store::tokens::revoke_user_except_family(c, &caller.user.id, &caller.family_id)?;
+        events::record(
+            c,
+            "user.password.change",
+            Some(&caller.user.id),
+            serde_json::json!({"id": caller.user.id, "userId": caller.user.id, "forced": true}),
+        )
+    })?;
+    Ok(safe_referral(&ctx.config.base_url, referral))
 }
 
 /// `PUT /rest/users/aliveToken`: the session goes on for another full period.

@@ -114,3 +114,9 @@ pub fn record_sms(
         .execute(conn))?;
     Ok(())
 }
+
+pub fn clear_force_password_change(conn: &mut DbConn, id: &str) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(users::table.find(id))
+        .set(users::force_password_change.eq(false))
+        .execute(conn))?)
+}

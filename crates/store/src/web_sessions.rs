@@ -49,3 +49,12 @@ pub fn web_client_id(conn: &mut DbConn) -> StoreResult<Option<String>> {
         .first(conn)
         .optional())?)
 }
+
+/// The session's password change is done: it may do everything again.
+pub fn activate(conn: &mut DbConn, id_hash: &str) -> StoreResult<usize> {
+    Ok(
+        db_run!(conn => diesel::update(web_sessions::table.find(id_hash))
+        .set(web_sessions::state.eq("active"))
+        .execute(conn))?,
+    )
+}
