@@ -26,6 +26,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         web::resource("/users/me/forcedPasswordChange")
             .route(web::post().to(forced_password_change)),
     )
+    .service(web::resource("/users/me/tfa/config").route(web::get().to(tfa_config)))
+    .service(web::resource("/users/me/tfa/setupTotpSecret").route(web::get().to(tfa_setup)))
+    .service(web::resource("/users/me/tfa/verifyTotpSecret").route(web::post().to(tfa_verify)))
+    .service(web::resource("/users/me/tfa/resetTotpSecret").route(web::post().to(tfa_reset)))
+    .service(web::resource("/users/me/tfa/challenge").route(web::post().to(tfa_challenge)))
+    .service(web::resource("/users/me/tfa/auth").route(web::post().to(tfa_auth)))
     .service(web::resource("/admin/users/{id}").route(web::delete().to(delete_user)))
     .service(web::resource("/settings/passwordPolicy").route(web::get().to(password_policy)))
     .service(web::resource("/settings/system").route(web::get().to(system)));
@@ -238,6 +244,7 @@ pub async fn login(
     let password = f.req_str("password")?.to_string();
     let referral = f.opt_str("referral")?.map(str::to_string);
     let ip = req.peer_addr().map(|a| a.ip().to_string());
+    let remember = req.cookie(REMEMBER_COOKIE).map(|c| c.value().to_string());
     let l = blocking(&st, move |ctx| {
         coffer_service::sessions::login(
             ctx,
@@ -245,6 +252,7 @@ pub async fn login(
             &password,
             referral.as_deref(),
             ip.as_deref(),
+            remember.as_deref(),
         )
     })
     .await?;
@@ -297,4 +305,97 @@ pub async fn forced_password_change(
     })
     .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "redirectUrl": next })))
+}
+
+/// The cookie of a browser that passed two-factor sign-in with `rememberDevice`.
+pub const REMEMBER_COOKIE: &str = "coffer_tfa_remember";
+
+#[utoipa::path(get, path = "/rest/users/me/tfa/config", tag = "users", responses((status = 200, description = "`{enabled, type, pendingSetup}`")), security(("bearer" = [])))]
+pub async fn tfa_config(Caller(c): Caller) -> HttpResponse {
+    HttpResponse::Ok().json(coffer_service::tfa::config(&c))
+}
+
+#[utoipa::path(get, path = "/rest/users/me/tfa/setupTotpSecret", tag = "users", responses((status = 200, description = "`{secret, uri}`: a new TOTP secret, pending until verified"), (status = 409)), security(("bearer" = [])))]
+pub async fn tfa_setup(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
+    let v = blocking(&st, move |ctx| coffer_service::tfa::setup(ctx, &c)).await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[utoipa::path(post, path = "/rest/users/me/tfa/verifyTotpSecret", tag = "users", request_body(content = serde_json::Value, description = "`{otp}`"), responses((status = 200, description = "`{enabled: true}`"), (status = 422)), security(("bearer" = [])))]
+pub async fn tfa_verify(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let otp = Fields::of(&body)?.req_str("otp")?.to_string();
+    let v = blocking(&st, move |ctx| {
+        coffer_service::tfa::verify_setup(ctx, &c, &otp)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[utoipa::path(post, path = "/rest/users/me/tfa/resetTotpSecret", tag = "users", responses((status = 200)), security(("bearer" = [])))]
+pub async fn tfa_reset(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
+    blocking(&st, move |ctx| coffer_service::tfa::reset(ctx, &c)).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({"enabled": false})))
+}
+
+fn step_response(st: &AppState, step: coffer_service::tfa::Step) -> HttpResponse {
+    match step {
+        coffer_service::tfa::Step::Challenge(msg) => {
+            HttpResponse::Ok().json(serde_json::json!({ "challengeMsg": msg }))
+        }
+        coffer_service::tfa::Step::Next {
+            redirect_url,
+            remember_token,
+        } => {
+            let mut r = HttpResponse::Ok();
+            if let Some(t) = remember_token {
+                r.cookie(
+                    actix_web::cookie::Cookie::build(REMEMBER_COOKIE, t)
+                        .path("/rest/users/actions/login")
+                        .http_only(true)
+                        .secure(st.secure_cookies)
+                        .same_site(actix_web::cookie::SameSite::Strict)
+                        .max_age(actix_web::cookie::time::Duration::seconds(
+                            coffer_service::tfa::REMEMBER_SECS,
+                        ))
+                        .finish(),
+                );
+            }
+            r.json(serde_json::json!({ "redirectUrl": redirect_url }))
+        }
+    }
+}
+
+#[utoipa::path(post, path = "/rest/users/me/tfa/challenge", tag = "users", request_body(content = serde_json::Value, description = "`{referral?}`"), responses((status = 200, description = "`{challengeMsg}` or `{redirectUrl}`")), security(("bearer" = [])))]
+pub async fn tfa_challenge(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let referral = Fields::of(&body)?.opt_str("referral")?.map(str::to_string);
+    let step = blocking(&st, move |ctx| {
+        coffer_service::tfa::challenge(ctx, &c, referral.as_deref())
+    })
+    .await?;
+    Ok(step_response(&st, step))
+}
+
+#[utoipa::path(post, path = "/rest/users/me/tfa/auth", tag = "users", request_body(content = serde_json::Value, description = "`{otp, referral?, rememberDevice?}`"), responses((status = 200, description = "`{redirectUrl}` when accepted, `{challengeMsg}` for another round"), (status = 422)), security(("bearer" = [])))]
+pub async fn tfa_auth(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let otp = f.req_str("otp")?.to_string();
+    let referral = f.opt_str("referral")?.map(str::to_string);
+    let remember = f.opt_bool("rememberDevice")?.unwrap_or(false);
+    let step = blocking(&st, move |ctx| {
+        coffer_service::tfa::auth(ctx, &c, &otp, referral.as_deref(), remember)
+    })
+    .await?;
+    Ok(step_response(&st, step))
 }

@@ -234,6 +234,9 @@ pub fn insert_user(
         version: 1,
         created_at: t,
         updated_at: t,
+        totp_secret: None,
+        totp_enabled: false,
+        totp_last_step: None,
     };
     coffer_store::users::insert(c, &user).map_err(|e| {
         if e.is_unique_violation() {

@@ -16,6 +16,7 @@ pub mod scim_tokens;
 pub mod sessions;
 pub mod settings;
 pub mod sms;
+pub mod tfa;
 pub mod throttle;
 pub mod users;
 pub mod views;

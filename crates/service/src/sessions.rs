@@ -12,6 +12,19 @@ use coffer_store::models::WebSession;
 /// The one call a session may make while its password change is due.
 pub const FORCED_CHANGE_PATH: &str = "/rest/users/me/forcedPasswordChange";
 
+/// The calls of the two-factor step.
+pub const TFA_PATHS: [&str; 2] = ["/rest/users/me/tfa/challenge", "/rest/users/me/tfa/auth"];
+
+/// Whether a session in `state` may make a call to `path`.
+fn allowed_while(state: &str, path: &str) -> bool {
+    match state {
+        "active" => true,
+        "password_change" => path == FORCED_CHANGE_PATH,
+        "tfa" => TFA_PATHS.contains(&path),
+        _ => false,
+    }
+}
+
 /// How long a session lives without `PUT /rest/users/aliveToken`.
 pub const SESSION_SECS: i64 = 8 * 3600;
 /// The family of a session's caller, so that logout and password changes find the session.
@@ -44,6 +57,7 @@ pub fn login(
     password: &str,
     referral: Option<&str>,
     client_ip: Option<&str>,
+    remember_token: Option<&str>,
 ) -> Result<Login> {
     let user = match crate::accounts::sign_in(ctx, username, password, client_ip)? {
         crate::accounts::SignIn::Ok(u) => *u,
@@ -60,7 +74,20 @@ pub fn login(
     };
     let session_token = new_token();
     let csrf_token = new_token();
-    let state = if user.force_password_change {
+    let remembered = match remember_token {
+        Some(t) if user.totp_enabled => ctx.with_conn(|c| {
+            Ok(coffer_store::users::remembered(
+                c,
+                &hash_token(t),
+                &user.id,
+                now(),
+            )?)
+        })?,
+        _ => false,
+    };
+    let state = if user.totp_enabled && !remembered {
+        "tfa"
+    } else if user.force_password_change {
         "password_change"
     } else {
         "active"
@@ -87,11 +114,11 @@ pub fn login(
     })?;
     let base = &ctx.config.base_url;
     let next = safe_referral(base, referral);
-    let redirect_url = if state == "password_change" {
-        let encoded: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
-        format!("{base}/#/forcedPasswordChange?referral={encoded}")
-    } else {
-        next
+    let encoded: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
+    let redirect_url = match state {
+        "tfa" => format!("{base}/#/tfa?referral={encoded}"),
+        "password_change" => format!("{base}/#/forcedPasswordChange?referral={encoded}"),
+        _ => next,
     };
     Ok(Login {
         session_token,
@@ -135,8 +162,15 @@ pub fn authenticate(
             return Err(ApiError::new(ErrorCode::AuthInvalidCsrf).into());
         }
     }
-    // A session whose password change is due may only make that change.
-    if session.state != "active" && path != FORCED_CHANGE_PATH {
+    // A session with a step still due (two-factor, a password change) may only take that step.
+    if !allowed_while(&session.state, path) {
+        if session.state == "tfa" {
+            let base = &ctx.config.base_url;
+            return Err(ApiError::new(ErrorCode::AccessDenied)
+                .with_message("Access denied (the two-factor step is due).")
+                .with_redirect_url(format!("{base}/#/tfa"))
+                .into());
+        }
         let base = &ctx.config.base_url;
         return Err(ApiError::new(ErrorCode::AccessDenied)
             .with_message("Access denied (a password change is due).")

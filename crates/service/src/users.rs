@@ -171,6 +171,9 @@ fn placeholder(id: &str) -> User {
         version: 0,
         created_at: 0,
         updated_at: 0,
+        totp_secret: None,
+        totp_enabled: false,
+        totp_last_step: None,
     }
 }
 

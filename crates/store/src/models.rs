@@ -36,6 +36,11 @@ pub struct User {
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The TOTP secret (base32), set at enrolment; two-factor sign-in needs `totp_enabled`.
+    pub totp_secret: Option<String>,
+    pub totp_enabled: bool,
+    /// The last TOTP step used, so that a code is never accepted twice.
+    pub totp_last_step: Option<i64>,
 }
 
 impl User {

@@ -40,6 +40,9 @@ diesel::table! {
         version -> BigInt,
         created_at -> BigInt,
         updated_at -> BigInt,
+        totp_secret -> Nullable<Text>,
+        totp_enabled -> Bool,
+        totp_last_step -> Nullable<BigInt>,
     }
 }
 
@@ -224,6 +227,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     auth_failures,
     sms_messages,
     web_sessions,
+    remembered_devices,
 );
 
 diesel::table! {
@@ -306,3 +310,11 @@ diesel::table! {
 }
 
 diesel::joinable!(web_sessions -> users (user_id));
+
+diesel::table! {
+    remembered_devices (token_hash) {
+        token_hash -> Text,
+        user_id -> Text,
+        expires_at -> BigInt,
+    }
+}

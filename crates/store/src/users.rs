@@ -120,3 +120,72 @@ pub fn clear_force_password_change(conn: &mut DbConn, id: &str) -> StoreResult<u
         .set(users::force_password_change.eq(false))
         .execute(conn))?)
 }
+
+/// Sets (or clears) the TOTP secret and whether two-factor sign-in is on.
+pub fn set_totp(
+    conn: &mut DbConn,
+    id: &str,
+    secret: Option<&str>,
+    enabled: bool,
+    now: i64,
+) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(users::table.find(id))
+        .set((
+            users::totp_secret.eq(secret),
+            users::totp_enabled.eq(enabled),
+            users::totp_last_step.eq(None::<i64>),
+            users::updated_at.eq(now),
+        ))
+        .execute(conn))?)
+}
+
+/// Records the TOTP step just used, only if it is later than the last one (0 otherwise: a
+/// concurrent use of the same code).
+pub fn use_totp_step(conn: &mut DbConn, id: &str, step: i64) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(users::table
+            .find(id)
+            .filter(users::totp_last_step.is_null().or(users::totp_last_step.lt(step))))
+        .set(users::totp_last_step.eq(step))
+        .execute(conn))?)
+}
+
+/// Remembers a browser that passed two-factor sign-in.
+pub fn remember_device(
+    conn: &mut DbConn,
+    token_hash: &str,
+    user_id: &str,
+    expires_at: i64,
+) -> StoreResult<()> {
+    use crate::schema::remembered_devices as r;
+    db_run!(conn => diesel::insert_into(r::table)
+        .values((r::token_hash.eq(token_hash), r::user_id.eq(user_id), r::expires_at.eq(expires_at)))
+        .execute(conn))?;
+    Ok(())
+}
+
+/// Whether a remembered-browser token is valid for the user.
+pub fn remembered(
+    conn: &mut DbConn,
+    token_hash: &str,
+    user_id: &str,
+    now: i64,
+) -> StoreResult<bool> {
+    use crate::schema::remembered_devices as r;
+    let n: i64 = db_run!(conn => r::table
+        .filter(r::token_hash.eq(token_hash))
+        .filter(r::user_id.eq(user_id))
+        .filter(r::expires_at.gt(now))
+        .count()
+        .get_result(conn))?;
+    Ok(n > 0)
+}
+
+/// Turns two-factor sign-in on for the secret already set up; the step of the confirming code
+/// stays used.
+pub fn enable_totp(conn: &mut DbConn, id: &str, now: i64) -> StoreResult<usize> {
+    Ok(
+        db_run!(conn => diesel::update(users::table.find(id).filter(users::totp_secret.is_not_null()))
+        .set((users::totp_enabled.eq(true), users::updated_at.eq(now)))
+        .execute(conn))?,
+    )
+}

@@ -58,3 +58,11 @@ pub fn activate(conn: &mut DbConn, id_hash: &str) -> StoreResult<usize> {
         .execute(conn))?,
     )
 }
+
+pub fn set_state(conn: &mut DbConn, id_hash: &str, state: &str) -> StoreResult<usize> {
+    Ok(
+        db_run!(conn => diesel::update(web_sessions::table.find(id_hash))
+        .set(web_sessions::state.eq(state))
+        .execute(conn))?,
+    )
+}

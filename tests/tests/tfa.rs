@@ -1,0 +1,217 @@
+//! Two-factor sign-in with TOTP over HTTP: enrolment (a secret and an otpauth URI, confirmed by a
+//! code), the second step of the JSON sign-in (challenge, wrong and right codes, no replay),
+//! remembering a browser, and reset.
+
+use coffer_domain::Role;
+use coffer_oauth::totp::{code_at, TotpSecret};
+use coffer_tests::{Body, Resp, TestApp};
+use serde_json::json;
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+fn cookie_value(r: &Resp, name: &str) -> Option<String> {
+    r.cookies().iter().find_map(|c| {
+        c.split(';')
+            .next()?
+            .strip_prefix(&format!("{name}="))
+            .map(str::to_string)
+    })
+}
+
+/// Enrols the user behind `token`; returns the secret and the time whose code confirmed it.
+fn enrol(app: &TestApp, token: &str) -> (TotpSecret, i64) {
+    let cfg = app
+        .rest("GET", "/rest/users/me/tfa/config", token, None)
+        .json();
+    assert_eq!(cfg["enabled"], false);
+    let setup = app.rest("GET", "/rest/users/me/tfa/setupTotpSecret", token, None);
+    assert_eq!(setup.status, 200, "{}", setup.text);
+    let v = setup.json();
+    assert!(
+        v["uri"].as_str().unwrap().starts_with("otpauth://totp/"),
+        "{v}"
+    );
+    let secret = TotpSecret::from_base32(v["secret"].as_str().unwrap()).unwrap();
+    let wrong = app.rest(
+        "POST",
+        "/rest/users/me/tfa/verifyTotpSecret",
+        token,
+        Some(json!({"otp": "000000"})),
+    );
+    let t0 = now();
+    let right_now = code_at(&secret, t0);
+    if right_now != "000000" {
+        assert_eq!(
+            (wrong.status, wrong.code()),
+            (422, "ERR_INVALID_PARAMETER".to_string())
+        );
+    }
+    let r = app.rest(
+        "POST",
+        "/rest/users/me/tfa/verifyTotpSecret",
+        token,
+        Some(json!({"otp": right_now})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        app.rest("GET", "/rest/users/me/tfa/config", token, None)
+            .json()["enabled"],
+        true
+    );
+    (secret, t0)
+}
+
+fn login(app: &TestApp, email: &str, pw: &str, cookie: Option<&str>) -> Resp {
+    let mut h = vec![("X-Coffer-Version", "28")];
+    if let Some(c) = cookie {
+        h.push(("Cookie", c));
+    }
+    app.send(
+        "POST",
+        "/rest/users/actions/login",
+        &h,
+        Some(Body::Json(
+            json!({"username": email, "password": pw, "referral": "/#/home"}),
+        )),
+    )
+}
+
+#[test]
+fn two_factor_sign_in_with_totp() {
+    let app = TestApp::spawn();
+    let (id, pw) = app.user("ann@example.com", Role::User);
+    let (_, token) = {
+        let t = app.form(
+            "/oauth/token",
+            &[
+                ("grant_type", "password"),
+                ("username", "ann@example.com"),
+                ("password", &pw),
+                ("client_id", &app.admin.client_id),
+                ("client_secret", &app.admin.client_secret),
+            ],
+        );
+        (
+            id.clone(),
+            t.json()["access_token"].as_str().unwrap().to_string(),
+        )
+    };
+    let (secret, t0) = enrol(&app, &token);
+    assert_eq!(
+        app.count(
+            &format!("id = '{id}' AND totp_enabled = TRUE AND totp_secret IS NOT NULL"),
+            "users"
+        ),
+        1
+    );
+
+    // The JSON sign-in now stops at the second step.
+    let r = login(&app, "ann@example.com", &pw, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(
+        r.json()["redirectUrl"]
+            .as_str()
+            .unwrap()
+            .contains("/#/tfa?referral="),
+        "{}",
+        r.text
+    );
+    let session = cookie_value(&r, "coffer_session").unwrap();
+    let csrf = cookie_value(&r, "XSRF-TOKEN").unwrap();
+    let cookie = format!("coffer_session={session}; XSRF-TOKEN={csrf}");
+    let call = |method: &str, path: &str, body: Option<serde_json::Value>| {
+        app.send(
+            method,
+            path,
+            &[
+                ("X-Coffer-Version", "28"),
+                ("Cookie", &cookie),
+                ("X-XSRF-TOKEN", &csrf),
+            ],
+            body.map(Body::Json),
+        )
+    };
+    let r = call("GET", "/rest/users/me", None);
+    assert_eq!((r.status, r.code()), (403, "ERR_ACCESS_DENIED".to_string()));
+    assert!(r.json()["errors"][0]["redirectUrl"]
+        .as_str()
+        .unwrap()
+        .ends_with("/#/tfa"));
+
+    let r = call(
+        "POST",
+        "/rest/users/me/tfa/challenge",
+        Some(json!({"referral": "/#/home"})),
+    );
+    assert!(r.json()["challengeMsg"].is_string(), "{}", r.text);
+    assert!(r.json().get("redirectUrl").is_none());
+    let r = call(
+        "POST",
+        "/rest/users/me/tfa/auth",
+        Some(json!({"otp": "12345"})),
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INPUT_INVALID_FORMAT".to_string())
+    );
+
+    // The enrolment used the current step: a code is accepted once, so use the next step's.
+    let used = code_at(&secret, t0);
+    let r = call(
+        "POST",
+        "/rest/users/me/tfa/auth",
+        Some(json!({"otp": used})),
+    );
+    let v = r.json();
+    assert!(
+        v.get("challengeMsg").is_some() && v.get("redirectUrl").is_none(),
+        "a used code asks again: {v}"
+    );
+    let next = code_at(&secret, t0 + 30);
+    let r = call(
+        "POST",
+        "/rest/users/me/tfa/auth",
+        Some(json!({"otp": next, "referral": "/#/home", "rememberDevice": true})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["redirectUrl"], format!("{}/#/home", app.base));
+    assert!(r.json().get("challengeMsg").is_none());
+    let remember = cookie_value(&r, "coffer_tfa_remember").expect("remember cookie");
+    assert_eq!(
+        call("GET", "/rest/users/me", None).status,
+        200,
+        "the session is signed in"
+    );
+
+    // A remembered browser skips the second step.
+    let r = login(
+        &app,
+        "ann@example.com",
+        &pw,
+        Some(&format!("coffer_tfa_remember={remember}")),
+    );
+    assert_eq!(r.json()["redirectUrl"], format!("{}/#/home", app.base));
+    // Another browser does not.
+    let r = login(
+        &app,
+        "ann@example.com",
+        &pw,
+        Some("coffer_tfa_remember=forged"),
+    );
+    assert!(r.json()["redirectUrl"].as_str().unwrap().contains("/#/tfa"));
+
+    // Reset turns it off.
+    assert_eq!(
+        app.rest("POST", "/rest/users/me/tfa/resetTotpSecret", &token, None)
+            .status,
+        200
+    );
+    let r = login(&app, "ann@example.com", &pw, None);
+    assert_eq!(r.json()["redirectUrl"], format!("{}/#/home", app.base));
+    assert_eq!(app.count("subject = 'user.tfa.enable'", "events"), 1);
+}
