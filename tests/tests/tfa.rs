@@ -215,3 +215,143 @@ fn two_factor_sign_in_with_totp() {
     assert_eq!(r.json()["redirectUrl"], format!("{}/#/home", app.base));
     assert_eq!(app.count("subject = 'user.tfa.enable'", "events"), 1);
 }
+
+/// The value of a hidden input in a page.
+fn hidden(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {name} in {html}"))
+        + marker.len();
+    html[start..start + html[start..].find('"').unwrap()].to_string()
+}
+
+#[test]
+fn the_authorization_page_takes_the_same_second_step() {
+    let app = TestApp::spawn();
+    let (_, pw) = app.user("ann@example.com", Role::User);
+    let token = app.password_token("ann@example.com", &pw)["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (secret, t0) = enrol(&app, &token);
+
+    let client = app.admin.client_id.clone();
+    let redirect = app.admin.redirect_uri.clone();
+    let page = app.send(
+        "GET",
+        &format!("/oauth/authorize?client_id={client}&response_type=code&state=s1"),
+        &[],
+        None,
+    );
+    let cookie = page
+        .cookies()
+        .iter()
+        .find(|c| c.starts_with("coffer_oauth_csrf="))
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let csrf = cookie.trim_start_matches("coffer_oauth_csrf=").to_string();
+    let form = |pairs: &[(&str, &str)]| {
+        Body::Form(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    };
+
+    let r = app.send(
+        "POST",
+        "/oauth/authorize",
+        &[("Cookie", &cookie)],
+        Some(form(&[
+            ("client_id", &client),
+            ("response_type", "code"),
+            ("state", "s1"),
+            ("email", "ann@example.com"),
+            ("password", &pw),
+            ("csrf", &csrf),
+        ])),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(
+        r.text.contains("Two-step verification")
+            && r.text.contains("<label for=\"code\">Code</label>")
+            && r.text.contains(">Verify</button>")
+    );
+    assert!(
+        r.header("location").is_none(),
+        "no code before the second step"
+    );
+    let ticket = hidden(&r.text, "ticket");
+
+    // The two-factor ticket does not pass for consent.
+    let r2 = app.send(
+        "POST",
+        "/oauth/consent",
+        &[("Cookie", &cookie)],
+        Some(form(&[
+            ("ticket", &ticket),
+            ("csrf", &csrf),
+            ("decision", "allow"),
+        ])),
+    );
+    assert_eq!(r2.status, 400);
+    assert!(r2.header("location").is_none());
+
+    // The ticket was used up by that attempt; sign in again for a fresh one.
+    let r = app.send(
+        "POST",
+        "/oauth/authorize",
+        &[("Cookie", &cookie)],
+        Some(form(&[
+            ("client_id", &client),
+            ("response_type", "code"),
+            ("state", "s1"),
+            ("email", "ann@example.com"),
+            ("password", &pw),
+            ("csrf", &csrf),
+        ])),
+    );
+    let ticket = hidden(&r.text, "ticket");
+    let wrong = if code_at(&secret, t0 + 30) == "000000" {
+        "111111"
+    } else {
+        "000000"
+    };
+    let r = app.send(
+        "POST",
+        "/oauth/tfa",
+        &[("Cookie", &cookie)],
+        Some(form(&[
+            ("ticket", &ticket),
+            ("csrf", &csrf),
+            ("code", wrong),
+        ])),
+    );
+    assert_eq!(r.status, 401);
+    assert!(r.text.contains("The code is not valid"));
+    let ticket = hidden(&r.text, "ticket");
+    let code = code_at(&secret, t0 + 30);
+    let r = app.send(
+        "POST",
+        "/oauth/tfa",
+        &[("Cookie", &cookie)],
+        Some(form(&[
+            ("ticket", &ticket),
+            ("csrf", &csrf),
+            ("code", &code),
+        ])),
+    );
+    assert_eq!(r.status, 302, "{}", r.text);
+    let location = r.header("location").unwrap();
+    assert!(
+        location.starts_with(&redirect)
+            && location.contains("code=")
+            && location.contains("state=s1"),
+        "{location}"
+    );
+}

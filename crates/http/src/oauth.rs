@@ -38,6 +38,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .route(web::post().to(sign_in)),
     )
     .service(web::resource("/oauth/consent").route(web::post().to(consent)))
+    .service(web::resource("/oauth/tfa").route(web::post().to(second_factor)))
     .service(web::resource("/oauth/token").route(web::post().to(token)))
     .service(web::resource("/oauth/revoke").route(web::post().to(revoke)))
     .service(web::resource("/oauth/introspect").route(web::post().to(introspect)))
@@ -216,6 +217,64 @@ pub async fn sign_in(
             let csrf = param(&pairs, "csrf").unwrap_or_default();
             pages::consent(&name, &scope, &ticket, &csrf, mobile)
         }
+        AfterSignIn::SecondFactor { ticket } => {
+            let csrf = param(&pairs, "csrf").unwrap_or_default();
+            pages::second_factor(&name, &ticket, &csrf, None, mobile)
+        }
+    })
+}
+
+#[utoipa::path(post, path = "/oauth/tfa", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`ticket`, `csrf`, `code`"), responses((status = 302, description = "To the client with a code"), (status = 200, description = "The consent page"), (status = 401, description = "A wrong code: the page again"), (status = 400)))]
+pub async fn second_factor(
+    req: HttpRequest,
+    st: Data<AppState>,
+    mut payload: web::Payload,
+) -> Result<HttpResponse, RestError> {
+    let body = read_body(&mut payload, MAX_FORM).await?;
+    let pairs = match unique_pairs(&String::from_utf8_lossy(&body)) {
+        Ok(p) => p,
+        Err(m) => return Ok(pages::error(StatusCode::BAD_REQUEST, &m)),
+    };
+    let csrf = param(&pairs, "csrf").unwrap_or_default();
+    if !csrf_ok(&req, Some(&csrf)) {
+        return Ok(pages::error(
+            StatusCode::BAD_REQUEST,
+            "The verification form expired. Please start again from the application.",
+        ));
+    }
+    let ticket = param(&pairs, "ticket").unwrap_or_default();
+    let code = param(&pairs, "code").unwrap_or_default();
+    let ip = req.peer_addr().map(|a| a.ip().to_string());
+    let outcome = blocking(&st, move |ctx| {
+        svc::second_factor(ctx, &ticket, &code, ip.as_deref())
+    })
+    .await?;
+    Ok(match outcome {
+        svc::SecondFactor::Expired => pages::error(
+            StatusCode::BAD_REQUEST,
+            "The verification expired. Please start again from the application.",
+        ),
+        svc::SecondFactor::Again { ticket, mobile } => pages::second_factor(
+            "",
+            &ticket,
+            &csrf,
+            Some("The code is not valid. Try the current code."),
+            mobile,
+        ),
+        svc::SecondFactor::Done {
+            next,
+            client_name,
+            scope,
+            mobile,
+        } => match next {
+            AfterSignIn::Redirect(location) => redirect(&location),
+            AfterSignIn::Consent { ticket } => {
+                pages::consent(&client_name, &scope, &ticket, &csrf, mobile)
+            }
+            AfterSignIn::SecondFactor { .. } => {
+                pages::error(StatusCode::BAD_REQUEST, "Unexpected step.")
+            }
+        },
     })
 }
 

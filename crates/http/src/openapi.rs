@@ -26,6 +26,7 @@ impl Modify for BearerAuth {
         crate::oauth::authorize,
         crate::oauth::sign_in,
         crate::oauth::consent,
+        crate::oauth::second_factor,
         crate::oauth::token,
         crate::oauth::revoke,
         crate::oauth::introspect,

@@ -101,6 +101,38 @@ pub fn sign_in(
     )
 }
 
+/// The two-factor page of the authorization flow: a code from the authenticator app.
+pub fn second_factor(
+    client_name: &str,
+    ticket: &str,
+    csrf: &str,
+    error: Option<&str>,
+    mobile: bool,
+) -> HttpResponse {
+    let status = if error.is_some() {
+        StatusCode::UNAUTHORIZED
+    } else {
+        StatusCode::OK
+    };
+    let err = error
+        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", esc(e)))
+        .unwrap_or_default();
+    page(
+        status,
+        "Two-step verification",
+        mobile,
+        &format!(
+            "<h1>Two-step verification</h1><p>to continue to <strong>{}</strong></p>{err}\
+             <form method=\"post\" action=\"/oauth/tfa\">{}\
+             <label for=\"code\">Code</label><input id=\"code\" name=\"code\" type=\"text\" inputmode=\"numeric\" \
+             autocomplete=\"one-time-code\" pattern=\"[0-9]{{6}}\" maxlength=\"6\" required>\
+             <button type=\"submit\">Verify</button></form>",
+            esc(client_name),
+            hidden(&[("ticket", ticket), ("csrf", csrf)])
+        ),
+    )
+}
+
 /// The consent page: Allow or Deny for a client's requested scope.
 pub fn consent(
     client_name: &str,

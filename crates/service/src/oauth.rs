@@ -61,6 +61,8 @@ pub fn check_authorize(
 
 /// What follows a successful sign-in on the authorization page.
 pub enum AfterSignIn {
+    /// Show the two-factor page for this one-time ticket.
+    SecondFactor { ticket: String },
     /// Redirect the browser here (a code, or an error).
     Redirect(String),
     /// Show the consent page for this one-time ticket.
@@ -96,6 +98,124 @@ fn issue_code(c: &mut DbConn, v: &ValidAuthorize, user_id: &str) -> Result<Strin
 /// The user signed in on the authorization page: issue a code at once for clients that skip
 /// consent, else hand out a consent ticket.
 pub fn after_sign_in(ctx: &Ctx, v: &ValidAuthorize, user: &User) -> Result<AfterSignIn> {
+    if user.totp_enabled {
+        let ticket = new_token();
+        ctx.write(|c| {
+            coffer_store::grants::insert_authorize_request(
+                c,
+                &ticket_row(&ticket, v, &user.id, "tfa"),
+            )?;
+            Ok(())
+        })?;
+        return Ok(AfterSignIn::SecondFactor { ticket });
+    }
+    continue_sign_in(ctx, v, user)
+}
+
+fn ticket_row(ticket: &str, v: &ValidAuthorize, user_id: &str, kind: &str) -> AuthorizeRequest {
+    AuthorizeRequest {
+        ticket_hash: hash_token(ticket),
+        client_id: v.client_id.clone(),
+        user_id: user_id.to_string(),
+        redirect_uri: v.redirect_uri.clone(),
+        scope: v.scope.to_string(),
+        state: v.state.clone(),
+        code_challenge: v.code_challenge.clone(),
+        mobile: v.mobile,
+        expires_at: now() + TICKET_LIFETIME_SECS,
+        kind: kind.to_string(),
+    }
+}
+
+fn valid_from_ticket(r: &AuthorizeRequest) -> Result<ValidAuthorize> {
+    Ok(ValidAuthorize {
+        client_id: r.client_id.clone(),
+        redirect_uri: r.redirect_uri.clone(),
+        scope: Scope::parse(&r.scope).map_err(Error::internal)?,
+        state: r.state.clone(),
+        code_challenge: r.code_challenge.clone(),
+        needs_consent: false,
+        mobile: r.mobile,
+    })
+}
+
+/// The outcome of the two-factor page.
+pub enum SecondFactor {
+    /// The ticket is unknown, used or expired.
+    Expired,
+    /// A wrong code: ask again with this new ticket.
+    Again { ticket: String, mobile: bool },
+    /// Go on: a redirect, or the consent page for this client and scope.
+    Done {
+        next: AfterSignIn,
+        client_name: String,
+        scope: String,
+        mobile: bool,
+    },
+}
+
+/// The user answered the two-factor page of the authorization flow.
+pub fn second_factor(
+    ctx: &Ctx,
+    ticket: &str,
+    otp: &str,
+    client_ip: Option<&str>,
+) -> Result<SecondFactor> {
+    let taken = ctx.write(|c| {
+        Ok(coffer_store::grants::take_authorize_request(
+            c,
+            &hash_token(ticket),
+        )?)
+    })?;
+    let Some(r) = taken.filter(|r| r.kind == "tfa" && r.expires_at > now()) else {
+        return Ok(SecondFactor::Expired);
+    };
+    let Some(user) = ctx
+        .with_conn(|c| Ok(coffer_store::users::by_id(c, &r.user_id)?))?
+        .filter(User::is_usable)
+    else {
+        return Ok(SecondFactor::Expired);
+    };
+    let keys = crate::throttle::keys(Some(&user.email), client_ip);
+    if crate::throttle::locked(ctx, &keys)?.is_some() {
+        return Ok(SecondFactor::Expired);
+    }
+    let mut v = valid_from_ticket(&r)?;
+    let ok = match crate::tfa::check_user_code(ctx, &user, otp) {
+        Ok(ok) => ok,
+        Err(Error::Api(_)) => false,
+        Err(e) => return Err(e),
+    };
+    if !ok {
+        std::thread::sleep(crate::throttle::failed(ctx, &keys)?);
+        let again = new_token();
+        ctx.write(|c| {
+            Ok(coffer_store::grants::insert_authorize_request(
+                c,
+                &ticket_row(&again, &v, &user.id, "tfa"),
+            )?)
+        })?;
+        return Ok(SecondFactor::Again {
+            ticket: again,
+            mobile: r.mobile,
+        });
+    }
+    // The client's consent setting decides the next step, as after a sign-in without two factors.
+    let client = ctx.with_conn(|c| Ok(coffer_store::clients::by_id(c, &r.client_id)?))?;
+    v.needs_consent = client
+        .as_ref()
+        .is_some_and(|c| c.flag & coffer_domain::client::flag::NO_CONSENT == 0);
+    Ok(SecondFactor::Done {
+        next: continue_sign_in(ctx, &v, &user)?,
+        client_name: client.map(|c| c.name).unwrap_or_default(),
+        scope: r.scope,
+        mobile: r.mobile,
+    })
+}
+
+/// After the credentials (and the second factor): a code at once for clients that skip consent,
+/// else a consent ticket.
+fn continue_sign_in(ctx: &Ctx, v: &ValidAuthorize, user: &User) -> Result<AfterSignIn> {
     ctx.write(|c| {
         events::record(
             c,
@@ -109,17 +229,7 @@ pub fn after_sign_in(ctx: &Ctx, v: &ValidAuthorize, user: &User) -> Result<After
         let ticket = new_token();
         coffer_store::grants::insert_authorize_request(
             c,
-            &AuthorizeRequest {
-                ticket_hash: hash_token(&ticket),
-                client_id: v.client_id.clone(),
-                user_id: user.id.clone(),
-                redirect_uri: v.redirect_uri.clone(),
-                scope: v.scope.to_string(),
-                state: v.state.clone(),
-                code_challenge: v.code_challenge.clone(),
-                mobile: v.mobile,
-                expires_at: now() + TICKET_LIFETIME_SECS,
-            },
+            &ticket_row(&ticket, v, &user.id, "consent"),
         )?;
         Ok(AfterSignIn::Consent { ticket })
     })
@@ -131,7 +241,8 @@ pub fn consent(ctx: &Ctx, ticket: &str, allow: bool) -> Result<Option<String>> {
         let Some(r) = coffer_store::grants::take_authorize_request(c, &hash_token(ticket))? else {
             return Ok(None);
         };
-        if r.expires_at <= now() {
+        // A two-factor ticket never stands for consent.
+        if r.expires_at <= now() || r.kind != "consent" {
             return Ok(None);
         }
         let v = ValidAuthorize {

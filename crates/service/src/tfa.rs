@@ -43,8 +43,8 @@ pub fn setup(ctx: &Ctx, caller: &Caller) -> Result<serde_json::Value> {
     }))
 }
 
-fn secret_of(caller: &Caller) -> Result<TotpSecret> {
-    let s = caller.user.totp_secret.as_deref().ok_or_else(|| {
+fn secret_of_user(user: &coffer_store::models::User) -> Result<TotpSecret> {
+    let s = user.totp_secret.as_deref().ok_or_else(|| {
         Error::from(
             ApiError::new(ErrorCode::EntityNotFound)
                 .with_message("The entity was not found (no TOTP secret is set up)."),
@@ -53,18 +53,19 @@ fn secret_of(caller: &Caller) -> Result<TotpSecret> {
     TotpSecret::from_base32(s).map_err(Error::internal)
 }
 
-/// Checks a code against the user's secret, refusing replay; records the step used.
+/// Checks a code against the caller's secret (see [`check_user_code`]).
 fn check_code(ctx: &Ctx, caller: &Caller, otp: &str) -> Result<bool> {
-    let secret = secret_of(caller)?;
-    match totp::verify(&secret, otp.trim(), now(), caller.user.totp_last_step) {
+    check_user_code(ctx, &caller.user, otp)
+}
+
+/// Checks a code against a user's secret, refusing replay; records the step used. Also for a
+/// user who is not a caller yet (the authorization page).
+pub fn check_user_code(ctx: &Ctx, user: &coffer_store::models::User, otp: &str) -> Result<bool> {
+    let secret = secret_of_user(user)?;
+    match totp::verify(&secret, otp.trim(), now(), user.totp_last_step) {
         Ok(step) => {
-            let fresh = ctx.write(|c| {
-                Ok(coffer_store::users::use_totp_step(
-                    c,
-                    &caller.user.id,
-                    step,
-                )?)
-            })?;
+            let fresh =
+                ctx.write(|c| Ok(coffer_store::users::use_totp_step(c, &user.id, step)?))?;
             Ok(fresh == 1)
         }
         Err(TotpError::Malformed) => {

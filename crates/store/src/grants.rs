@@ -84,7 +84,7 @@ pub fn insert_authorize_request(conn: &mut DbConn, r: &AuthorizeRequest) -> Stor
     Ok(())
 }
 
-/// Takes a consent ticket: returns it and deletes it, so it serves once.
+/// Takes a ticket of the authorization page: returns it and deletes it, so it serves once.
 pub fn take_authorize_request(
     conn: &mut DbConn,
     ticket_hash: &str,

@@ -203,6 +203,8 @@ pub struct AuthorizeRequest {
     pub code_challenge: Option<String>,
     pub mobile: bool,
     pub expires_at: i64,
+    /// `consent`, or `tfa` for the two-factor step that comes before it.
+    pub kind: String,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]

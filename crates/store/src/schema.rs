@@ -187,6 +187,7 @@ diesel::table! {
         code_challenge -> Nullable<Text>,
         mobile -> Bool,
         expires_at -> BigInt,
+        kind -> Text,
     }
 }
 

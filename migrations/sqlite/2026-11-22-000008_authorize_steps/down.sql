@@ -1,0 +1,1 @@
+ALTER TABLE authorize_requests DROP COLUMN kind;
