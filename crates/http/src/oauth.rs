@@ -60,6 +60,15 @@ fn unique_pairs(raw: &str) -> Result<Vec<(String, String)>, String> {
     Ok(pairs)
 }
 
+/// The form of a page's POST, or the error page for a malformed one.
+async fn page_form(
+    payload: &mut web::Payload,
+) -> Result<Result<Vec<(String, String)>, HttpResponse>, RestError> {
+    let body = read_body(payload, MAX_FORM).await?;
+    Ok(unique_pairs(&String::from_utf8_lossy(&body))
+        .map_err(|m| pages::error(StatusCode::BAD_REQUEST, &m)))
+}
+
 fn param(pairs: &[(String, String)], name: &str) -> Option<String> {
     pairs
         .iter()
@@ -153,10 +162,9 @@ pub async fn sign_in(
     st: Data<AppState>,
     mut payload: web::Payload,
 ) -> Result<HttpResponse, RestError> {
-    let body = read_body(&mut payload, MAX_FORM).await?;
-    let pairs = match unique_pairs(&String::from_utf8_lossy(&body)) {
+    let pairs = match page_form(&mut payload).await? {
         Ok(p) => p,
-        Err(m) => return Ok(pages::error(StatusCode::BAD_REQUEST, &m)),
+        Err(page) => return Ok(page),
     };
     let params = authorize_params(&pairs);
     let checked = blocking(&st, move |ctx| svc::check_authorize(ctx, &params)).await?;
@@ -230,10 +238,9 @@ pub async fn second_factor(
     st: Data<AppState>,
     mut payload: web::Payload,
 ) -> Result<HttpResponse, RestError> {
-    let body = read_body(&mut payload, MAX_FORM).await?;
-    let pairs = match unique_pairs(&String::from_utf8_lossy(&body)) {
+    let pairs = match page_form(&mut payload).await? {
         Ok(p) => p,
-        Err(m) => return Ok(pages::error(StatusCode::BAD_REQUEST, &m)),
+        Err(page) => return Ok(page),
     };
     let csrf = param(&pairs, "csrf").unwrap_or_default();
     if !csrf_ok(&req, Some(&csrf)) {
@@ -284,10 +291,9 @@ pub async fn consent(
     st: Data<AppState>,
     mut payload: web::Payload,
 ) -> Result<HttpResponse, RestError> {
-    let body = read_body(&mut payload, MAX_FORM).await?;
-    let pairs = match unique_pairs(&String::from_utf8_lossy(&body)) {
+    let pairs = match page_form(&mut payload).await? {
         Ok(p) => p,
-        Err(m) => return Ok(pages::error(StatusCode::BAD_REQUEST, &m)),
+        Err(page) => return Ok(page),
     };
     if !csrf_ok(&req, param(&pairs, "csrf").as_deref()) {
         return Ok(pages::error(
