@@ -355,3 +355,98 @@ fn the_authorization_page_takes_the_same_second_step() {
         "{location}"
     );
 }
+
+#[test]
+fn the_authorization_page_takes_a_due_password_change() {
+    let app = TestApp::spawn();
+    let (id, pw) = app.user("ann@example.com", Role::User);
+    app.execute(&format!(
+        "UPDATE users SET force_password_change = TRUE WHERE id = '{id}'"
+    ));
+    let client = app.admin.client_id.clone();
+    let page = app.send(
+        "GET",
+        &format!("/oauth/authorize?client_id={client}&response_type=code&state=s2"),
+        &[],
+        None,
+    );
+    let cookie = page
+        .cookies()
+        .iter()
+        .find(|c| c.starts_with("coffer_oauth_csrf="))
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let csrf = cookie.trim_start_matches("coffer_oauth_csrf=").to_string();
+    let form = |pairs: &[(&str, &str)]| {
+        Body::Form(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    };
+
+    let r = app.send(
+        "POST",
+        "/oauth/authorize",
+        &[("Cookie", &cookie)],
+        Some(form(&[
+            ("client_id", &client),
+            ("response_type", "code"),
+            ("state", "s2"),
+            ("email", "ann@example.com"),
+            ("password", &pw),
+            ("csrf", &csrf),
+        ])),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(
+        r.text.contains("Change your password")
+            && r.text
+                .contains("<label for=\"password\">New password</label>")
+    );
+    assert!(r.header("location").is_none());
+    let ticket = hidden(&r.text, "ticket");
+
+    let r = app.send(
+        "POST",
+        "/oauth/password",
+        &[("Cookie", &cookie)],
+        Some(form(&[
+            ("ticket", &ticket),
+            ("csrf", &csrf),
+            ("previousPassword", &pw),
+            ("password", "weak"),
+        ])),
+    );
+    assert_eq!(r.status, 422);
+    assert!(r.text.contains("password policy"), "{}", r.text);
+    let ticket = hidden(&r.text, "ticket");
+    let r = app.send(
+        "POST",
+        "/oauth/password",
+        &[("Cookie", &cookie)],
+        Some(form(&[
+            ("ticket", &ticket),
+            ("csrf", &csrf),
+            ("previousPassword", &pw),
+            ("password", "New-Passw0rd"),
+        ])),
+    );
+    assert_eq!(r.status, 302, "{}", r.text);
+    assert!(r.header("location").unwrap().contains("code="));
+    assert_eq!(
+        app.count(
+            &format!("id = '{id}' AND force_password_change = FALSE"),
+            "users"
+        ),
+        1
+    );
+    assert_eq!(
+        app.password_token("ann@example.com", "New-Passw0rd")["token_type"],
+        "bearer"
+    );
+}

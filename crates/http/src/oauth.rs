@@ -39,6 +39,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     )
     .service(web::resource("/oauth/consent").route(web::post().to(consent)))
     .service(web::resource("/oauth/tfa").route(web::post().to(second_factor)))
+    .service(web::resource("/oauth/password").route(web::post().to(password_step)))
     .service(web::resource("/oauth/token").route(web::post().to(token)))
     .service(web::resource("/oauth/revoke").route(web::post().to(revoke)))
     .service(web::resource("/oauth/introspect").route(web::post().to(introspect)))
@@ -229,6 +230,10 @@ pub async fn sign_in(
             let csrf = param(&pairs, "csrf").unwrap_or_default();
             pages::second_factor(&name, &ticket, &csrf, None, mobile)
         }
+        AfterSignIn::PasswordChange { ticket } => {
+            let csrf = param(&pairs, "csrf").unwrap_or_default();
+            pages::password_change(&name, &ticket, &csrf, None, mobile)
+        }
     })
 }
 
@@ -278,7 +283,61 @@ pub async fn second_factor(
             AfterSignIn::Consent { ticket } => {
                 pages::consent(&client_name, &scope, &ticket, &csrf, mobile)
             }
+            AfterSignIn::PasswordChange { ticket } => {
+                pages::password_change(&client_name, &ticket, &csrf, None, mobile)
+            }
             AfterSignIn::SecondFactor { .. } => {
+                pages::error(StatusCode::BAD_REQUEST, "Unexpected step.")
+            }
+        },
+    })
+}
+
+#[utoipa::path(post, path = "/oauth/password", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`ticket`, `csrf`, `previousPassword`, `password`"), responses((status = 302, description = "To the client with a code"), (status = 200, description = "The consent page"), (status = 422, description = "Refused: the page again"), (status = 400)))]
+pub async fn password_step(
+    req: HttpRequest,
+    st: Data<AppState>,
+    mut payload: web::Payload,
+) -> Result<HttpResponse, RestError> {
+    let pairs = match page_form(&mut payload).await? {
+        Ok(p) => p,
+        Err(page) => return Ok(page),
+    };
+    let csrf = param(&pairs, "csrf").unwrap_or_default();
+    if !csrf_ok(&req, Some(&csrf)) {
+        return Ok(pages::error(
+            StatusCode::BAD_REQUEST,
+            "The form expired. Please start again from the application.",
+        ));
+    }
+    let ticket = param(&pairs, "ticket").unwrap_or_default();
+    let previous = param(&pairs, "previousPassword").unwrap_or_default();
+    let password = param(&pairs, "password").unwrap_or_default();
+    let outcome = blocking(&st, move |ctx| {
+        svc::password_step(ctx, &ticket, &previous, &password)
+    })
+    .await?;
+    Ok(match outcome {
+        svc::PasswordStep::Expired => pages::error(
+            StatusCode::BAD_REQUEST,
+            "The form expired. Please start again from the application.",
+        ),
+        svc::PasswordStep::Again {
+            ticket,
+            mobile,
+            error,
+        } => pages::password_change("", &ticket, &csrf, Some(&error), mobile),
+        svc::PasswordStep::Done {
+            next,
+            client_name,
+            scope,
+            mobile,
+        } => match next {
+            AfterSignIn::Redirect(location) => redirect(&location),
+            AfterSignIn::Consent { ticket } => {
+                pages::consent(&client_name, &scope, &ticket, &csrf, mobile)
+            }
+            AfterSignIn::SecondFactor { .. } | AfterSignIn::PasswordChange { .. } => {
                 pages::error(StatusCode::BAD_REQUEST, "Unexpected step.")
             }
         },

@@ -27,6 +27,7 @@ impl Modify for BearerAuth {
         crate::oauth::sign_in,
         crate::oauth::consent,
         crate::oauth::second_factor,
+        crate::oauth::password_step,
         crate::oauth::token,
         crate::oauth::revoke,
         crate::oauth::introspect,

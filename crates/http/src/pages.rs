@@ -133,6 +133,38 @@ pub fn second_factor(
     )
 }
 
+/// The password-change page of the authorization flow, when a change is due.
+pub fn password_change(
+    client_name: &str,
+    ticket: &str,
+    csrf: &str,
+    error: Option<&str>,
+    mobile: bool,
+) -> HttpResponse {
+    let status = if error.is_some() {
+        StatusCode::UNPROCESSABLE_ENTITY
+    } else {
+        StatusCode::OK
+    };
+    let err = error
+        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", esc(e)))
+        .unwrap_or_default();
+    page(
+        status,
+        "Change your password",
+        mobile,
+        &format!(
+            "<h1>Change your password</h1><p>A new password is due before you continue to <strong>{}</strong>.</p>{err}\
+             <form method=\"post\" action=\"/oauth/password\">{}\
+             <label for=\"previousPassword\">Current password</label><input id=\"previousPassword\" name=\"previousPassword\" type=\"password\" autocomplete=\"current-password\" required>\
+             <label for=\"password\">New password</label><input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"new-password\" required>\
+             <button type=\"submit\">Change password</button></form>",
+            esc(client_name),
+            hidden(&[("ticket", ticket), ("csrf", csrf)])
+        ),
+    )
+}
+
 /// The consent page: Allow or Deny for a client's requested scope.
 pub fn consent(
     client_name: &str,

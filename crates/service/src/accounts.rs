@@ -124,6 +124,29 @@ pub fn sign_in(ctx: &Ctx, email: &str, password: &str, client_ip: Option<&str>) 
     }
 }
 
+/// Checks a password change: the previous password must match and the new one pass the policy.
+/// Returns the new password's hash.
+pub fn check_new_password(ctx: &Ctx, user: &User, previous: &str, new: &str) -> Result<String> {
+    if !verify_password(previous, user.password_hash.as_deref()) {
+        return Err(
+            ApiError::field(ErrorCode::InvalidParameter, "previousPassword")
+                .with_message("The parameter is invalid (previousPassword does not match).")
+                .into(),
+        );
+    }
+    if let Err(broken) = settings::password_policy(ctx)?.check(new) {
+        return Err(
+            ApiError::field(ErrorCode::InputPasswordComplexityError, "password")
+                .with_message(format!(
+                    "The password does not meet the password policy: {}.",
+                    broken.join(", ")
+                ))
+                .into(),
+        );
+    }
+    hash_password(new)
+}
+
 /// A generated password that satisfies any reasonable policy: 20 characters with every class.
 pub fn generate_password() -> String {
     const LOWER: &[u8] = b"abcdefghijkmnopqrstuvwxyz";

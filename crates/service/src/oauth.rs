@@ -63,6 +63,8 @@ pub fn check_authorize(
 pub enum AfterSignIn {
     /// Show the two-factor page for this one-time ticket.
     SecondFactor { ticket: String },
+    /// Show the password-change page (a change is due) for this one-time ticket.
+    PasswordChange { ticket: String },
     /// Redirect the browser here (a code, or an error).
     Redirect(String),
     /// Show the consent page for this one-time ticket.
@@ -213,9 +215,101 @@ pub fn second_factor(
     })
 }
 
+/// The outcome of the password-change page.
+pub enum PasswordStep {
+    Expired,
+    /// Refused (the previous password or the policy): ask again with this new ticket.
+    Again {
+        ticket: String,
+        mobile: bool,
+        error: String,
+    },
+    /// Go on: a redirect, or the consent page for this client and scope.
+    Done {
+        next: AfterSignIn,
+        client_name: String,
+        scope: String,
+        mobile: bool,
+    },
+}
+
+/// The user answered the password-change page of the authorization flow: the change is made as
+/// for `POST /rest/users/me/forcedPasswordChange` (every other session and token ends), then the
+/// flow goes on.
+pub fn password_step(ctx: &Ctx, ticket: &str, previous: &str, new: &str) -> Result<PasswordStep> {
+    let taken = ctx.write(|c| {
+        Ok(coffer_store::grants::take_authorize_request(
+            c,
+            &hash_token(ticket),
+        )?)
+    })?;
+    let Some(r) = taken.filter(|r| r.kind == "password" && r.expires_at > now()) else {
+        return Ok(PasswordStep::Expired);
+    };
+    let Some(user) = ctx
+        .with_conn(|c| Ok(coffer_store::users::by_id(c, &r.user_id)?))?
+        .filter(User::is_usable)
+    else {
+        return Ok(PasswordStep::Expired);
+    };
+    let mut v = valid_from_ticket(&r)?;
+    let hash = match crate::accounts::check_new_password(ctx, &user, previous, new) {
+        Ok(h) => h,
+        Err(Error::Api(e)) => {
+            let again = new_token();
+            ctx.write(|c| {
+                Ok(coffer_store::grants::insert_authorize_request(
+                    c,
+                    &ticket_row(&again, &v, &user.id, "password"),
+                )?)
+            })?;
+            return Ok(PasswordStep::Again {
+                ticket: again,
+                mobile: r.mobile,
+                error: e.message.into_owned(),
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    let user = ctx.write(|c| {
+        let t = now();
+        coffer_store::users::set_password(c, &user.id, &hash, t)?;
+        coffer_store::users::clear_force_password_change(c, &user.id)?;
+        coffer_store::tokens::revoke_user(c, &user.id)?;
+        coffer_store::web_sessions::delete_for_user(c, &user.id, None)?;
+        events::record(
+            c,
+            "user.password.change",
+            Some(&user.id),
+            serde_json::json!({"id": user.id, "userId": user.id, "forced": true}),
+        )?;
+        coffer_store::users::by_id(c, &user.id)?.ok_or_else(|| Error::internal("the user vanished"))
+    })?;
+    let client = ctx.with_conn(|c| Ok(coffer_store::clients::by_id(c, &r.client_id)?))?;
+    v.needs_consent = client
+        .as_ref()
+        .is_some_and(|c| c.flag & coffer_domain::client::flag::NO_CONSENT == 0);
+    Ok(PasswordStep::Done {
+        next: continue_sign_in(ctx, &v, &user)?,
+        client_name: client.map(|c| c.name).unwrap_or_default(),
+        scope: r.scope,
+        mobile: r.mobile,
+    })
+}
+
 /// After the credentials (and the second factor): a code at once for clients that skip consent,
 /// else a consent ticket.
 fn continue_sign_in(ctx: &Ctx, v: &ValidAuthorize, user: &User) -> Result<AfterSignIn> {
+    if user.force_password_change {
+        let ticket = new_token();
+        ctx.write(|c| {
+            Ok(coffer_store::grants::insert_authorize_request(
+                c,
+                &ticket_row(&ticket, v, &user.id, "password"),
+            )?)
+        })?;
+        return Ok(AfterSignIn::PasswordChange { ticket });
+    }
     ctx.write(|c| {
         events::record(
             c,

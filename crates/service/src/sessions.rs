@@ -203,24 +203,7 @@ pub fn forced_password_change(
     previous: &str,
     referral: Option<&str>,
 ) -> Result<String> {
-    if !crate::accounts::verify_password(previous, caller.user.password_hash.as_deref()) {
-        return Err(
-            ApiError::field(ErrorCode::InvalidParameter, "previousPassword")
-                .with_message("The parameter is invalid (previousPassword does not match).")
-                .into(),
-        );
-    }
-    if let Err(broken) = crate::settings::password_policy(ctx)?.check(password) {
-        return Err(
-            ApiError::field(ErrorCode::InputPasswordComplexityError, "password")
-                .with_message(format!(
-                    "The password does not meet the password policy: {}.",
-                    broken.join(", ")
-                ))
-                .into(),
-        );
-    }
-    let hash = crate::accounts::hash_password(password)?;
+    let hash = crate::accounts::check_new_password(ctx, &caller.user, previous, password)?;
     ctx.write(|c| {
         coffer_store::users::set_password(c, &caller.user.id, &hash, now())?;
         coffer_store::users::clear_force_password_change(c, &caller.user.id)?;
