@@ -28,24 +28,7 @@ pub fn update_me(
             let prev = previous
                 .as_deref()
                 .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, "previousPassword"))?;
-            if !accounts::verify_password(prev, caller.user.password_hash.as_deref()) {
-                return Err(
-                    ApiError::field(ErrorCode::InvalidParameter, "previousPassword")
-                        .with_message("The parameter is invalid (previousPassword does not match).")
-                        .into(),
-                );
-            }
-            if let Err(broken) = settings::password_policy(ctx)?.check(pw) {
-                return Err(
-                    ApiError::field(ErrorCode::InputPasswordComplexityError, "password")
-                        .with_message(format!(
-                            "The password does not meet the password policy: {}.",
-                            broken.join(", ")
-                        ))
-                        .into(),
-                );
-            }
-            Some(accounts::hash_password(pw)?)
+            Some(accounts::check_new_password(ctx, &caller.user, prev, pw)?)
         }
     };
     if name.is_none() && new_hash.is_none() {
