@@ -5,6 +5,7 @@
 #   just test      cargo test --workspace              (the whole suite, SQLite)
 #   just test-pg   scripts/pg-test-server.sh run -- cargo test -p coffer-tests -p cofferd
 #                                                      (the end-to-end suite on a throwaway PostgreSQL)
+#   just test-ldap scripts/ldap-test-server.sh run -- cargo test -p coffer-tests --test ldap
 #   just lint      cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings
 #   just bench     scripts/bench.sh                    (writes docs/benchmarks.md)
 #   just ci        bash .ci/run                        (what CI runs)
@@ -27,6 +28,10 @@ test *ARGS:
 # end-to-end tests against a throwaway PostgreSQL (scripts/pg-test-server.sh)
 test-pg *ARGS:
     scripts/pg-test-server.sh run -- cargo test -p coffer-tests -p cofferd "$@"
+
+# the directory-lookup test against a throwaway OpenLDAP (slapd)
+test-ldap:
+    scripts/ldap-test-server.sh run -- cargo test -p coffer-tests --test ldap
 
 # cargo fmt --check and clippy -D warnings
 lint:

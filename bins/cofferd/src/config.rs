@@ -57,6 +57,27 @@ pub struct Flags {
     /// Seconds failed sign-ins are remembered [default: 900]
     #[arg(long, global = true, env = "COFFER_AUTH_WINDOW_SECONDS")]
     pub auth_window_seconds: Option<i64>,
+    /// An LDAP directory for user lookups, ldap:// or ldaps:// [default: the local users]
+    #[arg(long, global = true, env = "COFFER_LDAP_URL")]
+    pub ldap_url: Option<String>,
+    #[arg(long, global = true, env = "COFFER_LDAP_BIND_DN")]
+    pub ldap_bind_dn: Option<String>,
+    /// The bind password (prefer the environment or the file to a flag)
+    #[arg(
+        long,
+        global = true,
+        env = "COFFER_LDAP_BIND_PASSWORD",
+        hide_env_values = true
+    )]
+    pub ldap_bind_password: Option<String>,
+    #[arg(long, global = true, env = "COFFER_LDAP_BASE_DN")]
+    pub ldap_base_dn: Option<String>,
+    /// [default: mail]
+    #[arg(long, global = true, env = "COFFER_LDAP_MAIL_ATTRIBUTE")]
+    pub ldap_mail_attribute: Option<String>,
+    /// [default: cn]
+    #[arg(long, global = true, env = "COFFER_LDAP_NAME_ATTRIBUTE")]
+    pub ldap_name_attribute: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -77,6 +98,12 @@ struct FileConfig {
     auth_max_failures: Option<i32>,
     auth_lock_seconds: Option<i64>,
     auth_window_seconds: Option<i64>,
+    ldap_url: Option<String>,
+    ldap_bind_dn: Option<String>,
+    ldap_bind_password: Option<String>,
+    ldap_base_dn: Option<String>,
+    ldap_mail_attribute: Option<String>,
+    ldap_name_attribute: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -90,6 +117,7 @@ pub struct Settings {
     pub waf_rules: Option<PathBuf>,
     pub delivery: coffer_delivery::Config,
     pub throttle: coffer_service::throttle::Limits,
+    pub ldap: Option<coffer_service::directory::LdapConfig>,
 }
 
 impl Settings {
@@ -172,12 +200,39 @@ impl Settings {
                 }
                 t
             },
+            ldap: match flags.ldap_url.clone().or(file.ldap_url) {
+                None => None,
+                Some(url) => Some(coffer_service::directory::LdapConfig {
+                    url,
+                    bind_dn: flags.ldap_bind_dn.clone().or(file.ldap_bind_dn),
+                    bind_password: flags.ldap_bind_password.clone().or(file.ldap_bind_password),
+                    base_dn: flags
+                        .ldap_base_dn
+                        .clone()
+                        .or(file.ldap_base_dn)
+                        .ok_or_else(|| {
+                            anyhow::anyhow!("COFFER_LDAP_URL needs COFFER_LDAP_BASE_DN")
+                        })?,
+                    mail_attribute: flags
+                        .ldap_mail_attribute
+                        .clone()
+                        .or(file.ldap_mail_attribute)
+                        .unwrap_or_else(|| "mail".into()),
+                    name_attribute: flags
+                        .ldap_name_attribute
+                        .clone()
+                        .or(file.ldap_name_attribute)
+                        .unwrap_or_else(|| "cn".into()),
+                    timeout: std::time::Duration::from_secs(5),
+                }),
+            },
         })
     }
 
     pub fn service_config(&self) -> coffer_service::Config {
         let mut c = coffer_service::Config::new(&self.base_url, &self.version_brand);
         c.throttle = self.throttle.clone();
+        c.ldap = self.ldap.clone();
         c
     }
 }

@@ -227,7 +227,7 @@ pub async fn ldap_search(
     let q = list::parse(&q, &LDAP_SPEC)?;
     let value = q.extra("value").unwrap_or_default().to_string();
     let matches = blocking(&st, move |ctx| {
-        coffer_service::users::directory_search(ctx, &value)
+        coffer_service::directory::search(ctx, &value)
     })
     .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "matches": matches })))

@@ -9,6 +9,7 @@ pub mod accounts;
 pub mod auth;
 pub mod clients;
 pub mod devices;
+pub mod directory;
 pub mod events;
 pub mod locations;
 pub mod oauth;
@@ -38,6 +39,8 @@ pub struct Config {
     pub service_name: String,
     /// Brute-force throttling of sign-in.
     pub throttle: throttle::Limits,
+    /// The LDAP directory for user lookups; the local users when absent.
+    pub ldap: Option<directory::LdapConfig>,
 }
 
 impl Config {
@@ -47,6 +50,7 @@ impl Config {
             version_brand: version_brand.to_string(),
             service_name: version_brand.to_string(),
             throttle: throttle::Limits::default(),
+            ldap: None,
         }
     }
 

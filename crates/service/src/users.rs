@@ -369,20 +369,3 @@ pub fn set_mobile_number(
     })?;
     Ok(Some(settings::system_settings(ctx, &user)?))
 }
-
-/// `GET /rest/users/ldapSearch`: `{email, name}` of the users whose email or name contains the
-/// value. Without a directory server configured, the local users are searched.
-pub fn directory_search(ctx: &Ctx, value: &str) -> Result<Vec<serde_json::Value>> {
-    let value = value.trim();
-    if value.is_empty() {
-        return Err(ApiError::field(ErrorCode::InputRequired, "value").into());
-    }
-    if value.chars().count() > 256 {
-        return Err(ApiError::field(ErrorCode::InputInvalidFormat, "value").into());
-    }
-    let users = ctx.with_conn(|c| Ok(coffer_store::users::search(c, value, 50)?))?;
-    Ok(users
-        .iter()
-        .map(|u| serde_json::json!({"email": u.email, "name": u.name}))
-        .collect())
-}
