@@ -521,3 +521,52 @@ fn directory_search_finds_local_users_by_email_or_name() {
         (422, "ERR_INPUT_REQUIRED".to_string())
     );
 }
+
+#[test]
+fn test_messages_go_through_the_configured_sms_gateway() {
+    let gateway = coffer_tests::receiver::Receiver::start(&[202]);
+    let url = gateway.url.clone();
+    let app = TestApp::spawn_configured(|c| c.sms_gateway = Some(url));
+    let (_, pw) = app.user("ann@example.com", Role::User);
+    let t = sign_in(&app, "ann@example.com", &pw).json()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = app.rest(
+        "PUT",
+        "/rest/users/me/mobileNumber",
+        &t,
+        Some(json!({"password": pw, "mobileNumber": "+41 79 123 45 67", "testOnly": true})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let got = gateway.wait_for(1, 5);
+    assert_eq!(got.len(), 1);
+    let sent: serde_json::Value = serde_json::from_str(&got[0].body).unwrap();
+    assert_eq!(sent["to"], "+41791234567");
+    assert!(sent["body"].as_str().unwrap().contains("test message"));
+    assert_eq!(
+        app.count("1=1", "sms_messages"),
+        0,
+        "the gateway sent it; nothing recorded"
+    );
+
+    // A gateway that refuses: a clear 503, nothing saved.
+    let down = coffer_tests::receiver::Receiver::start(&[500]);
+    let url = down.url.clone();
+    let app2 = TestApp::spawn_configured(|c| c.sms_gateway = Some(url));
+    let (_, pw2) = app2.user("bob@example.com", Role::User);
+    let t2 = sign_in(&app2, "bob@example.com", &pw2).json()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = app2.rest(
+        "PUT",
+        "/rest/users/me/mobileNumber",
+        &t2,
+        Some(json!({"password": pw2, "mobileNumber": "+41791234567", "testOnly": true})),
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (503, "ERR_SERVICE_UNAVAILABLE".to_string())
+    );
+}

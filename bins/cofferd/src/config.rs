@@ -78,6 +78,9 @@ pub struct Flags {
     /// [default: cn]
     #[arg(long, global = true, env = "COFFER_LDAP_NAME_ATTRIBUTE")]
     pub ldap_name_attribute: Option<String>,
+    /// An HTTP SMS gateway that takes POST {to, body} [default: record messages in the database]
+    #[arg(long, global = true, env = "COFFER_SMS_GATEWAY_URL")]
+    pub sms_gateway_url: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -104,6 +107,7 @@ struct FileConfig {
     ldap_base_dn: Option<String>,
     ldap_mail_attribute: Option<String>,
     ldap_name_attribute: Option<String>,
+    sms_gateway_url: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -118,6 +122,7 @@ pub struct Settings {
     pub delivery: coffer_delivery::Config,
     pub throttle: coffer_service::throttle::Limits,
     pub ldap: Option<coffer_service::directory::LdapConfig>,
+    pub sms_gateway: Option<String>,
 }
 
 impl Settings {
@@ -226,6 +231,7 @@ impl Settings {
                     timeout: std::time::Duration::from_secs(5),
                 }),
             },
+            sms_gateway: flags.sms_gateway_url.clone().or(file.sms_gateway_url),
         })
     }
 
@@ -233,6 +239,7 @@ impl Settings {
         let mut c = coffer_service::Config::new(&self.base_url, &self.version_brand);
         c.throttle = self.throttle.clone();
         c.ldap = self.ldap.clone();
+        c.sms_gateway = self.sms_gateway.clone();
         c
     }
 }

@@ -200,7 +200,7 @@ pub async fn mobile_number(
         coffer_service::users::set_mobile_number(
             ctx,
             &c,
-            &coffer_service::sms::RecordingSender,
+            &*coffer_service::sms::configured(ctx),
             &password,
             &number,
             test_only,

@@ -41,6 +41,8 @@ pub struct Config {
     pub throttle: throttle::Limits,
     /// The LDAP directory for user lookups; the local users when absent.
     pub ldap: Option<directory::LdapConfig>,
+    /// An HTTP SMS gateway; messages are recorded in the database when absent.
+    pub sms_gateway: Option<String>,
 }
 
 impl Config {
@@ -51,6 +53,7 @@ impl Config {
             service_name: version_brand.to_string(),
             throttle: throttle::Limits::default(),
             ldap: None,
+            sms_gateway: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Sending text messages (two-factor codes, test messages). A trait, because there are two
 //! senders: the recording sender (the default) keeps each message in the database, where an
-//! operator or a test can read it; a gateway sender is the next step (issue 4).
+//! operator or a test can read it; the gateway sender posts each message to an HTTP SMS gateway
+//! (`COFFER_SMS_GATEWAY_URL`).
 
 use crate::{now, Ctx, Result};
 
@@ -24,6 +25,44 @@ impl SmsSender for RecordingSender {
                 now(),
             )?)
         })
+    }
+}
+
+/// Posts `{to, body}` as JSON to an SMS gateway; any 2xx is sent.
+#[derive(Debug, Clone)]
+pub struct GatewaySender {
+    pub url: String,
+}
+
+impl SmsSender for GatewaySender {
+    fn send(&self, _ctx: &Ctx, _user_id: Option<&str>, to: &str, body: &str) -> Result<()> {
+        let agent = ureq::AgentBuilder::new()
+            .timeout(std::time::Duration::from_secs(10))
+            .redirects(0)
+            .build();
+        match agent
+            .post(&self.url)
+            .send_json(serde_json::json!({"to": to, "body": body}))
+        {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                // The gateway's address and answer are for the operator's log only.
+                log::warn!("SMS gateway {}: {e}", self.url);
+                Err(
+                    coffer_errors::ApiError::new(coffer_errors::ErrorCode::ServiceUnavailable)
+                        .with_message("The text message could not be sent.")
+                        .into(),
+                )
+            }
+        }
+    }
+}
+
+/// The sender the configuration names: the gateway when set, else the recording sender.
+pub fn configured(ctx: &Ctx) -> Box<dyn SmsSender> {
+    match &ctx.config.sms_gateway {
+        Some(url) => Box::new(GatewaySender { url: url.clone() }),
+        None => Box::new(RecordingSender),
     }
 }
 
