@@ -570,3 +570,45 @@ fn test_messages_go_through_the_configured_sms_gateway() {
         (503, "ERR_SERVICE_UNAVAILABLE".to_string())
     );
 }
+
+#[test]
+fn throttling_reads_the_client_behind_a_trusted_proxy() {
+    let sign_in_from = |app: &TestApp, forwarded: &str| {
+        let pairs = [
+            ("grant_type", "password"),
+            ("username", "nobody@example.com"),
+            ("password", "wrong"),
+            ("client_id", app.admin.client_id.as_str()),
+            ("client_secret", app.admin.client_secret.as_str()),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        app.send(
+            "POST",
+            "/oauth/token",
+            &[("X-Forwarded-For", forwarded)],
+            Some(coffer_tests::Body::Form(pairs)),
+        )
+    };
+
+    // The test client connects over loopback: trusted, so the header names the client.
+    let app = TestApp::spawn_configured(|c| {
+        c.trusted_proxies = coffer_domain::net::TrustedProxies::parse("127.0.0.0/8, ::1").unwrap();
+    });
+    let r = sign_in_from(&app, "1.1.1.1, 203.0.113.7");
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(app.count("key = 'ip:203.0.113.7'", "auth_failures"), 1);
+    assert_eq!(
+        app.count("key LIKE 'ip:%'", "auth_failures"),
+        1,
+        "nothing else"
+    );
+
+    // Without trusted proxies the header is ignored: the peer is the client.
+    let plain = TestApp::spawn();
+    let r = sign_in_from(&plain, "203.0.113.7");
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(plain.count("key LIKE 'ip:203.%'", "auth_failures"), 0);
+    assert_eq!(plain.count("key = 'ip:127.0.0.1'", "auth_failures"), 1);
+}

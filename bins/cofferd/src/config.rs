@@ -81,6 +81,9 @@ pub struct Flags {
     /// An HTTP SMS gateway that takes POST {to, body} [default: record messages in the database]
     #[arg(long, global = true, env = "COFFER_SMS_GATEWAY_URL")]
     pub sms_gateway_url: Option<String>,
+    /// Reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For names the client [default: none]
+    #[arg(long, global = true, env = "COFFER_TRUSTED_PROXIES")]
+    pub trusted_proxies: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -108,6 +111,7 @@ struct FileConfig {
     ldap_mail_attribute: Option<String>,
     ldap_name_attribute: Option<String>,
     sms_gateway_url: Option<String>,
+    trusted_proxies: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -123,6 +127,7 @@ pub struct Settings {
     pub throttle: coffer_service::throttle::Limits,
     pub ldap: Option<coffer_service::directory::LdapConfig>,
     pub sms_gateway: Option<String>,
+    pub trusted_proxies: coffer_domain::net::TrustedProxies,
 }
 
 impl Settings {
@@ -232,6 +237,14 @@ impl Settings {
                 }),
             },
             sms_gateway: flags.sms_gateway_url.clone().or(file.sms_gateway_url),
+            trusted_proxies: coffer_domain::net::TrustedProxies::parse(
+                flags
+                    .trusted_proxies
+                    .as_deref()
+                    .or(file.trusted_proxies.as_deref())
+                    .unwrap_or(""),
+            )
+            .map_err(|e| anyhow::anyhow!("trusted_proxies: {e}"))?,
         })
     }
 
@@ -240,6 +253,7 @@ impl Settings {
         c.throttle = self.throttle.clone();
         c.ldap = self.ldap.clone();
         c.sms_gateway = self.sms_gateway.clone();
+        c.trusted_proxies = self.trusted_proxies.clone();
         c
     }
 }

@@ -332,3 +332,14 @@ fn a_bad_database_url_reports_the_real_cause() {
     );
     drop(env);
 }
+
+#[test]
+fn a_bad_trusted_proxy_list_is_refused_at_start() {
+    let env = Env::new();
+    let (ok, _, err) = env.run(&["--trusted-proxies", "10.0.0.0/8, proxy.local", "migrate"]);
+    assert!(!ok);
+    assert!(err.contains("trusted_proxies"), "{err}");
+    assert!(err.contains("proxy.local"), "{err}");
+    let (ok, _, err) = env.run(&["--trusted-proxies", "10.0.0.0/8, ::1", "migrate"]);
+    assert!(ok, "{err}");
+}

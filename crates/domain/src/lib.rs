@@ -6,6 +6,7 @@ pub mod email;
 pub mod input;
 pub mod ldap;
 pub mod list;
+pub mod net;
 pub mod password;
 pub mod role;
 pub mod scim_filter;

@@ -243,7 +243,7 @@ pub async fn login(
     let username = f.req_str("username")?.to_string();
     let password = f.req_str("password")?.to_string();
     let referral = f.opt_str("referral")?.map(str::to_string);
-    let ip = req.peer_addr().map(|a| a.ip().to_string());
+    let ip = st.client_ip(&req);
     let remember = req.cookie(REMEMBER_COOKIE).map(|c| c.value().to_string());
     let l = blocking(&st, move |ctx| {
         coffer_service::sessions::login(

@@ -186,7 +186,7 @@ pub async fn sign_in(
     }
     let password = param(&pairs, "password").unwrap_or_default();
     let (e, p) = (email.clone(), password);
-    let ip = req.peer_addr().map(|a| a.ip().to_string());
+    let ip = st.client_ip(&req);
     let outcome = blocking(&st, move |ctx| {
         coffer_service::accounts::sign_in(ctx, &e, &p, ip.as_deref())
     })
@@ -256,7 +256,7 @@ pub async fn second_factor(
     }
     let ticket = param(&pairs, "ticket").unwrap_or_default();
     let code = param(&pairs, "code").unwrap_or_default();
-    let ip = req.peer_addr().map(|a| a.ip().to_string());
+    let ip = st.client_ip(&req);
     let outcome = blocking(&st, move |ctx| {
         svc::second_factor(ctx, &ticket, &code, ip.as_deref())
     })
@@ -384,6 +384,7 @@ pub async fn consent(
 /// Reads the form of a token, revocation or introspection request.
 async fn token_form(
     req: &HttpRequest,
+    st: &AppState,
     payload: &mut web::Payload,
 ) -> Result<Result<(TokenInput, Vec<(String, String)>), OAuthError>, RestError> {
     let ct = req
@@ -416,7 +417,7 @@ async fn token_form(
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let ip = req.peer_addr().map(|a| a.ip().to_string());
+    let ip = st.client_ip(req);
     Ok(TokenInput::from_pairs(&pairs, auth).map(|mut t| {
         t.client_ip = ip;
         (t, pairs)
@@ -429,7 +430,7 @@ pub async fn token(
     st: Data<AppState>,
     mut payload: web::Payload,
 ) -> Result<HttpResponse, RestError> {
-    let input = match token_form(&req, &mut payload).await? {
+    let input = match token_form(&req, &st, &mut payload).await? {
         Ok((t, _)) => t,
         Err(e) => return Ok(oauth_error(&e)),
     };
@@ -470,7 +471,7 @@ pub async fn revoke(
     st: Data<AppState>,
     mut payload: web::Payload,
 ) -> Result<HttpResponse, RestError> {
-    let (input, pairs) = match token_form(&req, &mut payload).await? {
+    let (input, pairs) = match token_form(&req, &st, &mut payload).await? {
         Ok(v) => v,
         Err(e) => return Ok(oauth_error(&e)),
     };
@@ -490,7 +491,7 @@ pub async fn introspect(
     st: Data<AppState>,
     mut payload: web::Payload,
 ) -> Result<HttpResponse, RestError> {
-    let (input, pairs) = match token_form(&req, &mut payload).await? {
+    let (input, pairs) = match token_form(&req, &st, &mut payload).await? {
         Ok(v) => v,
         Err(e) => return Ok(oauth_error(&e)),
     };

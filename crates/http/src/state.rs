@@ -29,6 +29,22 @@ impl AppState {
         }
     }
 
+    /// The client's address, read through trusted reverse proxies.
+    pub fn client_ip(&self, req: &actix_web::HttpRequest) -> Option<String> {
+        let peer = req.peer_addr()?.ip();
+        let forwarded = req
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok());
+        Some(
+            self.ctx
+                .config
+                .trusted_proxies
+                .client_ip(peer, forwarded)
+                .to_string(),
+        )
+    }
+
     pub fn base_url(&self) -> &str {
         &self.ctx.config.base_url
     }

@@ -43,6 +43,8 @@ pub struct Config {
     pub ldap: Option<directory::LdapConfig>,
     /// An HTTP SMS gateway; messages are recorded in the database when absent.
     pub sms_gateway: Option<String>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: coffer_domain::net::TrustedProxies,
 }
 
 impl Config {
@@ -54,6 +56,7 @@ impl Config {
             throttle: throttle::Limits::default(),
             ldap: None,
             sms_gateway: None,
+            trusted_proxies: Default::default(),
         }
     }
 
