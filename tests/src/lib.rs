@@ -255,6 +255,32 @@ impl TestApp {
         self.send("POST", path, &[], Some(Body::Form(owned)))
     }
 
+    /// Opens the authorization page (`query` after `?`): the CSRF cookie as `name=value` for a
+    /// `Cookie` header, and its value for the form.
+    pub fn authorize_page(&self, query: &str) -> (String, String) {
+        let page = self.send("GET", &format!("/oauth/authorize?{query}"), &[], None);
+        let cookie = page
+            .cookies()
+            .iter()
+            .find(|c| c.starts_with("coffer_oauth_csrf="))
+            .expect("the page sets its CSRF cookie")
+            .split(';')
+            .next()
+            .unwrap()
+            .to_string();
+        let csrf = cookie.trim_start_matches("coffer_oauth_csrf=").to_string();
+        (cookie, csrf)
+    }
+
+    /// A browser form post with a cookie.
+    pub fn page_post(&self, path: &str, cookie: &str, pairs: &[(&str, &str)]) -> Resp {
+        let owned = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.send("POST", path, &[("Cookie", cookie)], Some(Body::Form(owned)))
+    }
+
     /// A token by the password grant of the built-in client.
     pub fn password_token(&self, email: &str, password: &str) -> Value {
         let r = self.form(

@@ -350,34 +350,17 @@ fn repeated_failed_sign_ins_are_refused_for_a_while() {
 
     // The sign-in page refuses the same way.
     let client = app.admin.client_id.clone();
-    let page = app.send(
-        "GET",
-        &format!("/oauth/authorize?client_id={client}&response_type=code"),
-        &[],
-        None,
-    );
-    let cookie = page
-        .cookies()
-        .iter()
-        .find(|c| c.starts_with("coffer_oauth_csrf="))
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
-    let csrf = cookie.trim_start_matches("coffer_oauth_csrf=").to_string();
-    let form = vec![
-        ("client_id".to_string(), client),
-        ("response_type".to_string(), "code".to_string()),
-        ("email".to_string(), "ann@example.com".to_string()),
-        ("password".to_string(), pw.clone()),
-        ("csrf".to_string(), csrf),
-    ];
-    let r = app.send(
-        "POST",
+    let (cookie, csrf) = app.authorize_page(&format!("client_id={client}&response_type=code"));
+    let r = app.page_post(
         "/oauth/authorize",
-        &[("Cookie", &cookie)],
-        Some(coffer_tests::Body::Form(form)),
+        &cookie,
+        &[
+            ("client_id", &client),
+            ("response_type", "code"),
+            ("email", "ann@example.com"),
+            ("password", &pw),
+            ("csrf", &csrf),
+        ],
     );
     assert_eq!(r.status, 429);
     assert!(r.text.contains("Too many failed sign-ins"));

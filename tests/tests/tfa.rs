@@ -238,43 +238,20 @@ fn the_authorization_page_takes_the_same_second_step() {
 
     let client = app.admin.client_id.clone();
     let redirect = app.admin.redirect_uri.clone();
-    let page = app.send(
-        "GET",
-        &format!("/oauth/authorize?client_id={client}&response_type=code&state=s1"),
-        &[],
-        None,
-    );
-    let cookie = page
-        .cookies()
-        .iter()
-        .find(|c| c.starts_with("coffer_oauth_csrf="))
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
-    let csrf = cookie.trim_start_matches("coffer_oauth_csrf=").to_string();
-    let form = |pairs: &[(&str, &str)]| {
-        Body::Form(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    };
+    let (cookie, csrf) =
+        app.authorize_page(&format!("client_id={client}&response_type=code&state=s1"));
 
-    let r = app.send(
-        "POST",
+    let r = app.page_post(
         "/oauth/authorize",
-        &[("Cookie", &cookie)],
-        Some(form(&[
+        &cookie,
+        &[
             ("client_id", &client),
             ("response_type", "code"),
             ("state", "s1"),
             ("email", "ann@example.com"),
             ("password", &pw),
             ("csrf", &csrf),
-        ])),
+        ],
     );
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(
@@ -289,32 +266,26 @@ fn the_authorization_page_takes_the_same_second_step() {
     let ticket = hidden(&r.text, "ticket");
 
     // The two-factor ticket does not pass for consent.
-    let r2 = app.send(
-        "POST",
+    let r2 = app.page_post(
         "/oauth/consent",
-        &[("Cookie", &cookie)],
-        Some(form(&[
-            ("ticket", &ticket),
-            ("csrf", &csrf),
-            ("decision", "allow"),
-        ])),
+        &cookie,
+        &[("ticket", &ticket), ("csrf", &csrf), ("decision", "allow")],
     );
     assert_eq!(r2.status, 400);
     assert!(r2.header("location").is_none());
 
     // The ticket was used up by that attempt; sign in again for a fresh one.
-    let r = app.send(
-        "POST",
+    let r = app.page_post(
         "/oauth/authorize",
-        &[("Cookie", &cookie)],
-        Some(form(&[
+        &cookie,
+        &[
             ("client_id", &client),
             ("response_type", "code"),
             ("state", "s1"),
             ("email", "ann@example.com"),
             ("password", &pw),
             ("csrf", &csrf),
-        ])),
+        ],
     );
     let ticket = hidden(&r.text, "ticket");
     let wrong = if code_at(&secret, t0 + 30) == "000000" {
@@ -322,29 +293,19 @@ fn the_authorization_page_takes_the_same_second_step() {
     } else {
         "000000"
     };
-    let r = app.send(
-        "POST",
+    let r = app.page_post(
         "/oauth/tfa",
-        &[("Cookie", &cookie)],
-        Some(form(&[
-            ("ticket", &ticket),
-            ("csrf", &csrf),
-            ("code", wrong),
-        ])),
+        &cookie,
+        &[("ticket", &ticket), ("csrf", &csrf), ("code", wrong)],
     );
     assert_eq!(r.status, 401);
     assert!(r.text.contains("The code is not valid"));
     let ticket = hidden(&r.text, "ticket");
     let code = code_at(&secret, t0 + 30);
-    let r = app.send(
-        "POST",
+    let r = app.page_post(
         "/oauth/tfa",
-        &[("Cookie", &cookie)],
-        Some(form(&[
-            ("ticket", &ticket),
-            ("csrf", &csrf),
-            ("code", &code),
-        ])),
+        &cookie,
+        &[("ticket", &ticket), ("csrf", &csrf), ("code", &code)],
     );
     assert_eq!(r.status, 302, "{}", r.text);
     let location = r.header("location").unwrap();
@@ -364,43 +325,20 @@ fn the_authorization_page_takes_a_due_password_change() {
         "UPDATE users SET force_password_change = TRUE WHERE id = '{id}'"
     ));
     let client = app.admin.client_id.clone();
-    let page = app.send(
-        "GET",
-        &format!("/oauth/authorize?client_id={client}&response_type=code&state=s2"),
-        &[],
-        None,
-    );
-    let cookie = page
-        .cookies()
-        .iter()
-        .find(|c| c.starts_with("coffer_oauth_csrf="))
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
-    let csrf = cookie.trim_start_matches("coffer_oauth_csrf=").to_string();
-    let form = |pairs: &[(&str, &str)]| {
-        Body::Form(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    };
+    let (cookie, csrf) =
+        app.authorize_page(&format!("client_id={client}&response_type=code&state=s2"));
 
-    let r = app.send(
-        "POST",
+    let r = app.page_post(
         "/oauth/authorize",
-        &[("Cookie", &cookie)],
-        Some(form(&[
+        &cookie,
+        &[
             ("client_id", &client),
             ("response_type", "code"),
             ("state", "s2"),
             ("email", "ann@example.com"),
             ("password", &pw),
             ("csrf", &csrf),
-        ])),
+        ],
     );
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(
@@ -411,30 +349,28 @@ fn the_authorization_page_takes_a_due_password_change() {
     assert!(r.header("location").is_none());
     let ticket = hidden(&r.text, "ticket");
 
-    let r = app.send(
-        "POST",
+    let r = app.page_post(
         "/oauth/password",
-        &[("Cookie", &cookie)],
-        Some(form(&[
+        &cookie,
+        &[
             ("ticket", &ticket),
             ("csrf", &csrf),
             ("previousPassword", &pw),
             ("password", "weak"),
-        ])),
+        ],
     );
     assert_eq!(r.status, 422);
     assert!(r.text.contains("password policy"), "{}", r.text);
     let ticket = hidden(&r.text, "ticket");
-    let r = app.send(
-        "POST",
+    let r = app.page_post(
         "/oauth/password",
-        &[("Cookie", &cookie)],
-        Some(form(&[
+        &cookie,
+        &[
             ("ticket", &ticket),
             ("csrf", &csrf),
             ("previousPassword", &pw),
             ("password", "New-Passw0rd"),
-        ])),
+        ],
     );
     assert_eq!(r.status, 302, "{}", r.text);
     assert!(r.header("location").unwrap().contains("code="));

@@ -115,6 +115,45 @@ fn csrf_ok(req: &HttpRequest, form_value: Option<&str>) -> bool {
     }
 }
 
+/// Reads a step's form and checks its CSRF value; a failure is the page to answer with.
+async fn step_form(
+    req: &HttpRequest,
+    payload: &mut web::Payload,
+    expired: &str,
+) -> Result<Result<(Vec<(String, String)>, String), HttpResponse>, RestError> {
+    let pairs = match page_form(payload).await? {
+        Ok(p) => p,
+        Err(page) => return Ok(Err(page)),
+    };
+    let csrf = param(&pairs, "csrf").unwrap_or_default();
+    if !csrf_ok(req, Some(&csrf)) {
+        return Ok(Err(pages::error(StatusCode::BAD_REQUEST, expired)));
+    }
+    Ok(Ok((pairs, csrf)))
+}
+
+/// The page of the step that follows a sign-in step.
+fn next_page(
+    next: AfterSignIn,
+    client_name: &str,
+    scope: &str,
+    csrf: &str,
+    mobile: bool,
+) -> HttpResponse {
+    match next {
+        AfterSignIn::Redirect(location) => redirect(&location),
+        AfterSignIn::Consent { ticket } => {
+            pages::consent(client_name, scope, &ticket, csrf, mobile)
+        }
+        AfterSignIn::SecondFactor { ticket } => {
+            pages::second_factor(client_name, &ticket, csrf, None, mobile)
+        }
+        AfterSignIn::PasswordChange { ticket } => {
+            pages::password_change(client_name, &ticket, csrf, None, mobile)
+        }
+    }
+}
+
 fn redirect(location: &str) -> HttpResponse {
     HttpResponse::Found()
         .insert_header(("Location", location))
@@ -220,21 +259,8 @@ pub async fn sign_in(
     let mobile = v.mobile;
     let scope = v.scope.to_string();
     let next = blocking(&st, move |ctx| svc::after_sign_in(ctx, &v, &user)).await?;
-    Ok(match next {
-        AfterSignIn::Redirect(location) => redirect(&location),
-        AfterSignIn::Consent { ticket } => {
-            let csrf = param(&pairs, "csrf").unwrap_or_default();
-            pages::consent(&name, &scope, &ticket, &csrf, mobile)
-        }
-        AfterSignIn::SecondFactor { ticket } => {
-            let csrf = param(&pairs, "csrf").unwrap_or_default();
-            pages::second_factor(&name, &ticket, &csrf, None, mobile)
-        }
-        AfterSignIn::PasswordChange { ticket } => {
-            let csrf = param(&pairs, "csrf").unwrap_or_default();
-            pages::password_change(&name, &ticket, &csrf, None, mobile)
-        }
-    })
+    let csrf = param(&pairs, "csrf").unwrap_or_default();
+    Ok(next_page(next, &name, &scope, &csrf, mobile))
 }
 
 #[utoipa::path(post, path = "/oauth/tfa", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`ticket`, `csrf`, `code`"), responses((status = 302, description = "To the client with a code"), (status = 200, description = "The consent page"), (status = 401, description = "A wrong code: the page again"), (status = 400)))]
@@ -243,17 +269,16 @@ pub async fn second_factor(
     st: Data<AppState>,
     mut payload: web::Payload,
 ) -> Result<HttpResponse, RestError> {
-    let pairs = match page_form(&mut payload).await? {
-        Ok(p) => p,
+    let (pairs, csrf) = match step_form(
+        &req,
+        &mut payload,
+        "The verification form expired. Please start again from the application.",
+    )
+    .await?
+    {
+        Ok(f) => f,
         Err(page) => return Ok(page),
     };
-    let csrf = param(&pairs, "csrf").unwrap_or_default();
-    if !csrf_ok(&req, Some(&csrf)) {
-        return Ok(pages::error(
-            StatusCode::BAD_REQUEST,
-            "The verification form expired. Please start again from the application.",
-        ));
-    }
     let ticket = param(&pairs, "ticket").unwrap_or_default();
     let code = param(&pairs, "code").unwrap_or_default();
     let ip = st.client_ip(&req);
@@ -278,18 +303,7 @@ pub async fn second_factor(
             client_name,
             scope,
             mobile,
-        } => match next {
-            AfterSignIn::Redirect(location) => redirect(&location),
-            AfterSignIn::Consent { ticket } => {
-                pages::consent(&client_name, &scope, &ticket, &csrf, mobile)
-            }
-            AfterSignIn::PasswordChange { ticket } => {
-                pages::password_change(&client_name, &ticket, &csrf, None, mobile)
-            }
-            AfterSignIn::SecondFactor { .. } => {
-                pages::error(StatusCode::BAD_REQUEST, "Unexpected step.")
-            }
-        },
+        } => next_page(next, &client_name, &scope, &csrf, mobile),
     })
 }
 
@@ -299,17 +313,16 @@ pub async fn password_step(
     st: Data<AppState>,
     mut payload: web::Payload,
 ) -> Result<HttpResponse, RestError> {
-    let pairs = match page_form(&mut payload).await? {
-        Ok(p) => p,
+    let (pairs, csrf) = match step_form(
+        &req,
+        &mut payload,
+        "The form expired. Please start again from the application.",
+    )
+    .await?
+    {
+        Ok(f) => f,
         Err(page) => return Ok(page),
     };
-    let csrf = param(&pairs, "csrf").unwrap_or_default();
-    if !csrf_ok(&req, Some(&csrf)) {
-        return Ok(pages::error(
-            StatusCode::BAD_REQUEST,
-            "The form expired. Please start again from the application.",
-        ));
-    }
     let ticket = param(&pairs, "ticket").unwrap_or_default();
     let previous = param(&pairs, "previousPassword").unwrap_or_default();
     let password = param(&pairs, "password").unwrap_or_default();
@@ -332,15 +345,7 @@ pub async fn password_step(
             client_name,
             scope,
             mobile,
-        } => match next {
-            AfterSignIn::Redirect(location) => redirect(&location),
-            AfterSignIn::Consent { ticket } => {
-                pages::consent(&client_name, &scope, &ticket, &csrf, mobile)
-            }
-            AfterSignIn::SecondFactor { .. } | AfterSignIn::PasswordChange { .. } => {
-                pages::error(StatusCode::BAD_REQUEST, "Unexpected step.")
-            }
-        },
+        } => next_page(next, &client_name, &scope, &csrf, mobile),
     })
 }
 
@@ -350,16 +355,16 @@ pub async fn consent(
     st: Data<AppState>,
     mut payload: web::Payload,
 ) -> Result<HttpResponse, RestError> {
-    let pairs = match page_form(&mut payload).await? {
-        Ok(p) => p,
+    let (pairs, _) = match step_form(
+        &req,
+        &mut payload,
+        "The consent form expired. Please start again from the application.",
+    )
+    .await?
+    {
+        Ok(f) => f,
         Err(page) => return Ok(page),
     };
-    if !csrf_ok(&req, param(&pairs, "csrf").as_deref()) {
-        return Ok(pages::error(
-            StatusCode::BAD_REQUEST,
-            "The consent form expired. Please start again from the application.",
-        ));
-    }
     let allow = match param(&pairs, "decision").as_deref() {
         Some("allow") => true,
         Some("deny") => false,

@@ -52,6 +52,13 @@ pub fn error(status: StatusCode, message: &str) -> HttpResponse {
     )
 }
 
+/// A form's error message, or nothing.
+fn alert(error: Option<&str>) -> String {
+    error
+        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", esc(e)))
+        .unwrap_or_default()
+}
+
 fn hidden(fields: &[(&str, &str)]) -> String {
     fields
         .iter()
@@ -80,9 +87,7 @@ pub fn sign_in(
     } else {
         StatusCode::OK
     };
-    let err = error
-        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", esc(e)))
-        .unwrap_or_default();
+    let err = alert(error);
     page(
         status,
         "Sign in",
@@ -114,9 +119,7 @@ pub fn second_factor(
     } else {
         StatusCode::OK
     };
-    let err = error
-        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", esc(e)))
-        .unwrap_or_default();
+    let err = alert(error);
     page(
         status,
         "Two-step verification",
@@ -146,9 +149,7 @@ pub fn password_change(
     } else {
         StatusCode::OK
     };
-    let err = error
-        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", esc(e)))
-        .unwrap_or_default();
+    let err = alert(error);
     page(
         status,
         "Change your password",
