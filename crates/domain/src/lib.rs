@@ -10,6 +10,7 @@ pub mod net;
 pub mod password;
 pub mod role;
 pub mod scim_filter;
+pub mod scim_schema;
 pub mod scope;
 pub mod subject;
 pub mod wipe;

@@ -260,6 +260,9 @@ pub fn insert_user(
         totp_secret: None,
         totp_enabled: false,
         totp_last_step: None,
+        user_name: Some(email.as_str().to_string()),
+        external_id: None,
+        preferred_language: None,
     };
     coffer_store::users::insert(c, &user).map_err(|e| {
         if e.is_unique_violation() {

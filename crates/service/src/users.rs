@@ -157,6 +157,9 @@ fn placeholder(id: &str) -> User {
         totp_secret: None,
         totp_enabled: false,
         totp_last_step: None,
+        user_name: None,
+        external_id: None,
+        preferred_language: None,
     }
 }
 

@@ -41,6 +41,12 @@ pub struct User {
     pub totp_enabled: bool,
     /// The last TOTP step used, so that a code is never accepted twice.
     pub totp_last_step: Option<i64>,
+    /// The SCIM `userName`: the email unless an identity provider names the account otherwise.
+    pub user_name: Option<String>,
+    /// The identity provider's own id for the account (SCIM `externalId`).
+    pub external_id: Option<String>,
+    /// A language tag (SCIM `preferredLanguage`).
+    pub preferred_language: Option<String>,
 }
 
 impl User {

@@ -43,6 +43,9 @@ diesel::table! {
         totp_secret -> Nullable<Text>,
         totp_enabled -> Bool,
         totp_last_step -> Nullable<BigInt>,
+        user_name -> Nullable<Text>,
+        external_id -> Nullable<Text>,
+        preferred_language -> Nullable<Text>,
     }
 }
 
