@@ -230,6 +230,7 @@ pub const USER_ATTRS: &[AttrDef] = &[
         .returned(Returned::Never),
     attr("emails", "The user's email address.", Kind::Complex)
         .multi()
+        .required()
         .subs(EMAIL_SUBS),
     attr("phoneNumbers", "The user's mobile number.", Kind::Complex)
         .multi()
