@@ -208,6 +208,95 @@ pub fn parse(input: &str) -> Result<Filter, FilterError> {
     parse_with(input, Limits::DEFAULT)
 }
 
+/// A PATCH operation's `path` (RFC 7644 §3.5.2): `attrPath` or `valuePath [subAttr]`, that is
+/// `[uri:]attr[.sub]` or `[uri:]attr[filter][.sub]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchPath {
+    /// The attribute; with a filter, `sub` is the sub-attribute written after the brackets.
+    pub path: AttrPath,
+    /// The value filter in brackets; its attribute paths name sub-attributes of one element.
+    pub filter: Option<Filter>,
+}
+
+/// Parses a PATCH path (RFC 7644 §3.5.2) within the module's limits. The filter in brackets
+/// follows the value-path rules of [`parse`]; nothing but `.sub` may follow the brackets, and no
+/// whitespace may appear outside them.
+pub fn parse_patch_path(input: &str) -> Result<PatchPath, FilterError> {
+    if input.chars().nth(MAX_LEN).is_some() {
+        return Err(FilterError::plain(format!(
+            "path is too long (at most {MAX_LEN} characters)"
+        )));
+    }
+    let Some(open) = input.find('[') else {
+        return Ok(PatchPath {
+            path: attr_path(input, 0)?,
+            filter: None,
+        });
+    };
+    let head = &input[..open];
+    let path = attr_path(head, 0)?;
+    let open_pos = head.chars().count();
+    if path.sub.is_some() {
+        return Err(FilterError::at(
+            open_pos,
+            format!(
+                "a value path needs a multi-valued attribute, not the sub-attribute '{}'",
+                clip(head)
+            ),
+        ));
+    }
+    let chars: Vec<char> = input[open..].chars().collect();
+    let mut tokens = lex(&chars)?;
+    for token in &mut tokens {
+        token.pos += open_pos;
+    }
+    // The first token is the '[' that `find` located.
+    let mut parser = Parser {
+        tokens,
+        idx: 1,
+        end: open_pos + chars.len(),
+        depth: 0,
+        comparisons: 0,
+        limits: Limits::DEFAULT,
+    };
+    parser.enter(open_pos)?;
+    let filter = parser.or_expr(true)?;
+    parser.close(Kind::RBracket, open_pos)?;
+    parser.leave();
+    let close_pos = parser.tokens[parser.idx - 1].pos;
+    let sub = match parser.peek() {
+        None => None,
+        Some(tok) => {
+            let sub = tok
+                .word()
+                .filter(|_| tok.pos == close_pos + 1 && parser.peek_at(1).is_none())
+                .and_then(|w| w.strip_prefix('.'));
+            match sub {
+                Some(sub) if is_attr_name(sub) => Some(sub.to_owned()),
+                Some(sub) => {
+                    return Err(FilterError::at(
+                        tok.pos + 1,
+                        format!("invalid sub-attribute name '{}' after ']'", clip(sub)),
+                    ))
+                }
+                None => {
+                    return Err(FilterError::at(
+                        tok.pos,
+                        format!(
+                            "expected the end of the path or '.' and a sub-attribute name after ']', found {}",
+                            tok.describe()
+                        ),
+                    ))
+                }
+            }
+        }
+    };
+    Ok(PatchPath {
+        path: AttrPath { sub, ..path },
+        filter: Some(filter),
+    })
+}
+
 /// The parser's bounds; a separate value so tests can lift the length limit and prove the depth
 /// guard on its own.
 #[derive(Debug, Clone, Copy)]
@@ -930,8 +1019,8 @@ impl Filter {
     /// - attribute names match ignoring ASCII case (RFC 7643 §2.1); an attribute with a schema
     ///   URN is looked up under the resource's key of that URN when there is one (extension
     ///   schemas), else at the top level (core schema attributes are top-level);
-    /// - string `eq`/`ne`/`co`/`sw`/`ew`/ordering ignore case, except on `id`, which is
-    ///   caseExact; ISO 8601 timestamps therefore compare as strings, which sorts them;
+    /// - string `eq`/`ne`/`co`/`sw`/`ew`/ordering ignore case, except on `id` and `externalId`,
+    ///   which are caseExact; ISO 8601 timestamps therefore compare as strings, which sorts them;
     ///   numbers compare numerically; a value of another JSON type than the filter value
     ///   never satisfies `eq` (and so always satisfies `ne`) nor any ordering;
     /// - multi-valued attributes (arrays, including `emails.value` across the elements) match
@@ -973,9 +1062,11 @@ impl Filter {
     }
 }
 
-/// RFC 7643 marks `id` caseExact; everything else is treated as caseExact=false here.
+/// RFC 7643 marks `id` and `externalId` caseExact; everything else is treated as
+/// caseExact=false here.
 fn is_case_exact(path: &AttrPath) -> bool {
-    path.sub.is_none() && path.attr.eq_ignore_ascii_case("id")
+    path.sub.is_none()
+        && (path.attr.eq_ignore_ascii_case("id") || path.attr.eq_ignore_ascii_case("externalId"))
 }
 
 fn get_ci<'a>(value: &'a Json, key: &str) -> Option<&'a Json> {
@@ -1633,6 +1724,11 @@ mod tests {
             (r#"id eq "2819c223-7f76-453a-919d-413861904646""#, true),
             (r#"id eq "2819C223-7F76-453A-919D-413861904646""#, false),
             (r#"id sw "2819C""#, false),
+            // `externalId` is caseExact too; its sub-attribute-free spelling in any case.
+            (r#"externalId eq "bjensen""#, true),
+            (r#"EXTERNALID eq "BJensen""#, false),
+            (r#"externalId sw "BJ""#, false),
+            (r#"externalId ne "BJENSEN""#, true),
             (r#"name.familyName co "ENS""#, true),
             (r#"name.givenName sw "bar""#, true),
             (r#"name.givenName ew "ARA""#, true),
@@ -1725,6 +1821,134 @@ mod tests {
         for (input, want) in cases {
             let filter = parse(&input).unwrap_or_else(|e| panic!("{input}: {e}"));
             assert_eq!(filter.matches(&user), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn parses_patch_paths() {
+        let plain = |p: &str| AttrPath {
+            uri: None,
+            attr: p.into(),
+            sub: None,
+        };
+        let cases: Vec<(String, PatchPath)> = vec![
+            (
+                "displayName".into(),
+                PatchPath {
+                    path: plain("displayName"),
+                    filter: None,
+                },
+            ),
+            (
+                "name.givenName".into(),
+                PatchPath {
+                    path: path("name.givenName"),
+                    filter: None,
+                },
+            ),
+            (
+                format!("{USER}:emails"),
+                PatchPath {
+                    path: AttrPath {
+                        uri: Some(USER.into()),
+                        attr: "emails".into(),
+                        sub: None,
+                    },
+                    filter: None,
+                },
+            ),
+            (
+                r#"emails[type eq "work"]"#.into(),
+                PatchPath {
+                    path: plain("emails"),
+                    filter: Some(cmp("type", Eq, s("work"))),
+                },
+            ),
+            (
+                r#"emails[type eq "a]b" and not (primary eq true)].value"#.into(),
+                PatchPath {
+                    path: path("emails.value"),
+                    filter: Some(and(
+                        cmp("type", Eq, s("a]b")),
+                        not(cmp("primary", Eq, Value::Bool(true))),
+                    )),
+                },
+            ),
+            (
+                format!(r#"{USER}:emails[ value pr ].Primary"#),
+                PatchPath {
+                    path: AttrPath {
+                        uri: Some(USER.into()),
+                        attr: "emails".into(),
+                        sub: Some("Primary".into()),
+                    },
+                    filter: Some(pr("value")),
+                },
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(parse_patch_path(&input), Ok(want), "{input}");
+        }
+    }
+
+    #[test]
+    fn refuses_bad_patch_paths() {
+        let cases: Vec<(String, &str)> = vec![
+            ("".into(), "invalid attribute path ''"),
+            ("display Name".into(), "invalid attribute path"),
+            ("name.givenName.x".into(), "at most one sub-attribute level"),
+            ("[type eq \"work\"]".into(), "invalid attribute path ''"),
+            ("emails []".into(), "invalid attribute path 'emails '"),
+            ("emails[]".into(), "found ']' at position 8"),
+            ("emails[type eq]".into(), "missing value after 'eq'"),
+            (
+                "emails[type eq \"work\"".into(),
+                "missing ']' to close the '[' at position 7",
+            ),
+            (
+                "emails[type eq \"work\"]]".into(),
+                "found ']' at position 23",
+            ),
+            (
+                "emails[type eq \"work\"] .value".into(),
+                "found '.value' at position 24",
+            ),
+            (
+                "emails[type eq \"work\"].value.x".into(),
+                "invalid sub-attribute name 'value.x'",
+            ),
+            (
+                "emails[type eq \"work\"].".into(),
+                "invalid sub-attribute name ''",
+            ),
+            (
+                "emails[type eq \"work\"]value".into(),
+                "found 'value' at position 23",
+            ),
+            ("emails[type eq \"work\"][value pr]".into(), "found '['"),
+            (
+                "emails.value[type pr]".into(),
+                "not the sub-attribute 'emails.value'",
+            ),
+            (
+                "emails[x.y pr]".into(),
+                "must be a plain sub-attribute name",
+            ),
+            ("emails[a[b pr]]".into(), "inside another value path"),
+            (
+                format!("emails[{}]", "x".repeat(MAX_LEN)),
+                "path is too long",
+            ),
+        ];
+        for (input, want) in cases {
+            match parse_patch_path(&input) {
+                Ok(p) => panic!("{input:?} parsed as {p:?}, expected an error containing {want:?}"),
+                Err(e) => assert!(
+                    e.detail.contains(want),
+                    "{input:?}: got {:?}, expected it to contain {want:?}",
+                    e.detail
+                ),
+            }
         }
     }
 
