@@ -6,6 +6,7 @@
 #   just test-pg   scripts/pg-test-server.sh run -- cargo test -p coffer-tests -p cofferd
 #                                                      (the end-to-end suite on a throwaway PostgreSQL)
 #   just test-ldap scripts/ldap-test-server.sh run -- cargo test -p coffer-tests --test ldap
+#   just scim      scripts/scim-conformance.sh         (every check of scim2-tester, on a fresh server)
 #   just lint      cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings
 #   just bench     scripts/bench.sh                    (writes docs/benchmarks.md)
 #   just ci        bash .ci/run                        (what CI runs)
@@ -32,6 +33,10 @@ test-pg *ARGS:
 # the directory-lookup test against a throwaway OpenLDAP (slapd)
 test-ldap:
     scripts/ldap-test-server.sh run -- cargo test -p coffer-tests --test ldap
+
+# the SCIM compliance checker scim2-tester against a fresh server
+scim:
+    scripts/scim-conformance.sh
 
 # cargo fmt --check and clippy -D warnings
 lint:

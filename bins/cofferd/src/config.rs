@@ -57,6 +57,9 @@ pub struct Flags {
     /// Seconds failed sign-ins are remembered [default: 900]
     #[arg(long, global = true, env = "COFFER_AUTH_WINDOW_SECONDS")]
     pub auth_window_seconds: Option<i64>,
+    /// Seconds a browser remembered at two-factor sign-in skips the step [default: 2592000, 30 days]
+    #[arg(long, global = true, env = "COFFER_TFA_REMEMBER_SECONDS")]
+    pub tfa_remember_seconds: Option<i64>,
     /// An LDAP directory for user lookups, ldap:// or ldaps:// [default: the local users]
     #[arg(long, global = true, env = "COFFER_LDAP_URL")]
     pub ldap_url: Option<String>,
@@ -104,6 +107,7 @@ struct FileConfig {
     auth_max_failures: Option<i32>,
     auth_lock_seconds: Option<i64>,
     auth_window_seconds: Option<i64>,
+    tfa_remember_seconds: Option<i64>,
     ldap_url: Option<String>,
     ldap_bind_dn: Option<String>,
     ldap_bind_password: Option<String>,
@@ -125,6 +129,7 @@ pub struct Settings {
     pub waf_rules: Option<PathBuf>,
     pub delivery: coffer_delivery::Config,
     pub throttle: coffer_service::throttle::Limits,
+    pub tfa_remember_secs: i64,
     pub ldap: Option<coffer_service::directory::LdapConfig>,
     pub sms_gateway: Option<String>,
     pub trusted_proxies: coffer_domain::net::TrustedProxies,
@@ -210,6 +215,11 @@ impl Settings {
                 }
                 t
             },
+            tfa_remember_secs: flags
+                .tfa_remember_seconds
+                .or(file.tfa_remember_seconds)
+                .unwrap_or(coffer_service::tfa::REMEMBER_SECS)
+                .max(1),
             ldap: match flags.ldap_url.clone().or(file.ldap_url) {
                 None => None,
                 Some(url) => Some(coffer_service::directory::LdapConfig {
@@ -251,6 +261,7 @@ impl Settings {
     pub fn service_config(&self) -> coffer_service::Config {
         let mut c = coffer_service::Config::new(&self.base_url, &self.version_brand);
         c.throttle = self.throttle.clone();
+        c.tfa_remember_secs = self.tfa_remember_secs;
         c.ldap = self.ldap.clone();
         c.sms_gateway = self.sms_gateway.clone();
         c.trusted_proxies = self.trusted_proxies.clone();

@@ -111,6 +111,10 @@ enum ScimTokenCommand {
         #[arg(long, default_value = "scim")]
         name: String,
     },
+    /// List the SCIM tokens (ids, names, whether revoked; never the tokens).
+    List,
+    /// Revoke a SCIM token by id: it stops working at once.
+    Revoke { id: String },
 }
 
 #[derive(Subcommand)]
@@ -219,12 +223,23 @@ fn run(cli: Cli) -> Result<()> {
             println!("{out}");
             Ok(())
         }
-        Command::ScimToken {
-            command: ScimTokenCommand::Create { name },
-        } => {
+        Command::ScimToken { command } => {
             let ctx = open(&settings, 1)?;
-            let (id, token) = coffer_service::scim_tokens::create(&ctx, &name).map_err(api)?;
-            println!("{}", json!({"id": id, "name": name, "token": token}));
+            match command {
+                ScimTokenCommand::Create { name } => {
+                    let (id, token) =
+                        coffer_service::scim_tokens::create(&ctx, &name).map_err(api)?;
+                    println!("{}", json!({"id": id, "name": name, "token": token}));
+                }
+                ScimTokenCommand::List => {
+                    let all = coffer_service::scim_tokens::list(&ctx).map_err(api)?;
+                    println!("{}", serde_json::to_value(all)?);
+                }
+                ScimTokenCommand::Revoke { id } => {
+                    coffer_service::scim_tokens::revoke(&ctx, &id).map_err(api)?;
+                    println!("{}", json!({"id": id, "revoked": true}));
+                }
+            }
             Ok(())
         }
         Command::Settings { command } => {

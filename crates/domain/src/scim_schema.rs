@@ -104,7 +104,8 @@ pub struct AttrDef {
     pub mutability: Mutability,
     pub returned: Returned,
     pub uniqueness: Uniqueness,
-    /// Values the attribute takes (published as `canonicalValues`; Coffer refuses others).
+    /// The values published as `canonicalValues`: for `userType` and `roles` the only ones
+    /// Coffer takes, elsewhere the usual ones (any language tag is a `preferredLanguage`).
     pub canonical: &'static [&'static str],
     /// The sub-attributes of a complex attribute.
     pub subs: &'static [AttrDef],
@@ -168,23 +169,47 @@ impl AttrDef {
 
 /// The profiles a `userType` names.
 pub const USER_TYPES: &[&str] = &["Standard", "Restricted"];
+/// Usual `preferredLanguage` values.
+pub const LANGUAGES: &[&str] = &[
+    "en", "en-US", "en-GB", "de", "de-CH", "fr", "fr-CH", "it", "it-CH", "es", "nl", "ja",
+];
 /// The administrator roles a `roles` value names (an ordinary user has none).
 pub const ADMIN_ROLES: &[&str] = &["system-admin", "application-admin", "helpdesk-admin"];
 
 const EMAIL_SUBS: &[AttrDef] = &[
     attr("value", "The email address.", Kind::String).required(),
-    attr("type", "The kind of address; Coffer keeps a work address.", Kind::String)
-        .canonical(&["work"]),
-    attr("primary", "Whether this is the primary address.", Kind::Boolean),
+    attr(
+        "type",
+        "The kind of address; Coffer keeps a work address.",
+        Kind::String,
+    )
+    .canonical(&["work"]),
+    attr(
+        "primary",
+        "Whether this is the primary address.",
+        Kind::Boolean,
+    ),
 ];
 
 const PHONE_SUBS: &[AttrDef] = &[
-    attr("value", "The mobile number, digits with an optional leading +.", Kind::String)
-        .required(),
-    attr("type", "The kind of number; Coffer keeps a mobile number.", Kind::String)
-        .required()
-        .canonical(&["mobile"]),
-    attr("primary", "Whether this is the primary number.", Kind::Boolean),
+    attr(
+        "value",
+        "The mobile number, digits with an optional leading +.",
+        Kind::String,
+    )
+    .required(),
+    attr(
+        "type",
+        "The kind of number; Coffer keeps a mobile number.",
+        Kind::String,
+    )
+    .required()
+    .canonical(&["mobile"]),
+    attr(
+        "primary",
+        "Whether this is the primary number.",
+        Kind::Boolean,
+    ),
 ];
 
 const ROLE_SUBS: &[AttrDef] = &[attr("value", "The administrator role.", Kind::String)
@@ -195,16 +220,23 @@ const META_SUBS: &[AttrDef] = &[
     attr("resourceType", "Always User.", Kind::String)
         .case_exact()
         .mutability(Mutability::ReadOnly),
-    attr("created", "When the user was created.", Kind::DateTime)
-        .mutability(Mutability::ReadOnly),
-    attr("lastModified", "When the user last changed.", Kind::DateTime)
-        .mutability(Mutability::ReadOnly),
+    attr("created", "When the user was created.", Kind::DateTime).mutability(Mutability::ReadOnly),
+    attr(
+        "lastModified",
+        "When the user last changed.",
+        Kind::DateTime,
+    )
+    .mutability(Mutability::ReadOnly),
     attr("location", "The URI of the user.", Kind::Reference)
         .case_exact()
         .mutability(Mutability::ReadOnly),
-    attr("version", "The entity tag of the user's current state.", Kind::String)
-        .case_exact()
-        .mutability(Mutability::ReadOnly),
+    attr(
+        "version",
+        "The entity tag of the user's current state.",
+        Kind::String,
+    )
+    .case_exact()
+    .mutability(Mutability::ReadOnly),
 ];
 
 /// The attributes of a Coffer user, in the order responses list them. `id` and `meta` are the
@@ -215,15 +247,33 @@ pub const USER_ATTRS: &[AttrDef] = &[
         .mutability(Mutability::ReadOnly)
         .returned(Returned::Always)
         .unique(),
-    attr("externalId", "The identity provider's id for the user.", Kind::String).case_exact(),
-    attr("userName", "The name the user signs in with; unique.", Kind::String)
-        .required()
-        .unique(),
-    attr("displayName", "The user's name, without < or >.", Kind::String),
+    attr(
+        "externalId",
+        "The identity provider's id for the user.",
+        Kind::String,
+    )
+    .case_exact(),
+    attr(
+        "userName",
+        "The name the user signs in with; unique.",
+        Kind::String,
+    )
+    .required()
+    .unique(),
+    attr(
+        "displayName",
+        "The user's name, without < or >.",
+        Kind::String,
+    ),
     attr("userType", "The user's profile.", Kind::String)
         .required()
         .canonical(USER_TYPES),
-    attr("preferredLanguage", "A language tag, such as en or de-CH.", Kind::String),
+    attr(
+        "preferredLanguage",
+        "A language tag, such as en or de-CH.",
+        Kind::String,
+    )
+    .canonical(LANGUAGES),
     attr("active", "Whether the user may sign in.", Kind::Boolean).required(),
     attr("password", "A new password; never returned.", Kind::String)
         .mutability(Mutability::WriteOnly)
@@ -235,9 +285,13 @@ pub const USER_ATTRS: &[AttrDef] = &[
     attr("phoneNumbers", "The user's mobile number.", Kind::Complex)
         .multi()
         .subs(PHONE_SUBS),
-    attr("roles", "The user's administrator role, at most one.", Kind::Complex)
-        .multi()
-        .subs(ROLE_SUBS),
+    attr(
+        "roles",
+        "The user's administrator role, at most one.",
+        Kind::Complex,
+    )
+    .multi()
+    .subs(ROLE_SUBS),
     attr("meta", "Resource metadata.", Kind::Complex)
         .mutability(Mutability::ReadOnly)
         .subs(META_SUBS),
@@ -246,7 +300,9 @@ pub const USER_ATTRS: &[AttrDef] = &[
 /// The user attribute named `name` (ignoring case); a `urn:…:User:` prefix is allowed.
 pub fn user_attr(name: &str) -> Option<&'static AttrDef> {
     let name = strip_user_urn(name);
-    USER_ATTRS.iter().find(|a| a.name.eq_ignore_ascii_case(name))
+    USER_ATTRS
+        .iter()
+        .find(|a| a.name.eq_ignore_ascii_case(name))
 }
 
 /// `name` without a leading core User schema URN and colon (ignoring case).
@@ -275,7 +331,9 @@ mod tests {
         );
         assert!(user_attr("name").is_none());
         assert_eq!(
-            user_attr("emails").and_then(|a| a.sub("VALUE")).map(|s| s.name),
+            user_attr("emails")
+                .and_then(|a| a.sub("VALUE"))
+                .map(|s| s.name),
             Some("value")
         );
     }

@@ -30,6 +30,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/users/me/tfa/setupTotpSecret").route(web::get().to(tfa_setup)))
     .service(web::resource("/users/me/tfa/verifyTotpSecret").route(web::post().to(tfa_verify)))
     .service(web::resource("/users/me/tfa/resetTotpSecret").route(web::post().to(tfa_reset)))
+    .service(web::resource("/users/me/tfa/setupSms").route(web::post().to(tfa_setup_sms)))
+    .service(web::resource("/users/me/tfa/verifySms").route(web::post().to(tfa_verify_sms)))
+    .service(web::resource("/users/me/tfa/resetSms").route(web::post().to(tfa_reset_sms)))
     .service(web::resource("/users/me/tfa/challenge").route(web::post().to(tfa_challenge)))
     .service(web::resource("/users/me/tfa/auth").route(web::post().to(tfa_auth)))
     .service(web::resource("/admin/users/{id}").route(web::delete().to(delete_user)))
@@ -310,9 +313,42 @@ pub async fn forced_password_change(
 /// The cookie of a browser that passed two-factor sign-in with `rememberDevice`.
 pub const REMEMBER_COOKIE: &str = "coffer_tfa_remember";
 
-#[utoipa::path(get, path = "/rest/users/me/tfa/config", tag = "users", responses((status = 200, description = "`{enabled, type, pendingSetup}`")), security(("bearer" = [])))]
-pub async fn tfa_config(Caller(c): Caller) -> HttpResponse {
-    HttpResponse::Ok().json(coffer_service::tfa::config(&c))
+#[utoipa::path(get, path = "/rest/users/me/tfa/config", tag = "users", responses((status = 200, description = "`{enabled, type (totp, sms or null), pendingSetup}`; with a method on, also the reference's `module` (TOTP or SMSOTP), `passcodeLabel`, `passcodeDescription`, `rechallengeLabel`, `challengeShouldSendPassword`, `challengeWaitMessage`, `rechallengeMessage`, `rememberDeviceEnabled`, `passcodeMask`, and for SMSOTP `mobileNumber` (masked) and `allowNumberChange`")), security(("bearer" = [])))]
+pub async fn tfa_config(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
+    let v = blocking(&st, move |ctx| coffer_service::tfa::config(ctx, &c)).await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[utoipa::path(post, path = "/rest/users/me/tfa/setupSms", tag = "users", responses((status = 200, description = "`{challengeMsg, mobileNumber (masked)}`: an enrolment code was sent to the saved mobile number"), (status = 404, description = "No mobile number is set"), (status = 409, description = "Two-factor sign-in is on"), (status = 429, description = "A code was sent less than 30 seconds ago (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
+pub async fn tfa_setup_sms(
+    Caller(c): Caller,
+    st: Data<AppState>,
+) -> Result<HttpResponse, RestError> {
+    let v = blocking(&st, move |ctx| coffer_service::tfa_sms::setup(ctx, &c)).await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[utoipa::path(post, path = "/rest/users/me/tfa/verifySms", tag = "users", request_body(content = serde_json::Value, description = "`{otp}`: the enrolment code"), responses((status = 200, description = "`{enabled: true, type: \"sms\"}`: the number is verified and SMS two-factor sign-in is on"), (status = 409), (status = 422)), security(("bearer" = [])))]
+pub async fn tfa_verify_sms(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let otp = Fields::of(&body)?.req_str("otp")?.to_string();
+    let v = blocking(&st, move |ctx| {
+        coffer_service::tfa_sms::verify_setup(ctx, &c, &otp)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[utoipa::path(post, path = "/rest/users/me/tfa/resetSms", tag = "users", responses((status = 200, description = "`{enabled: false}`: SMS two-factor sign-in off")), security(("bearer" = [])))]
+pub async fn tfa_reset_sms(
+    Caller(c): Caller,
+    st: Data<AppState>,
+) -> Result<HttpResponse, RestError> {
+    blocking(&st, move |ctx| coffer_service::tfa_sms::reset(ctx, &c)).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({"enabled": false})))
 }
 
 #[utoipa::path(get, path = "/rest/users/me/tfa/setupTotpSecret", tag = "users", responses((status = 200, description = "`{secret, uri}`: a new TOTP secret, pending until verified"), (status = 409)), security(("bearer" = [])))]
@@ -359,7 +395,7 @@ fn step_response(st: &AppState, step: coffer_service::tfa::Step) -> HttpResponse
                         .secure(st.secure_cookies)
                         .same_site(actix_web::cookie::SameSite::Strict)
                         .max_age(actix_web::cookie::time::Duration::seconds(
-                            coffer_service::tfa::REMEMBER_SECS,
+                            st.ctx.config.tfa_remember_secs,
                         ))
                         .finish(),
                 );
@@ -369,7 +405,7 @@ fn step_response(st: &AppState, step: coffer_service::tfa::Step) -> HttpResponse
     }
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/challenge", tag = "users", request_body(content = serde_json::Value, description = "`{referral?}`"), responses((status = 200, description = "`{challengeMsg}` or `{redirectUrl}`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/challenge", tag = "users", request_body(content = serde_json::Value, description = "`{referral?}`"), responses((status = 200, description = "`{challengeMsg}` or `{redirectUrl}`, never both; for an SMS user a new code is sent"), (status = 429, description = "An SMS code was sent less than 30 seconds ago (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
 pub async fn tfa_challenge(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -383,8 +419,9 @@ pub async fn tfa_challenge(
     Ok(step_response(&st, step))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/auth", tag = "users", request_body(content = serde_json::Value, description = "`{otp, referral?, rememberDevice?}`"), responses((status = 200, description = "`{redirectUrl}` when accepted, `{challengeMsg}` for another round"), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/auth", tag = "users", request_body(content = serde_json::Value, description = "`{otp (TOTP or SMS code), referral?, rememberDevice?}`"), responses((status = 200, description = "`{redirectUrl}` when accepted, `{challengeMsg}` for another round, never both"), (status = 422), (status = 429, description = "Too many failed sign-ins (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_auth(
+    req: actix_web::HttpRequest,
     Caller(c): Caller,
     st: Data<AppState>,
     JsonBody(body): JsonBody,
@@ -393,8 +430,9 @@ pub async fn tfa_auth(
     let otp = f.req_str("otp")?.to_string();
     let referral = f.opt_str("referral")?.map(str::to_string);
     let remember = f.opt_bool("rememberDevice")?.unwrap_or(false);
+    let ip = st.client_ip(&req);
     let step = blocking(&st, move |ctx| {
-        coffer_service::tfa::auth(ctx, &c, &otp, referral.as_deref(), remember)
+        coffer_service::tfa::auth(ctx, &c, &otp, referral.as_deref(), remember, ip.as_deref())
     })
     .await?;
     Ok(step_response(&st, step))

@@ -13,6 +13,7 @@ pub mod oauth;
 pub mod openapi;
 pub mod pages;
 pub mod respond;
+pub mod scim;
 pub mod state;
 pub mod waf;
 pub mod webhooks;
@@ -35,6 +36,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/openapi.json").route(web::get().to(openapi::serve)))
         .configure(oauth::routes)
         .configure(webhooks::routes)
+        .configure(scim::routes)
         .service(
             web::scope("/rest")
                 .wrap(from_fn(middleware::rest_gate))
@@ -72,7 +74,8 @@ async fn not_found() -> HttpResponse {
 /// A known path with a method it does not take: 405 in the REST envelope (webhook routes answer
 /// in their own envelope already).
 fn method_not_allowed<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
-    if res.request().path().starts_with("/webhooks") {
+    let path = res.request().path();
+    if path.starts_with("/webhooks") || path.starts_with("/rest/scim") {
         return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
     }
     let (req, _) = res.into_parts();

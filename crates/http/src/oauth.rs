@@ -145,9 +145,7 @@ fn next_page(
         AfterSignIn::Consent { ticket } => {
             pages::consent(client_name, scope, &ticket, csrf, mobile)
         }
-        AfterSignIn::SecondFactor { ticket } => {
-            pages::second_factor(client_name, &ticket, csrf, None, mobile)
-        }
+        AfterSignIn::SecondFactor(step) => pages::second_factor(client_name, &step, csrf, mobile),
         AfterSignIn::PasswordChange { ticket } => {
             pages::password_change(client_name, &ticket, csrf, None, mobile)
         }
@@ -263,7 +261,7 @@ pub async fn sign_in(
     Ok(next_page(next, &name, &scope, &csrf, mobile))
 }
 
-#[utoipa::path(post, path = "/oauth/tfa", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`ticket`, `csrf`, `code`"), responses((status = 302, description = "To the client with a code"), (status = 200, description = "The consent page"), (status = 401, description = "A wrong code: the page again"), (status = 400)))]
+#[utoipa::path(post, path = "/oauth/tfa", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`ticket`, `csrf`, and `code` or (SMS codes) `resend=1` for a new code"), responses((status = 302, description = "To the client with a code"), (status = 200, description = "The consent page, or the page again after a new code was sent"), (status = 401, description = "A wrong code: the page again"), (status = 400)))]
 pub async fn second_factor(
     req: HttpRequest,
     st: Data<AppState>,
@@ -281,9 +279,10 @@ pub async fn second_factor(
     };
     let ticket = param(&pairs, "ticket").unwrap_or_default();
     let code = param(&pairs, "code").unwrap_or_default();
+    let resend = param(&pairs, "resend").as_deref() == Some("1");
     let ip = st.client_ip(&req);
     let outcome = blocking(&st, move |ctx| {
-        svc::second_factor(ctx, &ticket, &code, ip.as_deref())
+        svc::second_factor(ctx, &ticket, &code, resend, ip.as_deref())
     })
     .await?;
     Ok(match outcome {
@@ -291,13 +290,7 @@ pub async fn second_factor(
             StatusCode::BAD_REQUEST,
             "The verification expired. Please start again from the application.",
         ),
-        svc::SecondFactor::Again { ticket, mobile } => pages::second_factor(
-            "",
-            &ticket,
-            &csrf,
-            Some("The code is not valid. Try the current code."),
-            mobile,
-        ),
+        svc::SecondFactor::Again { page, mobile } => pages::second_factor("", &page, &csrf, mobile),
         svc::SecondFactor::Done {
             next,
             client_name,

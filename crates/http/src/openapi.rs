@@ -14,6 +14,15 @@ impl Modify for BearerAuth {
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
+        components.add_security_scheme(
+            "scim",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("A SCIM token made with `cofferd scim-token create`"))
+                    .build(),
+            ),
+        );
     }
 }
 
@@ -47,6 +56,9 @@ impl Modify for BearerAuth {
         crate::account::tfa_setup,
         crate::account::tfa_verify,
         crate::account::tfa_reset,
+        crate::account::tfa_setup_sms,
+        crate::account::tfa_verify_sms,
+        crate::account::tfa_reset_sms,
         crate::account::tfa_challenge,
         crate::account::tfa_auth,
         crate::account::password_policy,
@@ -81,6 +93,18 @@ impl Modify for BearerAuth {
         crate::webhooks::deliveries,
         crate::webhooks::redeliver,
         crate::webhooks::ping,
+        crate::scim::list,
+        crate::scim::search,
+        crate::scim::create,
+        crate::scim::get,
+        crate::scim::replace,
+        crate::scim::patch,
+        crate::scim::delete,
+        crate::scim::service_provider_config,
+        crate::scim::schemas,
+        crate::scim::schema,
+        crate::scim::resource_types,
+        crate::scim::resource_type,
     ),
     components(schemas(
         coffer_service::views::CurrentUser,
@@ -127,6 +151,9 @@ mod tests {
             "/oauth/token",
             "/rest/users/me",
             "/rest/settings/system",
+            "/rest/scim/Users",
+            "/rest/scim/Users/{id}",
+            "/rest/scim/Schemas",
         ] {
             assert!(v["paths"].get(p).is_some(), "{p}");
         }

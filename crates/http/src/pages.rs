@@ -106,32 +106,42 @@ pub fn sign_in(
     )
 }
 
-/// The two-factor page of the authorization flow: a code from the authenticator app.
+/// The two-factor page of the authorization flow: a code from the authenticator app, or one
+/// sent by text message (with a form that sends a new one).
 pub fn second_factor(
     client_name: &str,
-    ticket: &str,
+    step: &coffer_service::oauth::SecondFactorPage,
     csrf: &str,
-    error: Option<&str>,
     mobile: bool,
 ) -> HttpResponse {
-    let status = if error.is_some() {
+    let status = if step.error.is_some() {
         StatusCode::UNAUTHORIZED
     } else {
         StatusCode::OK
     };
-    let err = alert(error);
+    let err = alert(step.error.as_deref().or(step.notice.as_deref()));
+    let carried = hidden(&[("ticket", &step.ticket), ("csrf", csrf)]);
+    let resend = if step.resend {
+        format!(
+            "<form method=\"post\" action=\"/oauth/tfa\">{carried}{}\
+             <button type=\"submit\" class=\"secondary\">Send a new code</button></form>",
+            hidden(&[("resend", "1")])
+        )
+    } else {
+        String::new()
+    };
     page(
         status,
         "Two-step verification",
         mobile,
         &format!(
-            "<h1>Two-step verification</h1><p>to continue to <strong>{}</strong></p>{err}\
-             <form method=\"post\" action=\"/oauth/tfa\">{}\
+            "<h1>Two-step verification</h1><p>to continue to <strong>{}</strong></p>{err}<p>{}</p>\
+             <form method=\"post\" action=\"/oauth/tfa\">{carried}\
              <label for=\"code\">Code</label><input id=\"code\" name=\"code\" type=\"text\" inputmode=\"numeric\" \
              autocomplete=\"one-time-code\" pattern=\"[0-9]{{6}}\" maxlength=\"6\" required>\
-             <button type=\"submit\">Verify</button></form>",
+             <button type=\"submit\">Verify</button></form>{resend}",
             esc(client_name),
-            hidden(&[("ticket", ticket), ("csrf", csrf)])
+            esc(&step.prompt),
         ),
     )
 }

@@ -235,10 +235,36 @@ pub fn insert_user(
         }
         .ok_or_else(|| ApiError::field(ErrorCode::InvalidParameter, "profile"))?,
     };
-    let t = now();
-    let user = User {
+    let user = new_user_row(email.as_str(), name, password_hash, role, profile_id, now());
+    coffer_store::users::insert(c, &user).map_err(|e| {
+        if e.is_unique_violation() {
+            Error::from(ApiError::field(ErrorCode::EntityExists, "email"))
+        } else {
+            e.into()
+        }
+    })?;
+    events::record(
+        c,
+        "user.user.create",
+        actor,
+        serde_json::json!({"id": user.id, "email": user.email, "role": user.role}),
+    )?;
+    Ok(user)
+}
+
+/// A new account's row: active, with fresh folder ids, its email as `userName`, and nothing
+/// else set.
+pub(crate) fn new_user_row(
+    email: &str,
+    name: &str,
+    password_hash: Option<String>,
+    role: Role,
+    profile_id: i64,
+    t: i64,
+) -> User {
+    User {
         id: uuid::Uuid::new_v4().to_string(),
-        email: email.as_str().to_string(),
+        email: email.to_string(),
         name: name.to_string(),
         password_hash,
         role: role.as_str().to_string(),
@@ -260,24 +286,12 @@ pub fn insert_user(
         totp_secret: None,
         totp_enabled: false,
         totp_last_step: None,
-        user_name: Some(email.as_str().to_string()),
+        user_name: Some(email.to_string()),
         external_id: None,
         preferred_language: None,
-    };
-    coffer_store::users::insert(c, &user).map_err(|e| {
-        if e.is_unique_violation() {
-            Error::from(ApiError::field(ErrorCode::EntityExists, "email"))
-        } else {
-            e.into()
-        }
-    })?;
-    events::record(
-        c,
-        "user.user.create",
-        actor,
-        serde_json::json!({"id": user.id, "email": user.email, "role": user.role}),
-    )?;
-    Ok(user)
+        email_primary: None,
+        mobile_primary: None,
+    }
 }
 
 /// The current-user record.

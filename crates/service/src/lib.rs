@@ -13,11 +13,13 @@ pub mod directory;
 pub mod events;
 pub mod locations;
 pub mod oauth;
+pub mod scim;
 pub mod scim_tokens;
 pub mod sessions;
 pub mod settings;
 pub mod sms;
 pub mod tfa;
+pub mod tfa_sms;
 pub mod throttle;
 pub mod users;
 pub mod views;
@@ -45,6 +47,8 @@ pub struct Config {
     pub sms_gateway: Option<String>,
     /// Reverse proxies whose `X-Forwarded-For` names the client.
     pub trusted_proxies: coffer_domain::net::TrustedProxies,
+    /// How long a browser remembered at two-factor sign-in (`rememberDevice`) skips the step.
+    pub tfa_remember_secs: i64,
 }
 
 impl Config {
@@ -57,6 +61,7 @@ impl Config {
             ldap: None,
             sms_gateway: None,
             trusted_proxies: Default::default(),
+            tfa_remember_secs: tfa::REMEMBER_SECS,
         }
     }
 

@@ -59,10 +59,24 @@ pub fn check_authorize(
     )
 }
 
+/// The two-factor page of the authorization flow.
+pub struct SecondFactorPage {
+    /// The one-time ticket of the page's forms.
+    pub ticket: String,
+    /// What to enter.
+    pub prompt: String,
+    /// A refused code.
+    pub error: Option<String>,
+    /// A code that could not be sent now.
+    pub notice: Option<String>,
+    /// The method sends codes: the page offers to send a new one.
+    pub resend: bool,
+}
+
 /// What follows a successful sign-in on the authorization page.
 pub enum AfterSignIn {
-    /// Show the two-factor page for this one-time ticket.
-    SecondFactor { ticket: String },
+    /// Show the two-factor page.
+    SecondFactor(SecondFactorPage),
     /// Show the password-change page (a change is due) for this one-time ticket.
     PasswordChange { ticket: String },
     /// Redirect the browser here (a code, or an error).
@@ -100,18 +114,67 @@ fn issue_code(c: &mut DbConn, v: &ValidAuthorize, user_id: &str) -> Result<Strin
 /// The user signed in on the authorization page: issue a code at once for clients that skip
 /// consent, else hand out a consent ticket.
 pub fn after_sign_in(ctx: &Ctx, v: &ValidAuthorize, user: &User) -> Result<AfterSignIn> {
-    if user.totp_enabled {
-        let ticket = new_token();
-        ctx.write(|c| {
-            coffer_store::grants::insert_authorize_request(
-                c,
-                &ticket_row(&ticket, v, &user.id, "tfa"),
-            )?;
-            Ok(())
-        })?;
-        return Ok(AfterSignIn::SecondFactor { ticket });
+    if let Some(m) = crate::tfa::method(ctx, user)? {
+        // An SMS user gets a code as the page is shown.
+        let notice = match m {
+            crate::tfa::Method::Sms => send_sign_in_code(ctx, user)?,
+            crate::tfa::Method::Totp => None,
+        };
+        return Ok(AfterSignIn::SecondFactor(second_factor_page(
+            ctx, v, user, m, None, notice,
+        )?));
     }
     continue_sign_in(ctx, v, user)
+}
+
+/// A new two-factor ticket and its page.
+fn second_factor_page(
+    ctx: &Ctx,
+    v: &ValidAuthorize,
+    user: &User,
+    m: crate::tfa::Method,
+    error: Option<String>,
+    notice: Option<String>,
+) -> Result<SecondFactorPage> {
+    let ticket = new_token();
+    ctx.write(|c| {
+        Ok(coffer_store::grants::insert_authorize_request(
+            c,
+            &ticket_row(&ticket, v, &user.id, "tfa"),
+        )?)
+    })?;
+    let (prompt, resend) = match m {
+        crate::tfa::Method::Totp => (crate::tfa::TOTP_PROMPT.to_string(), false),
+        crate::tfa::Method::Sms => (
+            crate::tfa_sms::prompt(user.mobile_number.as_deref().unwrap_or_default()),
+            true,
+        ),
+    };
+    Ok(SecondFactorPage {
+        ticket,
+        prompt,
+        error,
+        notice,
+        resend,
+    })
+}
+
+/// Sends an SMS user a sign-in code; what to tell them when none could be sent now.
+fn send_sign_in_code(ctx: &Ctx, user: &User) -> Result<Option<String>> {
+    let number = user.mobile_number.as_deref().unwrap_or_default();
+    match crate::tfa_sms::send_code(ctx, user, number, crate::tfa_sms::Purpose::SignIn) {
+        Ok(()) => Ok(None),
+        Err(Error::Api(e)) if e.code == coffer_errors::ErrorCode::RequestRateLimited => {
+            Ok(Some(format!(
+                "A code was sent a moment ago: enter it, or ask for a new one in {} seconds.",
+                e.retry_after.unwrap_or(crate::tfa_sms::RESEND_SECS)
+            )))
+        }
+        Err(Error::Api(_)) => Ok(Some(
+            "The code could not be sent. Try again later.".to_string(),
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 fn ticket_row(ticket: &str, v: &ValidAuthorize, user_id: &str, kind: &str) -> AuthorizeRequest {
@@ -145,8 +208,11 @@ fn valid_from_ticket(r: &AuthorizeRequest) -> Result<ValidAuthorize> {
 pub enum SecondFactor {
     /// The ticket is unknown, used or expired.
     Expired,
-    /// A wrong code: ask again with this new ticket.
-    Again { ticket: String, mobile: bool },
+    /// A wrong code, or a new code sent: ask again with this page (a new ticket).
+    Again {
+        page: SecondFactorPage,
+        mobile: bool,
+    },
     /// Go on: a redirect, or the consent page for this client and scope.
     Done {
         next: AfterSignIn,
@@ -156,11 +222,13 @@ pub enum SecondFactor {
     },
 }
 
-/// The user answered the two-factor page of the authorization flow.
+/// The user answered the two-factor page of the authorization flow: a code, or (`resend`) the
+/// request for a new SMS code.
 pub fn second_factor(
     ctx: &Ctx,
     ticket: &str,
     otp: &str,
+    resend: bool,
     client_ip: Option<&str>,
 ) -> Result<SecondFactor> {
     let taken = ctx.write(|c| {
@@ -182,23 +250,30 @@ pub fn second_factor(
     if crate::throttle::locked(ctx, &keys)?.is_some() {
         return Ok(SecondFactor::Expired);
     }
+    // Two-factor sign-in was turned off meanwhile: start again.
+    let Some(m) = crate::tfa::method(ctx, &user)? else {
+        return Ok(SecondFactor::Expired);
+    };
     let mut v = valid_from_ticket(&r)?;
-    let ok = match crate::tfa::check_user_code(ctx, &user, otp) {
-        Ok(ok) => ok,
-        Err(Error::Api(_)) => false,
+    if resend {
+        let notice = match m {
+            crate::tfa::Method::Sms => send_sign_in_code(ctx, &user)?,
+            crate::tfa::Method::Totp => None,
+        };
+        return Ok(SecondFactor::Again {
+            page: second_factor_page(ctx, &v, &user, m, None, notice)?,
+            mobile: r.mobile,
+        });
+    }
+    let refused = match crate::tfa::check_second_step(ctx, &user, m, otp) {
+        Ok(refused) => refused,
+        Err(Error::Api(_)) => Some("The code is not valid.".to_string()),
         Err(e) => return Err(e),
     };
-    if !ok {
+    if let Some(error) = refused {
         std::thread::sleep(crate::throttle::failed(ctx, &keys)?);
-        let again = new_token();
-        ctx.write(|c| {
-            Ok(coffer_store::grants::insert_authorize_request(
-                c,
-                &ticket_row(&again, &v, &user.id, "tfa"),
-            )?)
-        })?;
         return Ok(SecondFactor::Again {
-            ticket: again,
+            page: second_factor_page(ctx, &v, &user, m, Some(error), None)?,
             mobile: r.mobile,
         });
     }

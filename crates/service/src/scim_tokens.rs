@@ -25,3 +25,37 @@ pub fn create(ctx: &Ctx, name: &str) -> Result<(String, String)> {
     })?;
     Ok((id, token))
 }
+
+/// A SCIM token as listed: never the token itself.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TokenView {
+    pub id: String,
+    pub name: String,
+    pub revoked: bool,
+    pub created: String,
+}
+
+pub fn list(ctx: &Ctx) -> Result<Vec<TokenView>> {
+    let rows = ctx.with_conn(|c| Ok(coffer_store::scim_tokens::list(c)?))?;
+    Ok(rows
+        .into_iter()
+        .map(|t| TokenView {
+            id: t.id,
+            name: t.name,
+            revoked: t.revoked,
+            created: crate::rfc3339(t.created_at),
+        })
+        .collect())
+}
+
+/// Revokes a token: SCIM calls with it answer 401 from now on.
+pub fn revoke(ctx: &Ctx, id: &str) -> Result<()> {
+    ctx.write(|c| {
+        if coffer_store::scim_tokens::revoke(c, id)? == 0 {
+            return Err(
+                coffer_errors::ApiError::new(coffer_errors::ErrorCode::EntityNotFound).into(),
+            );
+        }
+        events::record(c, "scim.token.revoke", None, serde_json::json!({"id": id}))
+    })
+}

@@ -74,8 +74,9 @@ pub fn login(
     };
     let session_token = new_token();
     let csrf_token = new_token();
+    let two_factor = crate::tfa::method(ctx, &user)?.is_some();
     let remembered = match remember_token {
-        Some(t) if user.totp_enabled => ctx.with_conn(|c| {
+        Some(t) if two_factor => ctx.with_conn(|c| {
             Ok(coffer_store::users::remembered(
                 c,
                 &hash_token(t),
@@ -85,7 +86,7 @@ pub fn login(
         })?,
         _ => false,
     };
-    let state = if user.totp_enabled && !remembered {
+    let state = if two_factor && !remembered {
         "tfa"
     } else if user.force_password_change {
         "password_change"

@@ -1,6 +1,7 @@
-//! Two-factor authentication with TOTP (RFC 6238, `coffer_oauth::totp`): enrolment (a secret and
-//! an `otpauth://` URI, confirmed by a first code), reset, and the second step of an interactive
-//! sign-in (`challenge`, then `auth` with a code; a remembered browser skips it).
+//! Two-factor authentication: TOTP (RFC 6238, `coffer_oauth::totp`: enrolment with a secret and
+//! an `otpauth://` URI, confirmed by a first code) or SMS one-time codes ([`crate::tfa_sms`]), one
+//! method at a time; reset; and the second step of an interactive sign-in (`challenge`, then
+//! `auth` with a code; a remembered browser skips it).
 
 use crate::auth::Caller;
 use crate::sessions::{safe_referral, SESSION_FAMILY_PREFIX};
@@ -9,22 +10,74 @@ use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_oauth::secrets::{hash_token, new_token};
 use coffer_oauth::totp::{self, TotpError, TotpSecret};
 
-/// How long a remembered browser skips the second step.
+/// How long a remembered browser skips the second step, unless configured
+/// ([`crate::Config::tfa_remember_secs`]).
 pub const REMEMBER_SECS: i64 = 30 * 86_400;
 
-/// `GET /rest/users/me/tfa/config`.
-pub fn config(caller: &Caller) -> serde_json::Value {
+/// A user's two-factor method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Totp,
+    Sms,
+}
+
+/// The user's two-factor method, if two-factor sign-in is on.
+pub fn method(ctx: &Ctx, user: &coffer_store::models::User) -> Result<Option<Method>> {
+    if user.totp_enabled {
+        return Ok(Some(Method::Totp));
+    }
+    Ok(crate::tfa_sms::enabled(ctx, user)?.then_some(Method::Sms))
+}
+
+pub const TOTP_PROMPT: &str = "Enter the 6-digit code from your authenticator app.";
+
+/// `GET /rest/users/me/tfa/config`: `{enabled, type, pendingSetup}`, and with a method on the
+/// reference's module description (`module` `TOTP` or `SMSOTP`, the labels, and for SMS the
+/// masked number).
+pub fn config(ctx: &Ctx, caller: &Caller) -> Result<serde_json::Value> {
     let u = &caller.user;
-    serde_json::json!({
-        "enabled": u.totp_enabled,
-        "type": if u.totp_enabled { Some("totp") } else { None },
-        "pendingSetup": !u.totp_enabled && u.totp_secret.is_some(),
-    })
+    let m = method(ctx, u)?;
+    let sms_pending = m.is_none()
+        && ctx.with_conn(|c| Ok(coffer_store::sms_codes::pending(c, &u.id, "enrol", now())?))?;
+    let mut v = serde_json::json!({
+        "enabled": m.is_some(),
+        "type": m.map(|m| match m { Method::Totp => "totp", Method::Sms => "sms" }),
+        "pendingSetup": m.is_none() && (u.totp_secret.is_some() || sms_pending),
+    });
+    let module = match m {
+        None => return Ok(v),
+        Some(Method::Totp) => serde_json::json!({
+            "module": "TOTP",
+            "passcodeLabel": "Authenticator code",
+            "passcodeDescription": TOTP_PROMPT,
+            "rechallengeLabel": "",
+            "challengeWaitMessage": "",
+            "rechallengeMessage": "",
+        }),
+        Some(Method::Sms) => serde_json::json!({
+            "module": "SMSOTP",
+            "passcodeLabel": "Enter passcode",
+            "passcodeDescription": "Enter the code sent to your mobile phone.",
+            "rechallengeLabel": "Resend code",
+            "challengeWaitMessage": "Sending code...",
+            "rechallengeMessage": "Resend the passcode",
+            "mobileNumber": crate::tfa_sms::mask(u.mobile_number.as_deref().unwrap_or_default()),
+            // The number receives the codes: to change it, turn SMS two-factor sign-in off first.
+            "allowNumberChange": false,
+        }),
+    };
+    if let (Some(o), serde_json::Value::Object(extra)) = (v.as_object_mut(), module) {
+        o.extend(extra);
+        o.insert("challengeShouldSendPassword".into(), false.into());
+        o.insert("rememberDeviceEnabled".into(), true.into());
+        o.insert("passcodeMask".into(), false.into());
+    }
+    Ok(v)
 }
 
 /// `GET /rest/users/me/tfa/setupTotpSecret`: a new secret, pending until a code confirms it.
 pub fn setup(ctx: &Ctx, caller: &Caller) -> Result<serde_json::Value> {
-    if caller.user.totp_enabled {
+    if method(ctx, &caller.user)?.is_some() {
         return Err(ApiError::new(ErrorCode::EntityExists)
             .with_message("The entity exists (two-factor sign-in is on; reset it first).")
             .into());
@@ -78,7 +131,7 @@ pub fn check_user_code(ctx: &Ctx, user: &coffer_store::models::User, otp: &str) 
 /// `POST /rest/users/me/tfa/verifyTotpSecret {otp}`: a code of the pending secret turns
 /// two-factor sign-in on.
 pub fn verify_setup(ctx: &Ctx, caller: &Caller, otp: &str) -> Result<serde_json::Value> {
-    if caller.user.totp_enabled {
+    if method(ctx, &caller.user)?.is_some() {
         return Err(ApiError::new(ErrorCode::EntityExists).into());
     }
     if !check_code(ctx, caller, otp)? {
@@ -92,7 +145,7 @@ pub fn verify_setup(ctx: &Ctx, caller: &Caller, otp: &str) -> Result<serde_json:
             c,
             "user.tfa.enable",
             Some(&caller.user.id),
-            serde_json::json!({"userId": caller.user.id}),
+            serde_json::json!({"userId": caller.user.id, "type": "totp"}),
         )
     })?;
     Ok(serde_json::json!({"enabled": true}))
@@ -106,7 +159,7 @@ pub fn reset(ctx: &Ctx, caller: &Caller) -> Result<()> {
             c,
             "user.tfa.reset",
             Some(&caller.user.id),
-            serde_json::json!({"userId": caller.user.id}),
+            serde_json::json!({"userId": caller.user.id, "type": "totp"}),
         )
     })
 }
@@ -120,38 +173,73 @@ pub enum Step {
     Challenge(String),
 }
 
-const CHALLENGE: &str = "Enter the 6-digit code from your authenticator app.";
-
-/// `POST /rest/users/me/tfa/challenge`: what the second step asks for.
+/// `POST /rest/users/me/tfa/challenge`: what the second step asks for. For an SMS user a fresh
+/// code is sent (at most one per [`crate::tfa_sms::RESEND_SECS`], else 429).
 pub fn challenge(ctx: &Ctx, caller: &Caller, referral: Option<&str>) -> Result<Step> {
-    if !caller.user.totp_enabled {
-        return Ok(Step::Next {
+    match method(ctx, &caller.user)? {
+        None => Ok(Step::Next {
             redirect_url: safe_referral(&ctx.config.base_url, referral),
             remember_token: None,
-        });
+        }),
+        Some(Method::Totp) => Ok(Step::Challenge(TOTP_PROMPT.into())),
+        Some(Method::Sms) => {
+            let number = caller.user.mobile_number.as_deref().unwrap_or_default();
+            crate::tfa_sms::send_code(ctx, &caller.user, number, crate::tfa_sms::Purpose::SignIn)?;
+            Ok(Step::Challenge(crate::tfa_sms::prompt(number)))
+        }
     }
-    Ok(Step::Challenge(CHALLENGE.into()))
+}
+
+/// A second-step code checked for a user: `Ok(None)` when it passes, else what to tell them.
+pub fn check_second_step(
+    ctx: &Ctx,
+    user: &coffer_store::models::User,
+    m: Method,
+    otp: &str,
+) -> Result<Option<String>> {
+    Ok(match m {
+        Method::Totp => (!check_user_code(ctx, user, otp)?)
+            .then(|| format!("The code is not valid. {TOTP_PROMPT}")),
+        Method::Sms => match crate::tfa_sms::check(ctx, user, crate::tfa_sms::Purpose::SignIn, otp)? {
+            crate::tfa_sms::Check::Passed { .. } => None,
+            crate::tfa_sms::Check::Wrong => Some(format!(
+                "The code is not valid. Enter the code sent to your mobile phone (at most {} tries per code).",
+                crate::tfa_sms::MAX_ATTEMPTS
+            )),
+            crate::tfa_sms::Check::NoCode => Some(
+                "There is no valid code: it expired, was used, or had too many wrong tries. Ask for a new code."
+                    .into(),
+            ),
+        },
+    })
 }
 
 /// `POST /rest/users/me/tfa/auth {otp, referral, rememberDevice}`: a valid code completes the
-/// sign-in (or leads to a due password change); a wrong one asks again.
+/// sign-in (or leads to a due password change); a wrong one asks again. Failures count for the
+/// brute-force throttle (per account and client address), which refuses a locked one with 429.
 pub fn auth(
     ctx: &Ctx,
     caller: &Caller,
     otp: &str,
     referral: Option<&str>,
     remember: bool,
+    client_ip: Option<&str>,
 ) -> Result<Step> {
-    if !caller.user.totp_enabled {
+    let Some(m) = method(ctx, &caller.user)? else {
         return Ok(Step::Next {
             redirect_url: safe_referral(&ctx.config.base_url, referral),
             remember_token: None,
         });
+    };
+    let keys = crate::throttle::keys(Some(&caller.user.email), client_ip);
+    if let Some(wait) = crate::throttle::locked(ctx, &keys)? {
+        return Err(ApiError::new(ErrorCode::RequestRateLimited)
+            .with_retry_after(wait)
+            .into());
     }
-    if !check_code(ctx, caller, otp)? {
-        return Ok(Step::Challenge(format!(
-            "The code is not valid. {CHALLENGE}"
-        )));
+    if let Some(again) = check_second_step(ctx, &caller.user, m, otp)? {
+        std::thread::sleep(crate::throttle::failed(ctx, &keys)?);
+        return Ok(Step::Challenge(again));
     }
     let due = caller.user.force_password_change;
     let remember_token = remember.then(new_token);
@@ -168,7 +256,7 @@ pub fn auth(
                 c,
                 &hash_token(t),
                 &caller.user.id,
-                now() + REMEMBER_SECS,
+                now() + ctx.config.tfa_remember_secs,
             )?;
         }
         events::record(

@@ -160,6 +160,8 @@ fn placeholder(id: &str) -> User {
         user_name: None,
         external_id: None,
         preferred_language: None,
+        email_primary: None,
+        mobile_primary: None,
     }
 }
 
@@ -210,22 +212,35 @@ pub fn delete(
             let Some(user) = coffer_store::users::by_id(c, &id)? else {
                 continue;
             };
-            coffer_store::users::mark_deleted(c, &id, t)?;
-            coffer_store::tokens::revoke_user(c, &id)?;
-            coffer_store::web_sessions::delete_for_user(c, &id, None)?;
-            if opts.remote_wipe {
-                coffer_store::devices::request_wipe_for_user(c, &id, t)?;
-            }
-            events::record(
-                c,
-                "user.user.delete",
-                Some(&caller.user.id),
-                serde_json::json!({"id": id, "userId": id, "options": opts}),
-            )?;
+            delete_one(c, &id, Some(&caller.user.id), opts, t)?;
             deleted.push((user.id, user.email));
         }
         Ok(Deleted { deleted, failed })
     })
+}
+
+/// Deletes one account inside the caller's transaction: it can no longer sign in, its tokens
+/// and sessions end, and `remoteWipe` asks its devices to wipe.
+pub fn delete_one(
+    c: &mut DbConn,
+    id: &str,
+    actor: Option<&str>,
+    opts: &DeleteOptions,
+    t: i64,
+) -> Result<()> {
+    coffer_store::users::mark_deleted(c, id, t)?;
+    coffer_store::tokens::revoke_user(c, id)?;
+    coffer_store::web_sessions::delete_for_user(c, id, None)?;
+    if opts.remote_wipe {
+        coffer_store::devices::request_wipe_for_user(c, id, t)?;
+    }
+    events::record(
+        c,
+        "user.user.delete",
+        actor,
+        serde_json::json!({"id": id, "userId": id, "options": opts}),
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -340,7 +355,7 @@ pub fn quota(ctx: &Ctx, caller: &Caller, which: Option<&str>) -> Result<Quota> {
 
 /// `PUT /rest/users/me/mobileNumber`: needs the current password. `test_only` sends a test
 /// message and saves nothing; otherwise the number is saved (unverified) and the user settings
-/// are answered.
+/// are answered. While the number receives SMS two-factor codes it cannot be changed.
 pub fn set_mobile_number(
     ctx: &Ctx,
     caller: &Caller,
@@ -354,6 +369,11 @@ pub fn set_mobile_number(
     if !accounts::verify_password(password, caller.user.password_hash.as_deref()) {
         return Err(ApiError::field(ErrorCode::InvalidParameter, "password")
             .with_message("The parameter is invalid (the password does not match).")
+            .into());
+    }
+    if !test_only && crate::tfa_sms::enabled(ctx, &caller.user)? {
+        return Err(ApiError::field(ErrorCode::InputAttributeForbidden, "mobileNumber")
+            .with_message("The attribute is forbidden (the number receives two-factor codes; turn SMS two-factor sign-in off first).")
             .into());
     }
     if test_only {

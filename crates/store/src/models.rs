@@ -47,6 +47,10 @@ pub struct User {
     pub external_id: Option<String>,
     /// A language tag (SCIM `preferredLanguage`).
     pub preferred_language: Option<String>,
+    /// The SCIM `primary` flag of the email as the identity provider set it (None: true).
+    pub email_primary: Option<bool>,
+    /// The SCIM `primary` flag of the mobile number (None: true).
+    pub mobile_primary: Option<bool>,
 }
 
 impl User {

@@ -46,6 +46,8 @@ diesel::table! {
         user_name -> Nullable<Text>,
         external_id -> Nullable<Text>,
         preferred_language -> Nullable<Text>,
+        email_primary -> Nullable<Bool>,
+        mobile_primary -> Nullable<Bool>,
     }
 }
 
@@ -319,6 +321,26 @@ diesel::table! {
     remembered_devices (token_hash) {
         token_hash -> Text,
         user_id -> Text,
+        expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    sms_two_factor (user_id) {
+        user_id -> Text,
+        enabled_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    sms_codes (user_id) {
+        user_id -> Text,
+        purpose -> Text,
+        to_number -> Text,
+        code_salt -> Text,
+        code_hash -> Nullable<Text>,
+        attempts -> Integer,
+        sent_at -> BigInt,
         expires_at -> BigInt,
     }
 }

@@ -17,3 +17,17 @@ pub fn by_hash(conn: &mut DbConn, hash: &str) -> StoreResult<Option<ScimToken>> 
         .first(conn)
         .optional())?)
 }
+
+pub fn list(conn: &mut DbConn) -> StoreResult<Vec<ScimToken>> {
+    Ok(db_run!(conn => scim_tokens::table
+        .order(scim_tokens::created_at.asc())
+        .select(ScimToken::as_select())
+        .load(conn))?)
+}
+
+/// Revokes a token; 0 when there is no such token.
+pub fn revoke(conn: &mut DbConn, id: &str) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(scim_tokens::table.find(id))
+        .set(scim_tokens::revoked.eq(true))
+        .execute(conn))?)
+}

@@ -189,3 +189,69 @@ pub fn enable_totp(conn: &mut DbConn, id: &str, now: i64) -> StoreResult<usize> 
         .execute(conn))?,
     )
 }
+
+/// The user whose `userName` is `name`, ignoring case.
+pub fn by_user_name(conn: &mut DbConn, name: &str) -> StoreResult<Option<User>> {
+    Ok(db_run!(conn => users::table
+        .filter(crate::filter::lower(users::user_name.assume_not_null()).eq(name.to_lowercase()))
+        .select(User::as_select())
+        .first(conn)
+        .optional())?)
+}
+
+/// The attributes a SCIM identity provider manages.
+#[derive(Debug, Clone, AsChangeset)]
+#[diesel(table_name = users)]
+#[diesel(treat_none_as_null = true)]
+pub struct ScimFields {
+    pub user_name: Option<String>,
+    pub external_id: Option<String>,
+    pub email: String,
+    pub name: String,
+    pub profile_id: i64,
+    pub preferred_language: Option<String>,
+    pub active: bool,
+    pub mobile_number: Option<String>,
+    pub mobile_verified: bool,
+    pub email_primary: Option<bool>,
+    pub mobile_primary: Option<bool>,
+    pub role: String,
+}
+
+/// Writes SCIM-managed attributes if the user is still at `version`; 0 when another change
+/// came first (or the user is gone).
+pub fn scim_update(
+    conn: &mut DbConn,
+    id: &str,
+    version: i64,
+    fields: &ScimFields,
+    now: i64,
+) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(users::table
+            .find(id)
+            .filter(users::version.eq(version))
+            .filter(users::deleted.eq(false)))
+        .set((fields, users::updated_at.eq(now), users::version.eq(version + 1)))
+        .execute(conn))?)
+}
+
+/// Sets or clears the password hash (a cleared one allows no password sign-in).
+pub fn set_password_hash(conn: &mut DbConn, id: &str, hash: Option<&str>) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(users::table.find(id))
+        .set(users::password_hash.eq(hash))
+        .execute(conn))?)
+}
+
+/// Whether the user must change the password at the next sign-in.
+pub fn set_force_password_change(conn: &mut DbConn, id: &str, on: bool) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(users::table.find(id))
+        .set(users::force_password_change.eq(on))
+        .execute(conn))?)
+}
+
+/// Every profile, by id.
+pub fn profiles(conn: &mut DbConn) -> StoreResult<Vec<Profile>> {
+    Ok(
+        db_run!(conn => profiles::table.order(profiles::id.asc()).select(Profile::as_select()).load(conn))?,
+    )
+}

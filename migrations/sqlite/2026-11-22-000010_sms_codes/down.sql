@@ -1,0 +1,2 @@
+DROP TABLE sms_codes;
+DROP TABLE sms_two_factor;
