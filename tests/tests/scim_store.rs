@@ -51,14 +51,16 @@ fn seeds() -> Vec<Seed> {
     };
     vec![
         s("a", "alice@example.com", "alice@example.com", "Alice Smith", Some("ext-Alice"), Some("en"), Some("+41791234567"), "user", 1, true, "2020-05-01T08:00:00Z", "2024-06-01T00:00:00Z"),
-        s("b", "Bob_Jones", "bob@example.org", "", None, Some("de-CH"), None, "system-admin", 2, true, "2021-01-15T10:30:00Z", "2021-01-15T10:30:00Z"),
+        s("b", "Bob_Jones", "bob@example.org", "", None, Some("de-CH"), None, "application-admin", 2, true, "2021-01-15T10:30:00Z", "2021-01-15T10:30:00Z"),
         s("c", "carol%", "carol@example.com", "Carol", Some("EXT-carol"), None, Some("+15550100"), "helpdesk-admin", 1, false, "2021-06-30T23:59:59Z", "2023-02-01T12:00:00Z"),
         s("d", "dave", "dave@test.net", "Dave O'Brien", Some("42"), Some("fr"), None, "user", 1, true, "2022-01-01T00:00:00Z", "2022-01-01T00:00:00Z"),
         s("e", "Eve", "eve@example.com", "eve", None, Some("EN-us"), Some("+4915112345"), "application-admin", 2, false, "2022-01-01T00:00:00Z", "2024-06-01T00:00:00Z"),
         s("f", "frank@EXAMPLE.com", "frank@example.com", "Frank", Some("ext-frank"), None, None, "user", 2, true, "2022-07-04T12:00:00Z", "2022-08-01T09:15:00Z"),
         s("g", "grace", "grace@example.net", "Grace Hopper", Some(""), Some("de"), Some(""), "user", 1, true, "2023-03-03T03:03:03Z", "2023-03-03T03:03:03Z"),
         s("h", "h\\eidi", "heidi@example.com", "Heidi", Some("ext-heidi"), Some("de-AT"), None, "helpdesk-admin", 1, false, "2023-05-05T05:05:05Z", "2024-01-01T00:00:00Z"),
-        s("i", "ivan", "ivan@sub.example.com", "Ivan Ivanov", Some("IVAN"), Some("de"), Some("+7"), "system-admin", 1, true, "2023-11-11T11:11:11Z", "2023-11-12T00:00:00Z"),
+        s("i", "ivan", "ivan@sub.example.com", "Ivan Ivanov", Some("IVAN"), Some("de"), Some("+7"), "helpdesk-admin", 1, true, "2023-11-11T11:11:11Z", "2023-11-12T00:00:00Z"),
+        // A system administrator: never listed by SCIM.
+        s("s", "root", "root@example.com", "Root", Some("ext-root"), Some("en"), Some("+41"), "system-admin", 1, true, "2022-06-01T00:00:00Z", "2024-06-02T00:00:00Z"),
         s("j", "judy", "judy@example.com", "alice smith", None, None, None, "user", 2, true, "2024-02-29T12:00:00Z", "2024-02-29T12:00:00Z"),
         Seed { deleted: true, ..s("m", "mallory", "mallory@example.com", "Mallory", Some("ext-mallory"), Some("en"), Some("+1"), "system-admin", 1, true, "2024-03-01T00:00:00Z", "2024-03-02T00:00:00Z") },
         s("n", "Niaj", "niaj@example.com", "NIAJ", Some("niaj"), Some("en"), None, "user", 1, false, "2024-04-01T00:00:00Z", "2024-06-01T00:00:00Z"),
@@ -204,7 +206,10 @@ impl Fixture {
     }
 
     fn listed(&self) -> impl Iterator<Item = &Seeded> {
-        self.users.iter().filter(|u| !u.user.deleted)
+        // SCIM leaves deleted users and system administrators out.
+        self.users
+            .iter()
+            .filter(|u| !u.user.deleted && u.user.role != "system-admin")
     }
 
     /// The keys of the listed users `filter` matches in memory.

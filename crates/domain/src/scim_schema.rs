@@ -173,8 +173,9 @@ pub const USER_TYPES: &[&str] = &["Standard", "Restricted"];
 pub const LANGUAGES: &[&str] = &[
     "en", "en-US", "en-GB", "de", "de-CH", "fr", "fr-CH", "it", "it-CH", "es", "nl", "ja",
 ];
-/// The administrator roles a `roles` value names (an ordinary user has none).
-pub const ADMIN_ROLES: &[&str] = &["system-admin", "application-admin", "helpdesk-admin"];
+/// The administrator roles a `roles` value names (an ordinary user has none). System
+/// administrators are out of SCIM's reach: managed with `cofferd` and the REST interface only.
+pub const ADMIN_ROLES: &[&str] = &["application-admin", "helpdesk-admin"];
 
 const EMAIL_SUBS: &[AttrDef] = &[
     attr("value", "The email address.", Kind::String).required(),

@@ -411,6 +411,9 @@ fn read_attr(input: &mut Input, name: &str, value: &Value) -> ScimResult<()> {
                 .and_then(|o| get_ci(o, "value"))
                 .and_then(Value::as_str)
                 .ok_or_else(|| invalid("roles[].value must be a string."))?;
+            if raw.parse::<Role>() == Ok(Role::SystemAdmin) {
+                return Err(forbidden());
+            }
             let role = raw
                 .parse::<Role>()
                 .ok()
@@ -556,10 +559,24 @@ pub fn create(ctx: &Ctx, token: &ScimToken, body: &Value) -> ScimResult<(User, V
     })
 }
 
+/// System administrators are out of SCIM's reach (403): an identity provider manages ordinary
+/// users and delegated administrators, never the accounts that run the server.
+fn forbidden() -> ScimFail {
+    ScimFail::new(
+        403,
+        None,
+        "SCIM does not manage system administrators; use cofferd or the REST interface.",
+    )
+}
+
 fn live_user(c: &mut DbConn, id: &str) -> ScimResult<User> {
-    coffer_store::users::by_id(c, id)?
+    let user = coffer_store::users::by_id(c, id)?
         .filter(|u| !u.deleted)
-        .ok_or_else(ScimFail::not_found)
+        .ok_or_else(ScimFail::not_found)?;
+    if user.role == Role::SystemAdmin.as_str() {
+        return Err(forbidden());
+    }
+    Ok(user)
 }
 
 /// `GET /Users/{id}`.

@@ -873,7 +873,10 @@ enum Key {
 // ---------------------------------------------------------------------------------------------
 // Queries
 
-/// Counts the users (deleted ones aside) that satisfy `filter`.
+/// The role SCIM does not manage: system administrators are kept out of every listing.
+pub const SYSTEM_ADMIN: &str = "system-admin";
+
+/// Counts the users (deleted ones and system administrators aside) that satisfy `filter`.
 pub fn count(conn: &mut DbConn, filter: Option<&UserFilter>) -> StoreResult<i64> {
     let cond = match filter.map(|f| &f.cond) {
         Some(Cond::False) => return Ok(0),
@@ -889,7 +892,8 @@ pub fn count(conn: &mut DbConn, filter: Option<&UserFilter>) -> StoreResult<i64>
 /// A chunk's users with their profile names (`userType`), and the cursor after the last one.
 pub type Chunk = (Vec<(User, String)>, Option<Cursor>);
 
-/// One chunk of a listing: up to `limit` users (deleted ones aside) satisfying `filter`, with
+/// One chunk of a listing: up to `limit` users (deleted ones and system administrators aside)
+/// satisfying `filter`, with
 /// their profile names, in order of (`sort` value, id), descending when asked; after `after`,
 /// or from the `offset`th row when there is no cursor. The cursor of the last row comes back
 /// when the chunk is full, `None` when fewer than `limit` rows came (the listing is done).
@@ -1160,6 +1164,7 @@ macro_rules! backend_sql {
                 let mut q = users::table
                     .inner_join(profiles::table)
                     .filter(users::deleted.eq(false))
+                    .filter(users::role.ne(SYSTEM_ADMIN))
                     .count()
                     .into_boxed::<Db>();
                 if let Some(c) = c {
@@ -1183,6 +1188,7 @@ macro_rules! backend_sql {
                         let mut q = users::table
                             .inner_join(profiles::table)
                             .filter(users::deleted.eq(false))
+                            .filter(users::role.ne(SYSTEM_ADMIN))
                             .select((User::as_select(), profiles::name))
                             .into_boxed::<Db>();
                         if let Some(c) = page.cond {
@@ -1230,6 +1236,7 @@ macro_rules! backend_sql {
                         let mut q = users::table
                             .inner_join(profiles::table)
                             .filter(users::deleted.eq(false))
+                            .filter(users::role.ne(SYSTEM_ADMIN))
                             .select((User::as_select(), profiles::name))
                             .into_boxed::<Db>();
                         if let Some(c) = page.cond {
@@ -1273,6 +1280,7 @@ macro_rules! backend_sql {
                         let mut q = users::table
                             .inner_join(profiles::table)
                             .filter(users::deleted.eq(false))
+                            .filter(users::role.ne(SYSTEM_ADMIN))
                             .select((User::as_select(), profiles::name, text_key(sort)))
                             .into_boxed::<Db>();
                         if let Some(c) = page.cond {
