@@ -1020,7 +1020,7 @@ impl Filter {
     ///   URN is looked up under the resource's key of that URN when there is one (extension
     ///   schemas), else at the top level (core schema attributes are top-level);
     /// - string `eq`/`ne`/`co`/`sw`/`ew`/ordering ignore case, except on `id` and `externalId`,
-    ///   which are caseExact; ISO 8601 timestamps therefore compare as strings, which sorts them;
+    ///   which are caseExact; two RFC 3339 date-times compare as the instants they name;
     ///   numbers compare numerically; a value of another JSON type than the filter value
     ///   never satisfies `eq` (and so always satisfies `ne`) nor any ordering;
     /// - multi-valued attributes (arrays, including `emails.value` across the elements) match
@@ -1176,9 +1176,21 @@ fn num(text: &str) -> Option<f64> {
     text.parse::<f64>().ok()
 }
 
+/// Both strings as RFC 3339 date-times, when both are: SCIM `dateTime` values compare as the
+/// instants they name (`…T01:00:00+01:00` equals `…T00:00:00Z`), as the SQL translation does.
+fn instants(have: &str, want: &str) -> Option<(time::OffsetDateTime, time::OffsetDateTime)> {
+    let parse = |s: &str| {
+        time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
+    };
+    Some((parse(have)?, parse(want)?))
+}
+
 fn equal(candidate: &Json, value: &Value, exact: bool) -> bool {
     match (candidate, value) {
-        (Json::String(have), Value::Str(want)) => fold(have, exact) == fold(want, exact),
+        (Json::String(have), Value::Str(want)) => match instants(have, want) {
+            Some((h, w)) => h == w,
+            None => fold(have, exact) == fold(want, exact),
+        },
         (Json::Number(have), Value::Num(want)) => {
             have.as_f64().is_some_and(|h| num(want) == Some(h))
         }
@@ -1191,7 +1203,10 @@ fn equal(candidate: &Json, value: &Value, exact: bool) -> bool {
 /// How `candidate` orders against `value`, when both are strings or both numbers.
 fn order(candidate: &Json, value: &Value, exact: bool) -> Option<Ordering> {
     match (candidate, value) {
-        (Json::String(have), Value::Str(want)) => Some(fold(have, exact).cmp(&fold(want, exact))),
+        (Json::String(have), Value::Str(want)) => Some(match instants(have, want) {
+            Some((h, w)) => h.cmp(&w),
+            None => fold(have, exact).cmp(&fold(want, exact)),
+        }),
         (Json::Number(have), Value::Num(want)) => have.as_f64()?.partial_cmp(&num(want)?),
         _ => None,
     }
@@ -1207,6 +1222,20 @@ mod tests {
 
     fn path(text: &str) -> AttrPath {
         attr_path(text, 0).expect("test path is valid")
+    }
+
+    #[test]
+    fn date_times_compare_as_instants() {
+        let r = json!({"meta": {"created": "2022-01-01T00:00:00Z"}});
+        for (f, want) in [
+            (r#"meta.created eq "2022-01-01T01:00:00+01:00""#, true),
+            (r#"meta.created eq "2022-01-01T00:00:00.000Z""#, true),
+            (r#"meta.created gt "2021-12-31T23:59:59.999Z""#, true),
+            (r#"meta.created lt "2021-12-31T20:00:00-05:00""#, true),
+            (r#"meta.created lt "2021-12-31T18:00:00-05:00""#, false),
+        ] {
+            assert_eq!(parse(f).unwrap().matches(&r), want, "{f}");
+        }
     }
     fn cmp(p: &str, op: CompareOp, value: Value) -> Filter {
         Filter::Compare {
