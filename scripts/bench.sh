@@ -10,7 +10,12 @@
 #   (c) POST /oauth/token  grant_type=refresh_token   one rotating token chain per connection
 #   (d) POST /oauth/token  JWT bearer assertion       pre-generated single-use RS256 assertions
 #   (e) oidc-peer POST /token client_credentials      ../shared/bench/oidc-peer
-# and cofferd's peak RSS (VmHWM) after (a)-(d).
+# and cofferd's peak RSS (VmHWM) after (a)-(d). Then two benchmarks with pages of their own:
+#   webhook delivery   tests/src/bin/delivery-bench.rs       docs/benchmarks-webhooks.md
+#   SCIM listing       scripts/bench-scim.sh                 docs/benchmarks-scim.md
+#     100,000 seeded users; wrk on GET /rest/scim/Users with a selective and a broad filter
+#     (requests/s, p50, p99, against GET /health), and the peak RSS of a count=1000000 listing
+#     (VmHWM after clear_refs, above idle; target < 100 MiB and flat). Runs alone too.
 #
 # Environment (all optional):
 #   BENCH_SECONDS=10        length of each measured run (1..240: assertions live 290 s)
@@ -26,6 +31,7 @@
 #   BENCH_STRICT=1          exit 1 when a target check fails or a run had errors
 #   BENCH_KEEP=1            keep the temporary directory (data dir, keys, tokens)
 #   BENCH_DELIVERIES=20000  events for the webhook delivery throughput run
+#   BENCH_SCIM_USERS=100000 users seeded for the SCIM listing (more: scripts/bench-scim.sh)
 #
 # Installs what it needs when missing (as root): wrk, curl, openssl (apt), Node.js/npm (apt),
 # the PyPI package `cryptography` (into a venv in the temporary directory).
@@ -53,14 +59,9 @@ BIN=${COFFERD_BIN:-$CARGO_TARGET_DIR/release/cofferd}
 BENCH_EMAIL=bench@example.com
 BENCH_PASSWORD='Bench-Passw0rd!'
 
-log() { printf '\n==> %s\n' "$*"; }
-info() { printf '    %s\n' "$*"; }
-die() {
-  printf 'bench: error: %s\n' "$*" >&2
-  exit 1
-}
-
-is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+BENCH_NAME=bench
+# shellcheck source=bench/lib.sh
+source "$ROOT/scripts/bench/lib.sh"
 if ! is_uint "$SECS" || ((SECS < 1 || SECS > 240)); then die "BENCH_SECONDS must be 1..240"; fi
 if ! is_uint "$WARMUP" || ((WARMUP > 60)); then die "BENCH_WARMUP must be 0..60"; fi
 if ! is_uint "$CONNS" || ((CONNS < 1 || CONNS > 256)); then die "BENCH_CONNECTIONS must be 1..256"; fi
@@ -72,22 +73,6 @@ WORK=""
 COFFERD_PID=""
 PEER_PID=""
 
-# stop_pid PID NAME: TERM, wait up to 10 s, then KILL; only that one process.
-stop_pid() {
-  local pid=$1 name=$2 i
-  [[ -n $pid ]] || return 0
-  kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 100; i++)); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    info "$name ($pid) did not stop on TERM; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
 
 # shellcheck disable=SC2317  # invoked by trap
 cleanup() {
@@ -105,20 +90,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- tools ------------------------------------------------------------------------------------
-apt_updated=""
-apt_install() {
-  [[ $EUID -eq 0 ]] || die "missing $*; install it (apt-get install $*) or run as root"
-  export DEBIAN_FRONTEND=noninteractive
-  if [[ -z $apt_updated ]]; then
-    apt-get update -qq
-    apt_updated=1
-  fi
-  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
 
-spare_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
 
 # json_get FILE KEY: the top-level string/number KEY of the JSON in FILE ("" when absent).
 json_get() {
@@ -128,16 +100,6 @@ v = d.get(sys.argv[2], "") if isinstance(d, dict) else ""
 print(v if v is not None else "")' "$1" "$2"
 }
 
-# wait_http URL SECONDS PID: until URL answers at all (any HTTP status); fails when PID dies.
-wait_http() {
-  local url=$1 secs=$2 pid=$3 i
-  for ((i = 0; i < secs * 5; i++)); do
-    if curl -s -o /dev/null --max-time 2 "$url"; then return 0; fi
-    kill -0 "$pid" 2>/dev/null || return 1
-    sleep 0.2
-  done
-  return 1
-}
 
 log "tools"
 need=()
@@ -405,3 +367,8 @@ python3 "$HERE/report.py" --meta "$WORK/meta.json" --runs "$OUT" --out "$REPORT"
 log "webhook delivery: deliveries per second and API-call-to-delivery latency"
 cargo build --release -q -p coffer-tests --bin delivery-bench
 "$CARGO_TARGET_DIR/release/delivery-bench" "${BENCH_DELIVERIES:-20000}" "$ROOT/docs/benchmarks-webhooks.md"
+
+# --- SCIM listing ---------------------------------------------------------------------------
+log "SCIM listing: filtered pages over ${BENCH_SCIM_USERS:-100000} users and the memory of count=1000000 (scripts/bench-scim.sh)"
+COFFERD_BIN=$BIN BENCH_SECONDS=$SECS BENCH_WARMUP=$WARMUP BENCH_CONNECTIONS=$CONNS BENCH_OUT=$OUT \
+  BENCH_COFFERD_ENV=$COFFERD_EXTRA_ENV "$ROOT/scripts/bench-scim.sh"

@@ -213,6 +213,8 @@ def main():
     w("")
     w("Webhook delivery: `docs/benchmarks-webhooks.md`.")
     w("")
+    w("SCIM listing: `docs/benchmarks-scim.md`.")
+    w("")
 
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

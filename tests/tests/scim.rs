@@ -475,6 +475,13 @@ fn list_filters_sorts_and_pages() {
     assert_eq!(v["totalResults"], 5);
     assert_eq!(v["itemsPerPage"], 2);
     assert_eq!(v["startIndex"], 2);
+    // The last page, and a start past the end: totalResults stays right either way.
+    for (query, total, items) in [("startIndex=4&count=10", 5, 2), ("startIndex=10", 5, 0)] {
+        let v = scim(&app, "GET", &format!("/rest/scim/Users?{query}"), &t, None).json();
+        assert_eq!(v["totalResults"], total, "{query}: {v}");
+        assert_eq!(v["itemsPerPage"], items, "{query}: {v}");
+        assert_eq!(v["Resources"].as_array().unwrap().len(), items);
+    }
     let r = scim(&app, "GET", "/rest/scim/Users?count=0", &t, None);
     assert_eq!(r.json()["itemsPerPage"], 0);
     assert_eq!(r.json()["totalResults"], 5);

@@ -222,9 +222,20 @@ pub async fn search(
 /// are read `CHUNK` at a time (keyset pagination) and written as they come, so memory stays flat
 /// whatever `count` is. `itemsPerPage` comes last and counts what was actually sent.
 async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpResponse> {
-    let q: ListQuery = params.check()?;
-    let q = Arc::new(q);
-    let total = {
+    let q = Arc::new(params.check()?);
+    // The first chunk is read before the head: when it holds the rest of the listing, it also
+    // gives `totalResults`, and the count query (a scan for broad filters) is saved.
+    let first_limit = CHUNK.min(q.count);
+    let (first, next) = if first_limit > 0 {
+        let q = q.clone();
+        blocking(&st, move |ctx| svc::chunk(ctx, &q, None, first_limit)).await?
+    } else {
+        (Vec::new(), None)
+    };
+    let whole = first_limit > 0 && next.is_none() && (q.start_index == 1 || !first.is_empty());
+    let total = if whole {
+        q.start_index - 1 + first.len() as i64
+    } else {
         let q = q.clone();
         blocking(&st, move |ctx| svc::total(ctx, &q)).await?
     };
@@ -235,27 +246,48 @@ async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpRespo
     struct Cursor {
         st: Data<AppState>,
         q: Arc<ListQuery>,
+        pending: Option<Vec<Value>>,
         after: Option<coffer_service::scim::Cursor>,
         sent: i64,
         done: bool,
         finished: bool,
     }
+    /// Appends resources to the body, comma-separated after the first one sent.
+    fn write_items(buf: &mut Vec<u8>, sent: &mut i64, items: &[Value]) {
+        for item in items {
+            let mark = buf.len();
+            if *sent > 0 {
+                buf.push(b',');
+            }
+            if serde_json::to_writer(&mut *buf, item).is_err() {
+                buf.truncate(mark);
+                break;
+            }
+            *sent += 1;
+        }
+    }
     let state = Cursor {
         st,
         q,
-        after: None,
+        done: next.is_none() || first.is_empty(),
+        pending: Some(first),
+        after: next,
         sent: 0,
-        done: false,
         finished: false,
     };
     let body = futures_util::stream::unfold(state, |mut s| async move {
         if s.finished {
             return None;
         }
+        if let Some(items) = s.pending.take() {
+            let mut buf = Vec::with_capacity(items.len() * 512);
+            write_items(&mut buf, &mut s.sent, &items);
+            return Some((Ok::<Bytes, actix_web::Error>(Bytes::from(buf)), s));
+        }
         if s.done || s.sent >= s.q.count {
             s.finished = true;
             let tail = format!("],\"itemsPerPage\":{}}}", s.sent);
-            return Some((Ok::<Bytes, actix_web::Error>(Bytes::from(tail)), s));
+            return Some((Ok(Bytes::from(tail)), s));
         }
         let limit = CHUNK.min(s.q.count - s.sent);
         let q = s.q.clone();
@@ -264,15 +296,7 @@ async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpRespo
         match got {
             Ok((items, next)) => {
                 let mut buf = Vec::with_capacity(items.len() * 512);
-                for item in &items {
-                    if s.sent > 0 {
-                        buf.push(b',');
-                    }
-                    if serde_json::to_writer(&mut buf, item).is_err() {
-                        break;
-                    }
-                    s.sent += 1;
-                }
+                write_items(&mut buf, &mut s.sent, &items);
                 s.done = next.is_none() || items.is_empty();
                 s.after = next;
                 Some((Ok(Bytes::from(buf)), s))

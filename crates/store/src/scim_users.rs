@@ -656,9 +656,32 @@ fn compare_str(path: &AttrPath, a: &StrAttr, op: CompareOp, value: &Value) -> Re
         CompareOp::Lt => text(Rel::Lt),
         CompareOp::Le => text(Rel::Le),
         CompareOp::Co => substring(|e| format!("%{e}%"), Atom::Contains),
-        CompareOp::Sw => substring(|e| format!("{e}%"), Atom::StartsWith),
+        // A prefix is a range, `[v, successor(v))` under the binary collation, which the
+        // indexes on `lower(user_name)`, `email` and `external_id` serve.
+        CompareOp::Sw => match successor(&v) {
+            Some(end) if !v.is_empty() => text(Rel::Ge).and(guarded(Atom::Text {
+                col: a.col,
+                lower: a.lower_col,
+                rel: Rel::Lt,
+                value: end,
+            })),
+            _ => substring(|e| format!("{e}%"), Atom::StartsWith),
+        },
         CompareOp::Ew => substring(|e| format!("%{e}"), Atom::EndsWith),
     })
+}
+
+/// The least string greater than every string that starts with `prefix` (code point order):
+/// the prefix with its last character incremented.
+fn successor(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    let last = chars.pop()?;
+    let next = match last as u32 + 1 {
+        0xD800 => '\u{E000}',
+        n => char::from_u32(n)?,
+    };
+    chars.push(next);
+    Some(chars.into_iter().collect())
 }
 
 fn compare_time(

@@ -1,0 +1,55 @@
+# Shell helpers shared by scripts/bench.sh and scripts/bench-scim.sh (sourced; BENCH_NAME names
+# the script in error messages).
+
+log() { printf '\n==> %s\n' "$*"; }
+info() { printf '    %s\n' "$*"; }
+die() {
+  printf '%s: error: %s\n' "${BENCH_NAME:-bench}" "$*" >&2
+  exit 1
+}
+
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+
+# stop_pid PID NAME: TERM, wait up to 10 s, then KILL; only that one process.
+stop_pid() {
+  local pid=$1 name=$2 i
+  [[ -n $pid ]] || return 0
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    info "$name ($pid) did not stop on TERM; killing it"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
+apt_updated=""
+# apt_install PACKAGE...: installs Debian packages (as root only).
+apt_install() {
+  [[ $EUID -eq 0 ]] || die "missing $*; install it (apt-get install $*) or run as root"
+  export DEBIAN_FRONTEND=noninteractive
+  if [[ -z $apt_updated ]]; then
+    apt-get update -qq
+    apt_updated=1
+  fi
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+spare_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_http URL SECONDS PID: until URL answers at all (any HTTP status); fails when PID dies.
+wait_http() {
+  local url=$1 secs=$2 pid=$3 i
+  for ((i = 0; i < secs * 5; i++)); do
+    if curl -s -o /dev/null --max-time 2 "$url"; then return 0; fi
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.2
+  done
+  return 1
+}
