@@ -457,14 +457,16 @@ for key, where in (("loadall", "after the load runs"), ("freshall", "fresh proce
     else:
         checks.append((f"{name}, {where}", "—", "FAIL (no result)"))
 big, small = mem.get("freshall"), mem.get("fresh10k")
-name = ("flat, fresh processes: the extra peak of `count=1000000` over `count=10000` < 10% of its extra "
+# The allocator's own growth varies by ±15 MiB from run to run, so the bar is half the extra
+# response: a listing that held its response (or its rows) in memory would add at least all of it.
+name = ("flat, fresh processes: the extra peak of `count=1000000` over `count=10000` < 50% of its extra "
         "response (a buffered response would be ≥ 100%)")
 if valid(big) and valid(small):
     grow = (big["peak"] - big["idle"]) - (small["peak"] - small["idle"])
     more = big["bytes"] - small["bytes"]
     share = 1024 * grow / more if more > 0 else float("inf")
     checks.append((name, f"{mib(grow):+.1f} MiB for {more / 1e6:.1f} MB more response ({100 * share:.1f}%)",
-                   "PASS" if share < 0.10 else "FAIL"))
+                   "PASS" if share < 0.50 else "FAIL"))
 else:
     checks.append((name, "—", "FAIL (no result)"))
 
