@@ -1030,3 +1030,48 @@ fn system_administrators_are_out_of_scims_reach() {
     let r = scim(&app, "GET", "/rest/scim/Users", &t, None);
     assert_eq!(r.json()["totalResults"], 1, "{}", r.text);
 }
+
+#[test]
+fn an_operator_pauses_provisioning() {
+    let app = TestApp::spawn();
+    let t = token(&app);
+    let u = create(&app, &t, new_user("ada@example.com"));
+    let id = u["id"].as_str().unwrap();
+    coffer_service::settings::set(&app.ctx, "scimProvisioning", "false", None).unwrap();
+    let before = app.count("1 = 1", "users");
+    assert_scim_error(&scim(&app, "GET", "/rest/scim/Users", &t, None), 403, None);
+    assert_scim_error(
+        &scim(&app, "GET", &format!("/rest/scim/Users/{id}"), &t, None),
+        403,
+        None,
+    );
+    let r = scim(
+        &app,
+        "POST",
+        "/rest/scim/Users",
+        &t,
+        Some(new_user("grace@example.com")),
+    );
+    assert_scim_error(&r, 403, None);
+    assert_eq!(app.count("1 = 1", "users"), before);
+    // A token that is not valid is still 401, not 403.
+    assert_scim_error(
+        &scim(&app, "GET", "/rest/scim/Users", "nope", None),
+        401,
+        None,
+    );
+
+    coffer_service::settings::set(&app.ctx, "scimProvisioning", "true", None).unwrap();
+    assert_eq!(scim(&app, "GET", "/rest/scim/Users", &t, None).status, 200);
+    assert_scim_error(
+        &scim(
+            &app,
+            "POST",
+            "/rest/scim/Users",
+            &t,
+            Some(json!({"schemas": [USER], "userName": "x@example.com", "settings": 1})),
+        ),
+        400,
+        Some("invalidSyntax"),
+    );
+}

@@ -169,7 +169,22 @@ fn client_create_prints_the_secret_once() {
 fn scim_token_and_settings() {
     let env = Env::new();
     let v = env.json(&["scim-token", "create", "--name", "idp"]);
-    assert!(v["token"].as_str().unwrap().len() >= 40);
+    let token = v["token"].as_str().unwrap().to_string();
+    assert!(token.len() >= 40);
+    let id = v["id"].as_str().unwrap().to_string();
+    // Listed without the token; revoked by id.
+    let (ok, out, _) = env.run(&["scim-token", "list"]);
+    assert!(ok && !out.contains(&token), "{out}");
+    let listed: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!(listed[0]["revoked"], false);
+    let r = env.json(&["scim-token", "revoke", &id]);
+    assert_eq!(r["revoked"], true);
+    assert_eq!(env.json(&["scim-token", "list"])[0]["revoked"], true);
+    let (ok, _, _) = env.run(&["scim-token", "revoke", "no-such-token"]);
+    assert!(!ok);
+    let (ok, out, _) = env.run(&["settings", "set", "scimProvisioning", "false"]);
+    assert!(ok && out.trim() == "false", "{out}");
 
     let (ok, out, _) = env.run(&["settings", "get", "passwordPolicy"]);
     assert!(ok);

@@ -65,15 +65,25 @@ impl From<coffer_store::StoreError> for ScimFail {
 
 pub type ScimResult<T> = std::result::Result<T, ScimFail>;
 
-/// Checks a SCIM bearer token: known and not revoked. OAuth access tokens are not SCIM tokens.
+/// Checks a SCIM bearer token: known and not revoked (else 401; OAuth access tokens are not
+/// SCIM tokens), and provisioning not paused by the operator (else 403).
 pub fn authenticate(ctx: &Ctx, token: Option<&str>) -> ScimResult<ScimToken> {
     let token = token
         .filter(|t| !t.is_empty() && t.len() <= 512)
         .ok_or_else(ScimFail::unauthorized)?;
     let hash = coffer_oauth::secrets::hash_token(token);
     let row = ctx.with_conn(|c| Ok(coffer_store::scim_tokens::by_hash(c, &hash)?))?;
-    row.filter(|t| !t.revoked)
-        .ok_or_else(ScimFail::unauthorized)
+    let token = row
+        .filter(|t| !t.revoked)
+        .ok_or_else(ScimFail::unauthorized)?;
+    if !crate::settings::scim_provisioning(ctx)? {
+        return Err(ScimFail::new(
+            403,
+            None,
+            "SCIM provisioning is paused on this server (setting scimProvisioning).",
+        ));
+    }
+    Ok(token)
 }
 
 /// The entity tag of a user's current state.

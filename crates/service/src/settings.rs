@@ -13,7 +13,15 @@ pub const KEYS: &[(&str, &str)] = &[
     ("locationId", "integer (a location id) or null"),
     ("storageQuota", "integer, bytes"),
     ("sftpEnabled", "true or false: SFTP for the user role"),
+    ("scimProvisioning", "true or false: whether SCIM tokens may be used (false pauses provisioning)"),
 ];
+
+/// Whether SCIM provisioning is on (the default); an operator pauses it with
+/// `cofferd settings set scimProvisioning false`.
+pub fn scim_provisioning(ctx: &Ctx) -> Result<bool> {
+    let raw = ctx.with_conn(|c| Ok(coffer_store::settings::get(c, "scimProvisioning")?))?;
+    Ok(raw.as_deref() != Some("false"))
+}
 
 pub fn password_policy(ctx: &Ctx) -> Result<PasswordPolicy> {
     let raw = ctx.with_conn(|c| Ok(coffer_store::settings::get(c, "passwordPolicy")?))?;
@@ -49,7 +57,7 @@ pub fn get(ctx: &Ctx, key: &str) -> Result<String> {
         }
         ("languageId", None) => "1".into(),
         ("storageQuota", None) => (10i64 * 1024 * 1024 * 1024).to_string(),
-        ("sftpEnabled", None) => "true".into(),
+        ("sftpEnabled" | "scimProvisioning", None) => "true".into(),
         (_, None) => "null".into(),
     })
 }
@@ -97,7 +105,7 @@ pub fn set(ctx: &Ctx, key: &str, value: &str, actor: Option<&str>) -> Result<()>
                 .ok_or_else(|| bad("no such location"))?;
             id.to_string()
         }
-        "sftpEnabled" => value
+        "sftpEnabled" | "scimProvisioning" => value
             .parse::<bool>()
             .map_err(|_| bad("true or false"))?
             .to_string(),
