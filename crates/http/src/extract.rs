@@ -171,6 +171,19 @@ where
     Ok(buf.freeze())
 }
 
+/// The request's `Content-Type`, lower-cased.
+pub fn content_type(req: &HttpRequest) -> Option<String> {
+    req.headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_ascii_lowercase)
+}
+
+/// Whether a content type names JSON: `application/json` or any `+json` type (absent: assumed).
+pub fn is_json(content_type: Option<&str>) -> bool {
+    content_type.is_none_or(|ct| ct.starts_with("application/json") || ct.contains("+json"))
+}
+
 /// A JSON request body. Not JSON → 400 `ERR_REQUEST_INVALID_JSON`; the fields are then read
 /// with `coffer_domain::input::Fields`, which answers 422 with the field's code.
 pub struct JsonBody(pub serde_json::Value);
@@ -181,20 +194,13 @@ impl FromRequest for JsonBody {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let mut payload = payload.take();
-        let content_type = req
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_ascii_lowercase);
+        let content_type = content_type(req);
         Box::pin(async move {
             let body = read_body(&mut payload, MAX_JSON_BODY).await?;
             if body.iter().all(u8::is_ascii_whitespace) {
                 return Ok(JsonBody(serde_json::Value::Object(Default::default())));
             }
-            if content_type
-                .as_deref()
-                .is_some_and(|ct| !ct.starts_with("application/json") && !ct.contains("+json"))
-            {
+            if !is_json(content_type.as_deref()) {
                 return Err(RestError(
                     ApiError::new(ErrorCode::RequestInvalidJson)
                         .with_message("The request body must be JSON sent as application/json."),

@@ -2,7 +2,7 @@
 //! discovery documents. Callers authenticate with a SCIM token ([`ScimCaller`]); answers and
 //! errors are `application/scim+json`. No API version header is needed here.
 
-use crate::extract::{bearer, read_body, MAX_JSON_BODY};
+use crate::extract::{bearer, content_type, is_json, read_body, MAX_JSON_BODY};
 use crate::state::AppState;
 use actix_web::dev::Payload;
 use actix_web::http::StatusCode;
@@ -116,19 +116,12 @@ impl FromRequest for ScimBody {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let mut payload = payload.take();
-        let content_type = req
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_ascii_lowercase);
+        let content_type = content_type(req);
         Box::pin(async move {
             let body = read_body(&mut payload, MAX_JSON_BODY)
                 .await
                 .map_err(|e| ScimFail::new(e.0.status, None, e.0.message.into_owned()))?;
-            if content_type
-                .as_deref()
-                .is_some_and(|ct| !ct.starts_with("application/json") && !ct.contains("+json"))
-            {
+            if !is_json(content_type.as_deref()) {
                 return Err(ScimFail::bad(
                     "invalidSyntax",
                     "The body must be JSON sent as application/scim+json.",
@@ -352,36 +345,47 @@ pub async fn get(
 /// `PUT /rest/scim/Users/{id}`.
 #[utoipa::path(put, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)), request_body(content = serde_json::Value, description = "The whole User"), responses((status = 200), (status = 400), (status = 401), (status = 404), (status = 409), (status = 412)), security(("scim" = [])))]
 pub async fn replace(
-    ScimCaller(token): ScimCaller,
+    caller: ScimCaller,
     st: Data<AppState>,
     req: HttpRequest,
     id: Path<String>,
-    ScimBody(body): ScimBody,
+    body: ScimBody,
 ) -> ScimResult<HttpResponse> {
-    let p = projection(&req)?;
-    let (id, m) = (id.into_inner(), if_match(&req));
-    let (user, r) = blocking(&st, move |ctx| {
-        svc::replace(ctx, &token, &id, m.as_deref(), &body)
-    })
-    .await?;
-    Ok(user_response(StatusCode::OK, &user, &r, &p))
+    update(caller, st, req, id, body, svc::replace).await
 }
 
 /// `PATCH /rest/scim/Users/{id}`.
 #[utoipa::path(patch, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)), request_body(content = serde_json::Value, description = "PatchOp: add, remove, replace"), responses((status = 200), (status = 400), (status = 401), (status = 404), (status = 409), (status = 412)), security(("scim" = [])))]
 pub async fn patch(
+    caller: ScimCaller,
+    st: Data<AppState>,
+    req: HttpRequest,
+    id: Path<String>,
+    body: ScimBody,
+) -> ScimResult<HttpResponse> {
+    update(caller, st, req, id, body, svc::patch).await
+}
+
+/// A service call that changes one user: the id, `If-Match` and the body.
+type UpdateFn = fn(
+    &coffer_service::Ctx,
+    &ScimToken,
+    &str,
+    Option<&str>,
+    &Value,
+) -> Result<(coffer_service::scim::User, Value), ScimFail>;
+
+async fn update(
     ScimCaller(token): ScimCaller,
     st: Data<AppState>,
     req: HttpRequest,
     id: Path<String>,
     ScimBody(body): ScimBody,
+    call: UpdateFn,
 ) -> ScimResult<HttpResponse> {
     let p = projection(&req)?;
     let (id, m) = (id.into_inner(), if_match(&req));
-    let (user, r) = blocking(&st, move |ctx| {
-        svc::patch(ctx, &token, &id, m.as_deref(), &body)
-    })
-    .await?;
+    let (user, r) = blocking(&st, move |ctx| call(ctx, &token, &id, m.as_deref(), &body)).await?;
     Ok(user_response(StatusCode::OK, &user, &r, &p))
 }
 

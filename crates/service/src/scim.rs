@@ -91,6 +91,24 @@ pub fn etag(user: &User) -> String {
     format!("W/\"{}\"", user.version)
 }
 
+/// 412: `If-Match` names an older version.
+fn stale() -> ScimFail {
+    ScimFail::new(
+        412,
+        None,
+        "The user has changed since the version given in If-Match.",
+    )
+}
+
+/// 409: another write to the user came first while this one ran.
+fn raced() -> ScimFail {
+    ScimFail::new(
+        409,
+        None,
+        "The user changed while this call ran; send it again.",
+    )
+}
+
 /// Whether an `If-Match` header admits the user's current state (`*` admits any).
 fn if_match_ok(if_match: Option<&str>, user: &User) -> bool {
     let Some(header) = if_match else {
@@ -612,11 +630,7 @@ fn update(
     // Read and check first (the password hash is slow), then write if nothing moved since.
     let (current, current_json) = get(ctx, id)?;
     if !if_match_ok(if_match, &current) {
-        return Err(ScimFail::new(
-            412,
-            None,
-            "The user has changed since the version given in If-Match.",
-        ));
+        return Err(stale());
     }
     let input = make_input(&current, &current_json)?;
     let password_hash = input
@@ -627,11 +641,7 @@ fn update(
     write(ctx, |c| {
         let user = live_user(c, id)?;
         if user.version != current.version {
-            return Err(ScimFail::new(
-                409,
-                None,
-                "The user changed while this call ran; send it again.",
-            ));
+            return Err(raced());
         }
         let user_name = input
             .user_name
@@ -668,11 +678,7 @@ fn update(
             .map_err(unique_violation)?
             == 0
         {
-            return Err(ScimFail::new(
-                409,
-                None,
-                "The user changed while this call ran; send it again.",
-            ));
+            return Err(raced());
         }
         let deactivated = user.active && !fields.active;
         if let Some(hash) = &password_hash {
@@ -736,11 +742,7 @@ pub fn delete(
     write(ctx, |c| {
         let user = live_user(c, id)?;
         if !if_match_ok(if_match, &user) {
-            return Err(ScimFail::new(
-                412,
-                None,
-                "The user has changed since the version given in If-Match.",
-            ));
+            return Err(stale());
         }
         if let Some(to) = &opts.retain_to_user {
             let receiver = coffer_store::users::by_id(c, to)?;
