@@ -530,7 +530,7 @@ struct Mint<'a> {
 
 fn mint(c: &mut DbConn, m: Mint<'_>) -> Result<TokenResponse> {
     let t = now();
-    let access = new_token();
+    let access = coffer_oauth::secrets::new_ordered_token();
     let access_expiry = coffer_oauth::token::access_expiry(m.client, t);
     coffer_store::tokens::insert_access(
         c,
@@ -547,7 +547,7 @@ fn mint(c: &mut DbConn, m: Mint<'_>) -> Result<TokenResponse> {
         },
     )?;
     let refresh = if coffer_oauth::token::issues_refresh(m.client, m.grant) {
-        let r = new_token();
+        let r = coffer_oauth::secrets::new_ordered_token();
         coffer_store::tokens::insert_refresh(
             c,
             &RefreshToken {
