@@ -836,6 +836,18 @@ fn delete_removes_the_user_for_good() {
         None,
     );
     assert_eq!(listed.json()["totalResults"], 0);
+    // The deleted account gave up its email and userName: the identity provider may add the
+    // address again, as a new user.
+    assert_eq!(
+        app.count(
+            &format!("id = '{id}' AND former_email = 'ada@example.com' AND user_name IS NULL"),
+            "users"
+        ),
+        1
+    );
+    let again = create(&app, &t, new_user("ada@example.com"));
+    assert_ne!(again["id"], id);
+    assert_eq!(again["userName"], "ada@example.com");
 }
 
 #[test]

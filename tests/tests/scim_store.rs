@@ -166,6 +166,7 @@ impl Fixture {
                     preferred_language: s.language.map(Into::into),
                     email_primary: None,
                     mobile_primary: None,
+                    former_email: None,
                 };
                 coffer_store::users::insert(&mut conn, &user).expect("insert user");
                 let profile = if s.profile_id == 1 {

@@ -291,6 +291,7 @@ pub(crate) fn new_user_row(
         preferred_language: None,
         email_primary: None,
         mobile_primary: None,
+        former_email: None,
     }
 }
 

@@ -162,6 +162,7 @@ fn placeholder(id: &str) -> User {
         preferred_language: None,
         email_primary: None,
         mobile_primary: None,
+        former_email: None,
     }
 }
 

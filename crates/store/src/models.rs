@@ -51,6 +51,8 @@ pub struct User {
     pub email_primary: Option<bool>,
     /// The SCIM `primary` flag of the mobile number (None: true).
     pub mobile_primary: Option<bool>,
+    /// The email a deleted account had (its `email` then holds a placeholder).
+    pub former_email: Option<String>,
 }
 
 impl User {

@@ -48,6 +48,7 @@ diesel::table! {
         preferred_language -> Nullable<Text>,
         email_primary -> Nullable<Bool>,
         mobile_primary -> Nullable<Bool>,
+        former_email -> Nullable<Text>,
     }
 }
 

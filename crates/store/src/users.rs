@@ -58,11 +58,22 @@ pub fn set_name(conn: &mut DbConn, id: &str, name: &str, now: i64) -> StoreResul
         .execute(conn))?)
 }
 
-/// Marks an account deleted: it can no longer sign in, and its tokens stop working.
+/// Marks an account deleted: it can no longer sign in, and its tokens stop working. It gives up
+/// its email (kept as `former_email`; `email` becomes `<id>@deleted.invalid`) and its
+/// `userName`, so that a new account may take them.
 pub fn mark_deleted(conn: &mut DbConn, id: &str, now: i64) -> StoreResult<usize> {
+    let placeholder = format!("{id}@deleted.invalid");
     Ok(
         db_run!(conn => diesel::update(users::table.find(id).filter(users::deleted.eq(false)))
-        .set((users::deleted.eq(true), users::active.eq(false), users::updated_at.eq(now), users::version.eq(users::version + 1)))
+        .set((
+            users::deleted.eq(true),
+            users::active.eq(false),
+            users::former_email.eq(users::email.nullable()),
+            users::email.eq(&placeholder),
+            users::user_name.eq(None::<String>),
+            users::updated_at.eq(now),
+            users::version.eq(users::version + 1),
+        ))
         .execute(conn))?,
     )
 }

@@ -71,6 +71,7 @@ fn user(i: usize, t0: i64) -> User {
             .then(|| if i.is_multiple_of(4) { "en" } else { "de-CH" }.into()),
         email_primary: None,
         mobile_primary: None,
+        former_email: None,
     }
 }
 
