@@ -386,3 +386,72 @@ fn the_authorization_page_takes_a_due_password_change() {
         "bearer"
     );
 }
+
+/// Signing in again with the right password does not reset the count of wrong codes: after
+/// enough of them, the second step is refused with 429 however often the password is entered.
+#[test]
+fn wrong_codes_stay_counted_across_password_sign_ins() {
+    let app = TestApp::spawn_configured(|c| {
+        c.throttle = coffer_service::throttle::Limits {
+            max_failures: 3,
+            slow_after: 3,
+            window_secs: 600,
+            lock_secs: 600,
+        };
+        // Each attempt comes from another address (through a trusted proxy), as an attacker
+        // spreading guesses would, so only the account's counters can stop them.
+        c.trusted_proxies = coffer_domain::net::TrustedProxies::parse("127.0.0.0/8, ::1").unwrap();
+    });
+    let (_, pw) = app.user("ann@example.com", Role::User);
+    let token = app.password_token("ann@example.com", &pw)["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (secret, _) = enrol(&app, &token);
+    let wrong = if code_at(&secret, now()) == "000000" {
+        "111111"
+    } else {
+        "000000"
+    };
+    let mut statuses = Vec::new();
+    for i in 0..4 {
+        let from = format!("10.0.0.{i}");
+        // A fresh password sign-in each time, then one wrong code.
+        let r = app.send(
+            "POST",
+            "/rest/users/actions/login",
+            &[("X-Coffer-Version", "28"), ("X-Forwarded-For", &from)],
+            Some(Body::Json(
+                json!({"username": "ann@example.com", "password": pw, "referral": "/#/home"}),
+            )),
+        );
+        assert_eq!(r.status, 200, "{}", r.text);
+        let session = cookie_value(&r, "coffer_session").unwrap();
+        let csrf = cookie_value(&r, "XSRF-TOKEN").unwrap();
+        let cookie = format!("coffer_session={session}; XSRF-TOKEN={csrf}");
+        let r = app.send(
+            "POST",
+            "/rest/users/me/tfa/auth",
+            &[
+                ("X-Coffer-Version", "28"),
+                ("X-Forwarded-For", &from),
+                ("Cookie", &cookie),
+                ("X-XSRF-TOKEN", &csrf),
+            ],
+            Some(Body::Json(json!({"otp": wrong, "referral": "/#/home"}))),
+        );
+        statuses.push(r.status);
+    }
+    assert_eq!(
+        statuses,
+        [200, 200, 200, 429],
+        "wrong codes answer a challenge, then 429"
+    );
+    assert_eq!(
+        app.count(
+            "key LIKE 'second-factor:%' AND locked_until IS NOT NULL",
+            "auth_failures"
+        ),
+        1
+    );
+}

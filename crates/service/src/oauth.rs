@@ -246,7 +246,7 @@ pub fn second_factor(
     else {
         return Ok(SecondFactor::Expired);
     };
-    let keys = crate::throttle::keys(Some(&user.email), client_ip);
+    let keys = crate::throttle::second_factor_keys(&user.email, &user.id, client_ip);
     if crate::throttle::locked(ctx, &keys)?.is_some() {
         return Ok(SecondFactor::Expired);
     }
@@ -277,6 +277,7 @@ pub fn second_factor(
             mobile: r.mobile,
         });
     }
+    crate::throttle::second_factor_succeeded(ctx, &user.id)?;
     // The client's consent setting decides the next step, as after a sign-in without two factors.
     let client = ctx.with_conn(|c| Ok(coffer_store::clients::by_id(c, &r.client_id)?))?;
     v.needs_consent = client

@@ -231,7 +231,7 @@ pub fn auth(
             remember_token: None,
         });
     };
-    let keys = crate::throttle::keys(Some(&caller.user.email), client_ip);
+    let keys = crate::throttle::second_factor_keys(&caller.user.email, &caller.user.id, client_ip);
     if let Some(wait) = crate::throttle::locked(ctx, &keys)? {
         return Err(ApiError::new(ErrorCode::RequestRateLimited)
             .with_retry_after(wait)
@@ -241,6 +241,7 @@ pub fn auth(
         std::thread::sleep(crate::throttle::failed(ctx, &keys)?);
         return Ok(Step::Challenge(again));
     }
+    crate::throttle::second_factor_succeeded(ctx, &caller.user.id)?;
     let due = caller.user.force_password_change;
     let remember_token = remember.then(new_token);
     ctx.write(|c| {

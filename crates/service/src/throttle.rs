@@ -1,7 +1,8 @@
 //! Brute-force throttling of sign-in: failed attempts are counted per account and per client
 //! address in the database, so every node shares them. Past a few failures each further one is
 //! answered slowly; at the limit the account or address is refused for a while (429 with
-//! `Retry-After`). A successful sign-in clears the account's counter.
+//! `Retry-After`). A successful sign-in clears the account's counter; second-factor failures
+//! also count on the user's own counter, which only a correct second factor clears.
 
 use crate::{now, Ctx, Result};
 use std::time::Duration;
@@ -83,6 +84,21 @@ pub fn failed(ctx: &Ctx, keys: &[String]) -> Result<Duration> {
     Ok(Duration::from_millis((over * 250).min(2000)))
 }
 
+/// The counter keys of a second-factor attempt: those of a sign-in, and the user's own
+/// second-factor counter, which a correct password does not clear. Without it, someone who has
+/// the password could sign in again after each few wrong codes and guess codes without end.
+pub fn second_factor_keys(email: &str, user_id: &str, client_ip: Option<&str>) -> Vec<String> {
+    let mut k = keys(Some(email), client_ip);
+    k.push(format!("second-factor:{user_id}"));
+    k
+}
+
+/// A correct second factor clears the user's second-factor counter.
+pub fn second_factor_succeeded(ctx: &Ctx, user_id: &str) -> Result<()> {
+    let key = format!("second-factor:{user_id}");
+    ctx.write(|c| Ok(coffer_store::throttle::clear(c, &key)?))
+}
+
 /// A successful sign-in clears the account's counter (the address keeps its own).
 pub fn succeeded(ctx: &Ctx, account: &str) -> Result<()> {
     let key = format!("account:{}", account.trim().to_ascii_lowercase());
@@ -117,5 +133,28 @@ mod tests {
         assert!(locked(&ctx, &keys(Some("ann@example.com"), None))
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn a_correct_password_does_not_clear_second_factor_failures() {
+        let (_d, mut ctx) = crate::test_support::ctx();
+        ctx.config.throttle = Limits {
+            max_failures: 3,
+            slow_after: 3,
+            window_secs: 60,
+            lock_secs: 30,
+        };
+        let k = second_factor_keys("ann@example.com", "u-1", None);
+        for _ in 0..2 {
+            failed(&ctx, &k).unwrap();
+            // Signing in again with the right password clears only the account's counter.
+            succeeded(&ctx, "ann@example.com").unwrap();
+        }
+        failed(&ctx, &k).unwrap();
+        assert!(locked(&ctx, &k).unwrap().is_some());
+        // Only a correct second factor clears it (once the lock is over).
+        second_factor_succeeded(&ctx, "u-1").unwrap();
+        succeeded(&ctx, "ann@example.com").unwrap();
+        assert!(locked(&ctx, &k).unwrap().is_none());
     }
 }
