@@ -15,7 +15,9 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::scim_schema::{strip_user_urn, AttrDef, Kind, Returned, USER_ATTRS, USER_SCHEMA};
+use crate::scim_schema::{
+    attr, strip_user_urn, AttrDef, Kind, Mutability, Returned, USER_ATTRS, USER_SCHEMA,
+};
 
 /// The `Schema` meta-schema URN (RFC 7643 §7).
 pub const SCHEMA_SCHEMA: &str = "urn:ietf:params:scim:schemas:core:2.0:Schema";
@@ -53,9 +55,8 @@ fn attr_json(def: &AttrDef) -> Value {
     if !def.canonical.is_empty() {
         out.insert("canonicalValues".into(), json!(def.canonical));
     }
-    if def.kind == Kind::Reference {
-        // Coffer's only references (`meta.location`) are URIs.
-        out.insert("referenceTypes".into(), json!(["uri"]));
+    if !def.reference_types.is_empty() {
+        out.insert("referenceTypes".into(), json!(def.reference_types));
     }
     if def.kind == Kind::Complex {
         out.insert(
@@ -107,96 +108,19 @@ fn is_common_attr(name: &str) -> bool {
     name == "id" || name == "meta"
 }
 
-/// An attribute of a meta-schema. Every one is read-only, returned by default and not unique,
-/// so only what varies is recorded.
-#[derive(Clone, Copy)]
-struct MetaAttr {
-    name: &'static str,
-    kind: &'static str,
-    description: &'static str,
-    multi: bool,
-    required: bool,
-    case_exact: bool,
-    canonical: &'static [&'static str],
-    reference_types: &'static [&'static str],
-    subs: &'static [MetaAttr],
+/// An attribute of a meta-schema: read-only, returned by default, not unique.
+const fn meta(name: &'static str, kind: Kind, description: &'static str) -> AttrDef {
+    attr(name, description, kind).mutability(Mutability::ReadOnly)
 }
 
-const fn meta(name: &'static str, kind: &'static str, description: &'static str) -> MetaAttr {
-    MetaAttr {
-        name,
-        kind,
-        description,
-        multi: false,
-        required: false,
-        case_exact: false,
-        canonical: &[],
-        reference_types: &[],
-        subs: &[],
-    }
-}
-
-impl MetaAttr {
-    const fn multi(mut self) -> Self {
-        self.multi = true;
-        self
-    }
-    const fn required(mut self) -> Self {
-        self.required = true;
-        self
-    }
-    const fn case_exact(mut self) -> Self {
-        self.case_exact = true;
-        self
-    }
-    const fn canonical(mut self, values: &'static [&'static str]) -> Self {
-        self.canonical = values;
-        self
-    }
-    const fn refs(mut self, types: &'static [&'static str]) -> Self {
-        self.reference_types = types;
-        self
-    }
-    const fn subs(mut self, subs: &'static [MetaAttr]) -> Self {
-        self.subs = subs;
-        self
-    }
-
-    fn to_json(self) -> Value {
-        let mut out = Map::new();
-        out.insert("name".into(), self.name.into());
-        out.insert("type".into(), self.kind.into());
-        out.insert("multiValued".into(), self.multi.into());
-        out.insert("description".into(), self.description.into());
-        out.insert("required".into(), self.required.into());
-        out.insert("caseExact".into(), self.case_exact.into());
-        out.insert("mutability".into(), "readOnly".into());
-        out.insert("returned".into(), "default".into());
-        out.insert("uniqueness".into(), "none".into());
-        if !self.canonical.is_empty() {
-            out.insert("canonicalValues".into(), json!(self.canonical));
-        }
-        if !self.reference_types.is_empty() {
-            out.insert("referenceTypes".into(), json!(self.reference_types));
-        }
-        if self.kind == "complex" {
-            out.insert(
-                "subAttributes".into(),
-                Value::Array(self.subs.iter().map(|s| s.to_json()).collect()),
-            );
-        }
-        Value::Object(out)
-    }
-}
-
-const BOOL: &str = "boolean";
-const STRING: &str = "string";
-const INTEGER: &str = "integer";
-const COMPLEX: &str = "complex";
-const REFERENCE: &str = "reference";
+const BOOL: Kind = Kind::Boolean;
+const STRING: Kind = Kind::String;
+const INTEGER: Kind = Kind::Integer;
+const COMPLEX: Kind = Kind::Complex;
+const REFERENCE: Kind = Kind::Reference;
 
 /// The sub-attributes of a schema attribute definition, but `subAttributes` itself.
-const ATTR_DEF_LEAVES: [MetaAttr; 11] = [
+const ATTR_DEF_LEAVES: [AttrDef; 11] = [
     meta("name", STRING, "The attribute's name.")
         .required()
         .case_exact(),
@@ -246,7 +170,7 @@ const ATTR_DEF_LEAVES: [MetaAttr; 11] = [
 
 /// The sub-attributes of a schema attribute definition: the leaves, and `subAttributes` whose
 /// own sub-attributes are the leaves again (complex attributes nest one level, RFC 7643 §2.3.8).
-const ATTR_DEF_SUBS: [MetaAttr; 12] = {
+const ATTR_DEF_SUBS: [AttrDef; 12] = {
     let sub_attributes = meta(
         "subAttributes",
         COMPLEX,
@@ -263,7 +187,7 @@ const ATTR_DEF_SUBS: [MetaAttr; 12] = {
     subs
 };
 
-const SCHEMA_ATTRS: &[MetaAttr] = &[
+const SCHEMA_ATTRS: &[AttrDef] = &[
     meta("id", STRING, "The schema's URI.")
         .required()
         .case_exact(),
@@ -275,7 +199,7 @@ const SCHEMA_ATTRS: &[MetaAttr] = &[
         .subs(&ATTR_DEF_SUBS),
 ];
 
-const SCHEMA_EXTENSION_SUBS: &[MetaAttr] = &[
+const SCHEMA_EXTENSION_SUBS: &[AttrDef] = &[
     meta("schema", REFERENCE, "The URI of the extension schema.")
         .required()
         .case_exact()
@@ -288,7 +212,7 @@ const SCHEMA_EXTENSION_SUBS: &[MetaAttr] = &[
     .required(),
 ];
 
-const RESOURCE_TYPE_ATTRS: &[MetaAttr] = &[
+const RESOURCE_TYPE_ATTRS: &[AttrDef] = &[
     meta("id", STRING, "The resource type's id."),
     meta("name", STRING, "The resource type's name.").required(),
     meta("description", STRING, "What the resource type is."),
@@ -316,9 +240,9 @@ const RESOURCE_TYPE_ATTRS: &[MetaAttr] = &[
     .subs(SCHEMA_EXTENSION_SUBS),
 ];
 
-const SUPPORTED: MetaAttr = meta("supported", BOOL, "Whether the feature is supported.").required();
+const SUPPORTED: AttrDef = meta("supported", BOOL, "Whether the feature is supported.").required();
 
-const AUTH_SCHEME_SUBS: &[MetaAttr] = &[
+const AUTH_SCHEME_SUBS: &[AttrDef] = &[
     meta("type", STRING, "The kind of authentication.")
         .required()
         .canonical(&[
@@ -335,7 +259,7 @@ const AUTH_SCHEME_SUBS: &[MetaAttr] = &[
     meta("primary", BOOL, "Whether this is the preferred scheme."),
 ];
 
-const SERVICE_PROVIDER_CONFIG_ATTRS: &[MetaAttr] = &[
+const SERVICE_PROVIDER_CONFIG_ATTRS: &[AttrDef] = &[
     meta(
         "documentationUri",
         REFERENCE,
@@ -392,14 +316,14 @@ fn meta_schema(
     id: &str,
     name: &str,
     description: &str,
-    attrs: &[MetaAttr],
+    attrs: &[AttrDef],
 ) -> Value {
     schema_resource(
         base_url,
         id,
         name,
         description,
-        attrs.iter().map(|a| a.to_json()).collect(),
+        attrs.iter().map(attr_json).collect(),
     )
 }
 

@@ -22,6 +22,7 @@ pub enum Kind {
     DateTime,
     Reference,
     Complex,
+    Integer,
 }
 
 impl Kind {
@@ -32,6 +33,7 @@ impl Kind {
             Kind::DateTime => "dateTime",
             Kind::Reference => "reference",
             Kind::Complex => "complex",
+            Kind::Integer => "integer",
         }
     }
 }
@@ -107,11 +109,13 @@ pub struct AttrDef {
     /// The values published as `canonicalValues`: for `userType` and `roles` the only ones
     /// Coffer takes, elsewhere the usual ones (any language tag is a `preferredLanguage`).
     pub canonical: &'static [&'static str],
+    /// What a reference attribute may refer to (`uri`, `external`, resource types).
+    pub reference_types: &'static [&'static str],
     /// The sub-attributes of a complex attribute.
     pub subs: &'static [AttrDef],
 }
 
-const fn attr(name: &'static str, description: &'static str, kind: Kind) -> AttrDef {
+pub(crate) const fn attr(name: &'static str, description: &'static str, kind: Kind) -> AttrDef {
     AttrDef {
         name,
         description,
@@ -123,40 +127,45 @@ const fn attr(name: &'static str, description: &'static str, kind: Kind) -> Attr
         returned: Returned::Default,
         uniqueness: Uniqueness::None,
         canonical: &[],
+        reference_types: &[],
         subs: &[],
     }
 }
 
 impl AttrDef {
-    const fn multi(mut self) -> Self {
+    pub(crate) const fn multi(mut self) -> Self {
         self.multi = true;
         self
     }
-    const fn required(mut self) -> Self {
+    pub(crate) const fn required(mut self) -> Self {
         self.required = true;
         self
     }
-    const fn case_exact(mut self) -> Self {
+    pub(crate) const fn case_exact(mut self) -> Self {
         self.case_exact = true;
         self
     }
-    const fn mutability(mut self, m: Mutability) -> Self {
+    pub(crate) const fn mutability(mut self, m: Mutability) -> Self {
         self.mutability = m;
         self
     }
-    const fn returned(mut self, r: Returned) -> Self {
+    pub(crate) const fn returned(mut self, r: Returned) -> Self {
         self.returned = r;
         self
     }
-    const fn unique(mut self) -> Self {
+    pub(crate) const fn unique(mut self) -> Self {
         self.uniqueness = Uniqueness::Server;
         self
     }
-    const fn canonical(mut self, values: &'static [&'static str]) -> Self {
+    pub(crate) const fn canonical(mut self, values: &'static [&'static str]) -> Self {
         self.canonical = values;
         self
     }
-    const fn subs(mut self, subs: &'static [AttrDef]) -> Self {
+    pub(crate) const fn refs(mut self, types: &'static [&'static str]) -> Self {
+        self.reference_types = types;
+        self
+    }
+    pub(crate) const fn subs(mut self, subs: &'static [AttrDef]) -> Self {
         self.subs = subs;
         self
     }
@@ -230,6 +239,7 @@ const META_SUBS: &[AttrDef] = &[
     .mutability(Mutability::ReadOnly),
     attr("location", "The URI of the user.", Kind::Reference)
         .case_exact()
+        .refs(&["uri"])
         .mutability(Mutability::ReadOnly),
     attr(
         "version",
