@@ -199,6 +199,14 @@ fn create_answers_201_with_the_user_and_the_user_signs_in_through_oauth() {
         ),
         1
     );
+    // `notify` put a welcome message in the mail outbox, without the password.
+    assert_eq!(
+        app.count(
+            &format!("user_id = '{id}' AND to_address = 'ada@example.com' AND body NOT LIKE '%Analytical1Engine%'"),
+            "mail_outbox"
+        ),
+        1
+    );
     // The provisioned user signs in through OAuth.
     let tok = app.password_token("ada@example.com", "Analytical1Engine");
     let me = app.rest(
@@ -217,6 +225,11 @@ fn create_answers_201_with_the_user_and_the_user_signs_in_through_oauth() {
         json!({"schemas": [USER], "userName": "grace@example.com", "password": "Compiler1Grace", "userMustChange": true}),
     );
     assert_eq!(forced["emails"][0]["value"], "grace@example.com");
+    // Without `notify`, no message.
+    assert_eq!(
+        app.count("to_address = 'grace@example.com'", "mail_outbox"),
+        0
+    );
     assert_eq!(
         app.count(
             "email = 'grace@example.com' AND force_password_change = TRUE",

@@ -574,6 +574,21 @@ pub fn create(ctx: &Ctx, token: &ScimToken, body: &Value) -> ScimResult<(User, V
         };
         check_unique(c, &user.id, &user_name, &email)?;
         coffer_store::users::insert(c, &user).map_err(unique_violation)?;
+        if input.notify {
+            // The welcome message goes to the outbox a mail relay sends from; it holds no
+            // password.
+            coffer_store::users::queue_mail(
+                c,
+                Some(&user.id),
+                &user.email,
+                &format!("Your {} account", ctx.config.service_name),
+                &format!(
+                    "An account has been created for you.\n\nSign in at {base}/ with {}.\n",
+                    user.email
+                ),
+                user.created_at,
+            )?;
+        }
         events::record(
             c,
             "user.user.create",

@@ -233,6 +233,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_attempts,
     auth_failures,
     sms_messages,
+    mail_outbox,
     web_sessions,
     remembered_devices,
 );
@@ -300,6 +301,17 @@ diesel::table! {
         id -> Text,
         user_id -> Nullable<Text>,
         to_number -> Text,
+        body -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    mail_outbox (id) {
+        id -> Text,
+        user_id -> Nullable<Text>,
+        to_address -> Text,
+        subject -> Text,
         body -> Text,
         created_at -> BigInt,
     }

@@ -126,6 +126,29 @@ pub fn record_sms(
     Ok(())
 }
 
+/// Puts an email message in the outbox that a mail relay sends from.
+pub fn queue_mail(
+    conn: &mut DbConn,
+    user_id: Option<&str>,
+    to: &str,
+    subject: &str,
+    body: &str,
+    now: i64,
+) -> StoreResult<()> {
+    use crate::schema::mail_outbox;
+    db_run!(conn => diesel::insert_into(mail_outbox::table)
+        .values((
+            mail_outbox::id.eq(uuid::Uuid::new_v4().to_string()),
+            mail_outbox::user_id.eq(user_id),
+            mail_outbox::to_address.eq(to),
+            mail_outbox::subject.eq(subject),
+            mail_outbox::body.eq(body),
+            mail_outbox::created_at.eq(now),
+        ))
+        .execute(conn))?;
+    Ok(())
+}
+
 pub fn clear_force_password_change(conn: &mut DbConn, id: &str) -> StoreResult<usize> {
     Ok(db_run!(conn => diesel::update(users::table.find(id))
         .set(users::force_password_change.eq(false))
