@@ -37,12 +37,40 @@ impl Resp {
             .to_string()
     }
 
+    /// The value of the cookie `name` this response sets.
+    pub fn cookie_value(&self, name: &str) -> Option<String> {
+        self.cookies().iter().find_map(|c| {
+            c.split(';')
+                .next()?
+                .strip_prefix(&format!("{name}="))
+                .map(str::to_string)
+        })
+    }
+
     pub fn cookies(&self) -> Vec<String> {
         self.headers
             .get("set-cookie")
             .map(|c| c.split('\n').map(str::to_string).collect())
             .unwrap_or_default()
     }
+}
+
+/// The current Unix time in seconds.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// The value of the hidden form field `name` in a page.
+pub fn hidden_field(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {name} in {html}"))
+        + marker.len();
+    html[start..start + html[start..].find('"').unwrap()].to_string()
 }
 
 /// A fresh database for one test: a SQLite file under `dir`, or a new PostgreSQL database when
@@ -244,6 +272,23 @@ impl TestApp {
             path,
             &[("X-Coffer-Version", "28"), ("Authorization", &auth)],
             body.map(Body::Json),
+        )
+    }
+
+    /// The JSON sign-in (`POST /rest/users/actions/login`, referral `/#/home`), with the
+    /// browser's cookies when given.
+    pub fn json_login(&self, email: &str, password: &str, cookie: Option<&str>) -> Resp {
+        let mut h = vec![("X-Coffer-Version", "28")];
+        if let Some(c) = cookie {
+            h.push(("Cookie", c));
+        }
+        self.send(
+            "POST",
+            "/rest/users/actions/login",
+            &h,
+            Some(Body::Json(serde_json::json!(
+                {"username": email, "password": password, "referral": "/#/home"}
+            ))),
         )
     }
 

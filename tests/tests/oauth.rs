@@ -11,12 +11,11 @@ use base64::Engine;
 use coffer_domain::client::{flag, flow};
 use coffer_domain::Role;
 use coffer_oauth::secrets::hash_token;
-use coffer_tests::{client_input, Body, Resp, TestApp};
+use coffer_tests::{client_input, unix_now as now, Body, Resp, TestApp};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::OnceLock;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 const APP_URI: &str = "https://app.example.com";
 const APP_CALLBACK: &str = "https://app.example.com/cb";
@@ -27,13 +26,6 @@ const JWT_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_secs() as i64
-}
 
 fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs

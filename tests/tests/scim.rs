@@ -15,13 +15,7 @@ fn token(app: &TestApp) -> String {
 }
 
 fn scim(app: &TestApp, method: &str, path: &str, token: &str, body: Option<Value>) -> Resp {
-    let auth = format!("Bearer {token}");
-    app.send(
-        method,
-        path,
-        &[("Authorization", &auth)],
-        body.map(|b| Body::Raw("application/scim+json", b.to_string())),
-    )
+    scim_with(app, method, path, token, &[], body)
 }
 
 fn scim_with(
@@ -40,6 +34,28 @@ fn scim_with(
         path,
         &all,
         body.map(|b| Body::Raw("application/scim+json", b.to_string())),
+    )
+}
+
+/// The userNames of a listing, in order.
+fn user_names(r: &Resp) -> Vec<String> {
+    r.json()["Resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["userName"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A listing filtered by `filter` (URL-encoded here), sorted by userName.
+fn filtered(app: &TestApp, token: &str, filter: &str) -> Resp {
+    let enc: String = url::form_urlencoded::byte_serialize(filter.as_bytes()).collect();
+    scim(
+        app,
+        "GET",
+        &format!("/rest/scim/Users?filter={enc}&sortBy=userName"),
+        token,
+        None,
     )
 }
 
@@ -427,14 +443,6 @@ fn list_filters_sorts_and_pages() {
         }
         create(&app, &t, body);
     }
-    let ids = |r: &Resp| -> Vec<String> {
-        r.json()["Resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|u| u["userName"].as_str().unwrap().to_string())
-            .collect()
-    };
 
     // Everyone SCIM manages: the five (the system administrator made at first start is not
     // SCIM's).
@@ -453,27 +461,18 @@ fn list_filters_sorts_and_pages() {
     assert_eq!(v["itemsPerPage"], 5);
     assert_eq!(v["startIndex"], 1);
 
-    let q = |f: &str| {
-        let enc: String = url::form_urlencoded::byte_serialize(f.as_bytes()).collect();
-        scim(
-            &app,
-            "GET",
-            &format!("/rest/scim/Users?filter={enc}&sortBy=userName"),
-            &t,
-            None,
-        )
-    };
+    let q = |f: &str| filtered(&app, &t, f);
     let r = q(r#"userName eq "BOB@example.com""#);
-    assert_eq!(ids(&r), ["bob@example.com"]);
+    assert_eq!(user_names(&r), ["bob@example.com"]);
     assert_eq!(r.json()["totalResults"], 1);
     let r = q(r#"userName sw "al" or userName sw "b" and displayName ew "OB""#);
-    assert_eq!(ids(&r), ["alice@example.com", "bob@example.com"]);
+    assert_eq!(user_names(&r), ["alice@example.com", "bob@example.com"]);
     let r = q(r#"(userName sw "al" or userName sw "b") and displayName ew "OB""#);
-    assert_eq!(ids(&r), ["bob@example.com"]);
+    assert_eq!(user_names(&r), ["bob@example.com"]);
     let r = q(r#"roles[value eq "helpdesk-admin"] and not (userName co "erin")"#);
-    assert_eq!(ids(&r), ["bob@example.com", "carol@example.com"]);
+    assert_eq!(user_names(&r), ["bob@example.com", "carol@example.com"]);
     let r = q(r#"emails[type eq "work" and value ew "@example.com"] and userName lt "c""#);
-    assert_eq!(ids(&r), ["alice@example.com", "bob@example.com"]);
+    assert_eq!(user_names(&r), ["alice@example.com", "bob@example.com"]);
 
     // Sorting, paging: startIndex is 1-based; itemsPerPage is what was sent.
     let r = scim(
@@ -484,7 +483,7 @@ fn list_filters_sorts_and_pages() {
         None,
     );
     let v = r.json();
-    assert_eq!(ids(&r), ["dave@example.com", "carol@example.com"]);
+    assert_eq!(user_names(&r), ["dave@example.com", "carol@example.com"]);
     assert_eq!(v["totalResults"], 5);
     assert_eq!(v["itemsPerPage"], 2);
     assert_eq!(v["startIndex"], 2);
@@ -527,7 +526,7 @@ fn list_filters_sorts_and_pages() {
         })),
     );
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(ids(&r), ["dave@example.com"]);
+    assert_eq!(user_names(&r), ["dave@example.com"]);
     let r = scim(
         &app,
         "POST",
@@ -535,7 +534,7 @@ fn list_filters_sorts_and_pages() {
         &t,
         Some(json!({"filter": "userName sw \"e\""})),
     );
-    assert_eq!(ids(&r), ["erin@example.com"]);
+    assert_eq!(user_names(&r), ["erin@example.com"]);
 
     // Limits and bad parameters.
     assert_scim_error(
@@ -974,21 +973,9 @@ fn primary_flags_are_kept_and_filtered_on() {
     create(&app, &t, new_user("grace@example.com"));
 
     let names = |f: &str| -> Vec<String> {
-        let enc: String = url::form_urlencoded::byte_serialize(f.as_bytes()).collect();
-        let r = scim(
-            &app,
-            "GET",
-            &format!("/rest/scim/Users?filter={enc}&sortBy=userName"),
-            &t,
-            None,
-        );
+        let r = filtered(&app, &t, f);
         assert_eq!(r.status, 200, "{f}: {}", r.text);
-        r.json()["Resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|u| u["userName"].as_str().unwrap().to_string())
-            .collect()
+        user_names(&r)
     };
     assert_eq!(names("emails.primary eq false"), ["ada@example.com"]);
     assert_eq!(

@@ -12,15 +12,6 @@ struct Browser {
     csrf: String,
 }
 
-fn cookie_value(r: &Resp, name: &str) -> Option<String> {
-    r.cookies().iter().find_map(|c| {
-        c.split(';')
-            .next()?
-            .strip_prefix(&format!("{name}="))
-            .map(str::to_string)
-    })
-}
-
 fn login(app: &TestApp, email: &str, password: &str, referral: Option<&str>) -> Resp {
     let mut body = json!({"username": email, "password": password});
     if let Some(r) = referral {
@@ -37,8 +28,8 @@ fn login(app: &TestApp, email: &str, password: &str, referral: Option<&str>) -> 
 fn browser(app: &TestApp, email: &str, password: &str) -> Browser {
     let r = login(app, email, password, None);
     assert_eq!(r.status, 200, "{}", r.text);
-    let session = cookie_value(&r, "coffer_session").unwrap();
-    let csrf = cookie_value(&r, "XSRF-TOKEN").unwrap();
+    let session = r.cookie_value("coffer_session").unwrap();
+    let csrf = r.cookie_value("XSRF-TOKEN").unwrap();
     Browser {
         cookie: format!("coffer_session={session}; XSRF-TOKEN={csrf}"),
         csrf,
@@ -122,7 +113,7 @@ fn login_errors() {
         (r.status, r.code()),
         (401, "ERR_AUTH_UNAUTHORIZED".to_string())
     );
-    assert!(cookie_value(&r, "coffer_session").is_none());
+    assert!(r.cookie_value("coffer_session").is_none());
     assert_eq!(app.count("1=1", "web_sessions"), 0);
 }
 
@@ -254,7 +245,7 @@ fn a_forced_password_change_redirects_and_holds_the_session() {
         next.starts_with(&format!("{}/#/forcedPasswordChange?referral=", app.base)),
         "{next}"
     );
-    let session = cookie_value(&r, "coffer_session").unwrap();
+    let session = r.cookie_value("coffer_session").unwrap();
     let r = app.send(
         "GET",
         "/rest/users/me",

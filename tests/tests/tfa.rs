@@ -4,24 +4,8 @@
 
 use coffer_domain::Role;
 use coffer_oauth::totp::{code_at, TotpSecret};
-use coffer_tests::{Body, Resp, TestApp};
+use coffer_tests::{hidden_field as hidden, unix_now as now, Body, TestApp};
 use serde_json::json;
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64
-}
-
-fn cookie_value(r: &Resp, name: &str) -> Option<String> {
-    r.cookies().iter().find_map(|c| {
-        c.split(';')
-            .next()?
-            .strip_prefix(&format!("{name}="))
-            .map(str::to_string)
-    })
-}
 
 /// Enrols the user behind `token`; returns the secret and the time whose code confirmed it.
 fn enrol(app: &TestApp, token: &str) -> (TotpSecret, i64) {
@@ -66,21 +50,6 @@ fn enrol(app: &TestApp, token: &str) -> (TotpSecret, i64) {
     (secret, t0)
 }
 
-fn login(app: &TestApp, email: &str, pw: &str, cookie: Option<&str>) -> Resp {
-    let mut h = vec![("X-Coffer-Version", "28")];
-    if let Some(c) = cookie {
-        h.push(("Cookie", c));
-    }
-    app.send(
-        "POST",
-        "/rest/users/actions/login",
-        &h,
-        Some(Body::Json(
-            json!({"username": email, "password": pw, "referral": "/#/home"}),
-        )),
-    )
-}
-
 #[test]
 fn two_factor_sign_in_with_totp() {
     let app = TestApp::spawn();
@@ -111,7 +80,7 @@ fn two_factor_sign_in_with_totp() {
     );
 
     // The JSON sign-in now stops at the second step.
-    let r = login(&app, "ann@example.com", &pw, None);
+    let r = app.json_login("ann@example.com", &pw, None);
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(
         r.json()["redirectUrl"]
@@ -121,8 +90,8 @@ fn two_factor_sign_in_with_totp() {
         "{}",
         r.text
     );
-    let session = cookie_value(&r, "coffer_session").unwrap();
-    let csrf = cookie_value(&r, "XSRF-TOKEN").unwrap();
+    let session = r.cookie_value("coffer_session").unwrap();
+    let csrf = r.cookie_value("XSRF-TOKEN").unwrap();
     let cookie = format!("coffer_session={session}; XSRF-TOKEN={csrf}");
     let call = |method: &str, path: &str, body: Option<serde_json::Value>| {
         app.send(
@@ -181,7 +150,9 @@ fn two_factor_sign_in_with_totp() {
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.json()["redirectUrl"], format!("{}/#/home", app.base));
     assert!(r.json().get("challengeMsg").is_none());
-    let remember = cookie_value(&r, "coffer_tfa_remember").expect("remember cookie");
+    let remember = r
+        .cookie_value("coffer_tfa_remember")
+        .expect("remember cookie");
     assert_eq!(
         call("GET", "/rest/users/me", None).status,
         200,
@@ -189,20 +160,14 @@ fn two_factor_sign_in_with_totp() {
     );
 
     // A remembered browser skips the second step.
-    let r = login(
-        &app,
+    let r = app.json_login(
         "ann@example.com",
         &pw,
         Some(&format!("coffer_tfa_remember={remember}")),
     );
     assert_eq!(r.json()["redirectUrl"], format!("{}/#/home", app.base));
     // Another browser does not.
-    let r = login(
-        &app,
-        "ann@example.com",
-        &pw,
-        Some("coffer_tfa_remember=forged"),
-    );
+    let r = app.json_login("ann@example.com", &pw, Some("coffer_tfa_remember=forged"));
     assert!(r.json()["redirectUrl"].as_str().unwrap().contains("/#/tfa"));
 
     // Reset turns it off.
@@ -211,21 +176,12 @@ fn two_factor_sign_in_with_totp() {
             .status,
         200
     );
-    let r = login(&app, "ann@example.com", &pw, None);
+    let r = app.json_login("ann@example.com", &pw, None);
     assert_eq!(r.json()["redirectUrl"], format!("{}/#/home", app.base));
     assert_eq!(app.count("subject = 'user.tfa.enable'", "events"), 1);
 }
 
 /// The value of a hidden input in a page.
-fn hidden(html: &str, name: &str) -> String {
-    let marker = format!("name=\"{name}\" value=\"");
-    let start = html
-        .find(&marker)
-        .unwrap_or_else(|| panic!("no {name} in {html}"))
-        + marker.len();
-    html[start..start + html[start..].find('"').unwrap()].to_string()
-}
-
 #[test]
 fn the_authorization_page_takes_the_same_second_step() {
     let app = TestApp::spawn();
@@ -426,8 +382,8 @@ fn wrong_codes_stay_counted_across_password_sign_ins() {
             )),
         );
         assert_eq!(r.status, 200, "{}", r.text);
-        let session = cookie_value(&r, "coffer_session").unwrap();
-        let csrf = cookie_value(&r, "XSRF-TOKEN").unwrap();
+        let session = r.cookie_value("coffer_session").unwrap();
+        let csrf = r.cookie_value("XSRF-TOKEN").unwrap();
         let cookie = format!("coffer_session={session}; XSRF-TOKEN={csrf}");
         let r = app.send(
             "POST",

@@ -5,17 +5,10 @@
 //! Messages are read from the recording sender's table.
 
 use coffer_domain::Role;
-use coffer_tests::{Body, Resp, TestApp};
+use coffer_tests::{hidden_field as hidden, unix_now as now, Body, Resp, TestApp};
 use serde_json::{json, Value};
 
 const NUMBER: &str = "+41791234567";
-
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64
-}
 
 /// Every text message recorded for `NUMBER`.
 fn messages(app: &TestApp) -> Vec<String> {
@@ -86,30 +79,6 @@ fn enrol(app: &TestApp, token: &str, pw: &str) {
     assert_eq!(r.status, 200, "{}", r.text);
 }
 
-fn login(app: &TestApp, email: &str, pw: &str, cookie: Option<&str>) -> Resp {
-    let mut h = vec![("X-Coffer-Version", "28")];
-    if let Some(c) = cookie {
-        h.push(("Cookie", c));
-    }
-    app.send(
-        "POST",
-        "/rest/users/actions/login",
-        &h,
-        Some(Body::Json(
-            json!({"username": email, "password": pw, "referral": "/#/home"}),
-        )),
-    )
-}
-
-fn cookie_value(r: &Resp, name: &str) -> Option<String> {
-    r.cookies().iter().find_map(|c| {
-        c.split(';')
-            .next()?
-            .strip_prefix(&format!("{name}="))
-            .map(str::to_string)
-    })
-}
-
 /// A browser session after the password step.
 struct Session<'a> {
     app: &'a TestApp,
@@ -119,7 +88,7 @@ struct Session<'a> {
 
 impl Session<'_> {
     fn start<'a>(app: &'a TestApp, email: &str, pw: &str) -> Session<'a> {
-        let r = login(app, email, pw, None);
+        let r = app.json_login(email, pw, None);
         assert_eq!(r.status, 200, "{}", r.text);
         assert!(
             r.json()["redirectUrl"]
@@ -129,8 +98,8 @@ impl Session<'_> {
             "the sign-in stops at the second step: {}",
             r.text
         );
-        let session = cookie_value(&r, "coffer_session").unwrap();
-        let csrf = cookie_value(&r, "XSRF-TOKEN").unwrap();
+        let session = r.cookie_value("coffer_session").unwrap();
+        let csrf = r.cookie_value("XSRF-TOKEN").unwrap();
         Session {
             app,
             cookie: format!("coffer_session={session}; XSRF-TOKEN={csrf}"),
@@ -307,7 +276,7 @@ fn sms_enrolment_verifies_the_number_and_turns_two_factor_on() {
     // Reset turns it off; the verified number stays.
     let r = app.rest("POST", "/rest/users/me/tfa/resetSms", &token, None);
     assert_eq!(r.status, 200, "{}", r.text);
-    let r = login(&app, "ann@example.com", &pw, None);
+    let r = app.json_login("ann@example.com", &pw, None);
     assert_eq!(r.json()["redirectUrl"], format!("{}/#/home", app.base));
     assert_eq!(
         app.rest("GET", "/rest/users/me/tfa/config", &token, None)
@@ -444,7 +413,7 @@ fn wrong_sms_codes_feed_the_brute_force_throttle() {
         "the account is locked, even for the right code"
     );
     assert!(r.header("retry-after").is_some());
-    assert_eq!(login(&app, "ann@example.com", &pw, None).status, 429);
+    assert_eq!(app.json_login("ann@example.com", &pw, None).status, 429);
 }
 
 #[test]
@@ -474,41 +443,27 @@ fn remember_device_skips_the_sms_step_for_the_configured_time() {
         .expect("remember cookie");
     assert!(set.contains("Max-Age=120"), "{set}");
     assert!(set.contains("HttpOnly"), "{set}");
-    let remember = cookie_value(&r, "coffer_tfa_remember").unwrap();
+    let remember = r.cookie_value("coffer_tfa_remember").unwrap();
     let remembered = format!("coffer_tfa_remember={remember}");
 
     // That browser skips the step, and no message is sent.
     let before = messages(&app);
-    let r = login(&app, "ann@example.com", &pw, Some(&remembered));
+    let r = app.json_login("ann@example.com", &pw, Some(&remembered));
     assert_eq!(r.json()["redirectUrl"], format!("{}/#/home", app.base));
     assert_eq!(messages(&app).len(), before.len());
     // Another browser does not.
-    let r = login(
-        &app,
-        "ann@example.com",
-        &pw,
-        Some("coffer_tfa_remember=forged"),
-    );
+    let r = app.json_login("ann@example.com", &pw, Some("coffer_tfa_remember=forged"));
     assert!(r.json()["redirectUrl"].as_str().unwrap().contains("/#/tfa"));
     // Nor does this one once the configured time is over.
     app.execute(&format!(
         "UPDATE remembered_devices SET expires_at = {}",
         now() - 1
     ));
-    let r = login(&app, "ann@example.com", &pw, Some(&remembered));
+    let r = app.json_login("ann@example.com", &pw, Some(&remembered));
     assert!(r.json()["redirectUrl"].as_str().unwrap().contains("/#/tfa"));
 }
 
 /// The value of a hidden input in a page.
-fn hidden(html: &str, name: &str) -> String {
-    let marker = format!("name=\"{name}\" value=\"");
-    let start = html
-        .find(&marker)
-        .unwrap_or_else(|| panic!("no {name} in {html}"))
-        + marker.len();
-    html[start..start + html[start..].find('"').unwrap()].to_string()
-}
-
 #[test]
 fn the_authorization_page_sends_and_takes_an_sms_code() {
     let app = lenient();

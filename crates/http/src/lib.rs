@@ -48,6 +48,18 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         );
 }
 
+/// A resource with its routes; any other method goes to `other`, the area's own 405 answer.
+pub(crate) fn resource_with(
+    path: impl Into<String>,
+    routes: Vec<actix_web::Route>,
+    other: actix_web::Route,
+) -> actix_web::Resource {
+    routes
+        .into_iter()
+        .fold(web::resource(path.into()), |r, route| r.route(route))
+        .default_service(other)
+}
+
 /// Liveness: answers without touching the database.
 #[utoipa::path(get, path = "/health", tag = "operations", responses((status = 200, description = "`{status: \"ok\"}`")))]
 pub async fn health() -> HttpResponse {

@@ -508,10 +508,7 @@ async fn unknown_path() -> ScimResult<HttpResponse> {
 
 /// A resource with its routes; any other method answers 405 in the SCIM form.
 fn resource(path: impl Into<String>, routes: Vec<actix_web::Route>) -> actix_web::Resource {
-    routes
-        .into_iter()
-        .fold(web::resource(path.into()), |r, route| r.route(route))
-        .default_service(web::to(method_not_allowed))
+    crate::resource_with(path, routes, web::to(method_not_allowed))
 }
 
 /// The SCIM routes, mounted before the `/rest` scope (they need no version header).

@@ -95,36 +95,32 @@ impl FromRequest for WebhookCaller {
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/webhooks")
-            .route(web::get().to(list))
-            .route(web::post().to(create))
-            .default_service(web::to(method_not_allowed)),
-    )
+    let resource = |path: &str, routes: Vec<actix_web::Route>| {
+        crate::resource_with(path, routes, web::to(method_not_allowed))
+    };
+    cfg.service(resource(
+        "/webhooks",
+        vec![web::get().to(list), web::post().to(create)],
+    ))
     .service(web::resource("/webhooks/").to(id_missing))
-    .service(
-        web::resource("/webhooks/{id}/deliveries")
-            .route(web::get().to(deliveries))
-            .default_service(web::to(method_not_allowed)),
-    )
-    .service(
-        web::resource("/webhooks/{id}/deliveries/{delivery_id}/redeliver")
-            .route(web::post().to(redeliver))
-            .default_service(web::to(method_not_allowed)),
-    )
-    .service(
-        web::resource("/webhooks/{id}/ping")
-            .route(web::post().to(ping))
-            .default_service(web::to(method_not_allowed)),
-    )
-    .service(
-        web::resource("/webhooks/{id}")
-            .route(web::get().to(get))
-            .route(web::put().to(replace))
-            .route(web::patch().to(patch))
-            .route(web::delete().to(delete))
-            .default_service(web::to(method_not_allowed)),
-    );
+    .service(resource(
+        "/webhooks/{id}/deliveries",
+        vec![web::get().to(deliveries)],
+    ))
+    .service(resource(
+        "/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+        vec![web::post().to(redeliver)],
+    ))
+    .service(resource("/webhooks/{id}/ping", vec![web::post().to(ping)]))
+    .service(resource(
+        "/webhooks/{id}",
+        vec![
+            web::get().to(get),
+            web::put().to(replace),
+            web::patch().to(patch),
+            web::delete().to(delete),
+        ],
+    ));
 }
 
 async fn method_not_allowed() -> HttpResponse {

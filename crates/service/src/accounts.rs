@@ -134,17 +134,23 @@ pub fn check_new_password(ctx: &Ctx, user: &User, previous: &str, new: &str) -> 
                 .into(),
         );
     }
-    if let Err(broken) = settings::password_policy(ctx)?.check(new) {
-        return Err(
+    check_policy(ctx, new)?;
+    hash_password(new)
+}
+
+/// Checks a new password against the password policy: 422
+/// `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR` naming every rule it breaks.
+pub fn check_policy(ctx: &Ctx, password: &str) -> Result<()> {
+    settings::password_policy(ctx)?
+        .check(password)
+        .map_err(|broken| {
             ApiError::field(ErrorCode::InputPasswordComplexityError, "password")
                 .with_message(format!(
                     "The password does not meet the password policy: {}.",
                     broken.join(", ")
                 ))
-                .into(),
-        );
-    }
-    hash_password(new)
+                .into()
+        })
 }
 
 /// A generated password that satisfies any reasonable policy: 20 characters with every class.
@@ -188,17 +194,7 @@ pub fn create_user(ctx: &Ctx, input: NewUser, actor: Option<&str>) -> Result<(Us
         return Err(ApiError::field(ErrorCode::InputRequired, "name").into());
     }
     let password = input.password.unwrap_or_else(generate_password);
-    let policy = settings::password_policy(ctx)?;
-    if let Err(broken) = policy.check(&password) {
-        return Err(
-            ApiError::field(ErrorCode::InputPasswordComplexityError, "password")
-                .with_message(format!(
-                    "The password does not meet the password policy: {}.",
-                    broken.join(", ")
-                ))
-                .into(),
-        );
-    }
+    check_policy(ctx, &password)?;
     let hash = hash_password(&password)?;
     let user = ctx.write(|c| {
         insert_user(

@@ -231,19 +231,7 @@ pub fn second_factor(
     resend: bool,
     client_ip: Option<&str>,
 ) -> Result<SecondFactor> {
-    let taken = ctx.write(|c| {
-        Ok(coffer_store::grants::take_authorize_request(
-            c,
-            &hash_token(ticket),
-        )?)
-    })?;
-    let Some(r) = taken.filter(|r| r.kind == "tfa" && r.expires_at > now()) else {
-        return Ok(SecondFactor::Expired);
-    };
-    let Some(user) = ctx
-        .with_conn(|c| Ok(coffer_store::users::by_id(c, &r.user_id)?))?
-        .filter(User::is_usable)
-    else {
+    let Some((r, user)) = take_step(ctx, ticket, "tfa")? else {
         return Ok(SecondFactor::Expired);
     };
     let keys = crate::throttle::second_factor_keys(&user.email, &user.id, client_ip);
@@ -278,14 +266,10 @@ pub fn second_factor(
         });
     }
     crate::throttle::second_factor_succeeded(ctx, &user.id)?;
-    // The client's consent setting decides the next step, as after a sign-in without two factors.
-    let client = ctx.with_conn(|c| Ok(coffer_store::clients::by_id(c, &r.client_id)?))?;
-    v.needs_consent = client
-        .as_ref()
-        .is_some_and(|c| c.flag & coffer_domain::client::flag::NO_CONSENT == 0);
+    let (next, client_name) = step_done(ctx, &mut v, &r, &user)?;
     Ok(SecondFactor::Done {
-        next: continue_sign_in(ctx, &v, &user)?,
-        client_name: client.map(|c| c.name).unwrap_or_default(),
+        next,
+        client_name,
         scope: r.scope,
         mobile: r.mobile,
     })
@@ -313,19 +297,7 @@ pub enum PasswordStep {
 /// for `POST /rest/users/me/forcedPasswordChange` (every other session and token ends), then the
 /// flow goes on.
 pub fn password_step(ctx: &Ctx, ticket: &str, previous: &str, new: &str) -> Result<PasswordStep> {
-    let taken = ctx.write(|c| {
-        Ok(coffer_store::grants::take_authorize_request(
-            c,
-            &hash_token(ticket),
-        )?)
-    })?;
-    let Some(r) = taken.filter(|r| r.kind == "password" && r.expires_at > now()) else {
-        return Ok(PasswordStep::Expired);
-    };
-    let Some(user) = ctx
-        .with_conn(|c| Ok(coffer_store::users::by_id(c, &r.user_id)?))?
-        .filter(User::is_usable)
-    else {
+    let Some((r, user)) = take_step(ctx, ticket, "password")? else {
         return Ok(PasswordStep::Expired);
     };
     let mut v = valid_from_ticket(&r)?;
@@ -361,16 +333,48 @@ pub fn password_step(ctx: &Ctx, ticket: &str, previous: &str, new: &str) -> Resu
         )?;
         coffer_store::users::by_id(c, &user.id)?.ok_or_else(|| Error::internal("the user vanished"))
     })?;
+    let (next, client_name) = step_done(ctx, &mut v, &r, &user)?;
+    Ok(PasswordStep::Done {
+        next,
+        client_name,
+        scope: r.scope,
+        mobile: r.mobile,
+    })
+}
+
+/// Takes the ticket of a sign-in step of kind `kind` (single use): the request and its user,
+/// or `None` when the ticket is unknown, of another kind, expired, or the user may no longer
+/// sign in.
+fn take_step(ctx: &Ctx, ticket: &str, kind: &str) -> Result<Option<(AuthorizeRequest, User)>> {
+    let taken = ctx.write(|c| {
+        Ok(coffer_store::grants::take_authorize_request(
+            c,
+            &hash_token(ticket),
+        )?)
+    })?;
+    let Some(r) = taken.filter(|r| r.kind == kind && r.expires_at > now()) else {
+        return Ok(None);
+    };
+    let user = ctx
+        .with_conn(|c| Ok(coffer_store::users::by_id(c, &r.user_id)?))?
+        .filter(User::is_usable);
+    Ok(user.map(|u| (r, u)))
+}
+
+/// A sign-in step is passed: the client's consent setting decides what comes next, as after a
+/// sign-in without further steps. Answers the next step and the client's name.
+fn step_done(
+    ctx: &Ctx,
+    v: &mut ValidAuthorize,
+    r: &AuthorizeRequest,
+    user: &User,
+) -> Result<(AfterSignIn, String)> {
     let client = ctx.with_conn(|c| Ok(coffer_store::clients::by_id(c, &r.client_id)?))?;
     v.needs_consent = client
         .as_ref()
         .is_some_and(|c| c.flag & coffer_domain::client::flag::NO_CONSENT == 0);
-    Ok(PasswordStep::Done {
-        next: continue_sign_in(ctx, &v, &user)?,
-        client_name: client.map(|c| c.name).unwrap_or_default(),
-        scope: r.scope,
-        mobile: r.mobile,
-    })
+    let next = continue_sign_in(ctx, v, user)?;
+    Ok((next, client.map(|c| c.name).unwrap_or_default()))
 }
 
 /// After the credentials (and the second factor): a code at once for clients that skip consent,

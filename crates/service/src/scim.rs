@@ -5,7 +5,7 @@
 //! error body (`status` as a string, `scimType`). Bodies are checked completely before anything
 //! is written, so a refused call changes nothing.
 
-use crate::{accounts, events, now, rfc3339, settings, Ctx, Error};
+use crate::{accounts, events, now, rfc3339, Ctx, Error};
 use coffer_domain::scim_schema::{self as schema, ADMIN_ROLES, USER_SCHEMA};
 use coffer_domain::{Email, Role};
 use coffer_errors::{ErrorCode, ScimError};
@@ -72,11 +72,17 @@ pub fn authenticate(ctx: &Ctx, token: Option<&str>) -> ScimResult<ScimToken> {
         .filter(|t| !t.is_empty() && t.len() <= 512)
         .ok_or_else(ScimFail::unauthorized)?;
     let hash = coffer_oauth::secrets::hash_token(token);
-    let row = ctx.with_conn(|c| Ok(coffer_store::scim_tokens::by_hash(c, &hash)?))?;
+    // One connection for both reads: the token, and whether provisioning is on.
+    let (row, on) = ctx.with_conn(|c| {
+        Ok((
+            coffer_store::scim_tokens::by_hash(c, &hash)?,
+            crate::settings::scim_provisioning(c)?,
+        ))
+    })?;
     let token = row
         .filter(|t| !t.revoked)
         .ok_or_else(ScimFail::unauthorized)?;
-    if !crate::settings::scim_provisioning(ctx)? {
+    if !on {
         return Err(ScimFail::new(
             403,
             None,
@@ -481,12 +487,10 @@ fn profile_id(c: &mut DbConn, name: &str) -> ScimResult<i64> {
 }
 
 fn check_password(ctx: &Ctx, password: &str) -> ScimResult<String> {
-    if let Err(broken) = settings::password_policy(ctx)?.check(password) {
-        return Err(invalid(format!(
-            "The password does not meet the password policy: {}.",
-            broken.join(", ")
-        )));
-    }
+    accounts::check_policy(ctx, password).map_err(|e| match e {
+        Error::Api(e) => invalid(e.message.into_owned()),
+        internal => ScimFail::from(internal),
+    })?;
     Ok(accounts::hash_password(password)?)
 }
 

@@ -18,8 +18,8 @@ pub const KEYS: &[(&str, &str)] = &[
 
 /// Whether SCIM provisioning is on (the default); an operator pauses it with
 /// `cofferd settings set scimProvisioning false`.
-pub fn scim_provisioning(ctx: &Ctx) -> Result<bool> {
-    let raw = ctx.with_conn(|c| Ok(coffer_store::settings::get(c, "scimProvisioning")?))?;
+pub fn scim_provisioning(c: &mut coffer_store::DbConn) -> Result<bool> {
+    let raw = coffer_store::settings::get(c, "scimProvisioning")?;
     Ok(raw.as_deref() != Some("false"))
 }
 
