@@ -56,6 +56,14 @@ impl Resp {
 }
 
 /// The current Unix time in seconds.
+/// Access tokens with their family's owner and state, for [`TestApp::count`] (a token row keeps
+/// only its key, scope and lifetime; user, client, device and revocation are the family's).
+pub const ACCESS_TOKENS: &str =
+    "access_tokens JOIN token_families ON token_families.id = access_tokens.family_id";
+/// Refresh tokens with their family's owner and state, for [`TestApp::count`].
+pub const REFRESH_TOKENS: &str =
+    "refresh_tokens JOIN token_families ON token_families.id = refresh_tokens.family_id";
+
 pub fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -11,7 +11,9 @@ use base64::Engine;
 use coffer_domain::client::{flag, flow};
 use coffer_domain::Role;
 use coffer_oauth::secrets::hash_token;
-use coffer_tests::{client_input, unix_now as now, Body, Resp, TestApp};
+use coffer_tests::{
+    client_input, unix_now as now, Body, Resp, TestApp, ACCESS_TOKENS, REFRESH_TOKENS,
+};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -860,9 +862,9 @@ fn code_exchange_with_form_secret_issues_tokens() {
     assert_eq!(who.status, 200, "{}", who.text);
     assert_eq!(who.json()["email"], app.admin.admin_email.as_str());
 
-    assert_eq!(stored(&app, "access_tokens", access, "revoked = FALSE"), 1);
+    assert_eq!(stored(&app, ACCESS_TOKENS, access, "revoked = FALSE"), 1);
     assert_eq!(
-        stored(&app, "refresh_tokens", refresh_token, "used_at IS NULL"),
+        stored(&app, REFRESH_TOKENS, refresh_token, "used_at IS NULL"),
         1
     );
     assert_eq!(app.count("used_at IS NOT NULL", "authorization_codes"), 1);
@@ -903,9 +905,9 @@ fn replayed_code_is_refused_and_revokes_what_it_issued() {
     assert_eq!(oauth_error(&replay), "invalid_grant");
 
     assert_unauthorized(&me(&app, access));
-    assert_eq!(stored(&app, "access_tokens", access, "revoked = TRUE"), 1);
+    assert_eq!(stored(&app, ACCESS_TOKENS, access, "revoked = TRUE"), 1);
     assert_eq!(
-        stored(&app, "refresh_tokens", refresh_token, "revoked = TRUE"),
+        stored(&app, REFRESH_TOKENS, refresh_token, "revoked = TRUE"),
         1
     );
     let r = refresh(&app, admin_creds(&app), refresh_token, &[]);
@@ -946,7 +948,7 @@ fn expired_code_is_invalid_grant() {
     ));
     let r = admin_exchange(&app, &code, &[]);
     assert_eq!(oauth_error(&r), "invalid_grant");
-    assert_eq!(app.count("1 = 1", "access_tokens"), 0);
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 0);
 }
 
 #[test]
@@ -1062,7 +1064,7 @@ fn malformed_token_requests_are_invalid_request() {
         }))),
     );
     assert_eq!(oauth_error(&json_body), "invalid_request");
-    assert_eq!(app.count("1 = 1", "access_tokens"), 0);
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 0);
 }
 
 #[test]
@@ -1137,9 +1139,9 @@ fn expires_in_follows_client_access_token_lifetime() {
     assert_eq!(
         stored(
             &app,
-            "access_tokens",
+            ACCESS_TOKENS,
             str_field(&body, "access_token"),
-            "expires_at - created_at = 18000"
+            "access_tokens.expires_at - access_tokens.created_at = 18000"
         ),
         1
     );
@@ -1161,7 +1163,7 @@ fn client_without_refresh_flow_gets_no_refresh_token() {
     let body = r.json();
     assert!(body.get("refresh_token").is_none(), "{body}");
     assert!(body["access_token"].is_string());
-    assert_eq!(app.count("1 = 1", "refresh_tokens"), 0);
+    assert_eq!(app.count("1 = 1", REFRESH_TOKENS), 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1187,11 +1189,11 @@ fn refresh_rotates_both_tokens() {
     assert_eq!(next["scope"], "*");
     assert_eq!(me(&app, access).status, 200);
     assert_eq!(
-        stored(&app, "refresh_tokens", old_refresh, "used_at IS NOT NULL"),
+        stored(&app, REFRESH_TOKENS, old_refresh, "used_at IS NOT NULL"),
         1
     );
     assert_eq!(
-        stored(&app, "refresh_tokens", new_refresh, "used_at IS NULL"),
+        stored(&app, REFRESH_TOKENS, new_refresh, "used_at IS NULL"),
         1
     );
 }
@@ -1214,9 +1216,9 @@ fn reused_refresh_token_revokes_the_whole_family() {
     assert_unauthorized(&me(&app, str_field(&first, "access_token")));
     let r = refresh(&app, admin_creds(&app), new_refresh, &[]);
     assert_eq!(oauth_error(&r), "invalid_grant");
-    assert_eq!(app.count("revoked = FALSE", "access_tokens"), 0);
-    assert_eq!(app.count("revoked = FALSE", "refresh_tokens"), 0);
-    assert_eq!(app.count("revoked = TRUE", "access_tokens"), 2);
+    assert_eq!(app.count("revoked = FALSE", ACCESS_TOKENS), 0);
+    assert_eq!(app.count("revoked = FALSE", REFRESH_TOKENS), 0);
+    assert_eq!(app.count("revoked = TRUE", ACCESS_TOKENS), 2);
 }
 
 #[test]
@@ -1283,7 +1285,7 @@ fn refresh_needs_the_refresh_flow() {
     );
     assert_eq!(oauth_error(&r), "unauthorized_client");
     // Nothing was rotated.
-    assert_eq!(app.count("used_at IS NOT NULL", "refresh_tokens"), 0);
+    assert_eq!(app.count("used_at IS NOT NULL", REFRESH_TOKENS), 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1311,7 +1313,7 @@ fn jwt_assertion_issues_access_token_without_refresh_token() {
         "frank@example.com"
     );
     assert_eq!(app.count("1 = 1", "used_assertions"), 1);
-    assert_eq!(app.count("1 = 1", "refresh_tokens"), 0);
+    assert_eq!(app.count("1 = 1", REFRESH_TOKENS), 0);
 }
 
 #[test]
@@ -1325,7 +1327,7 @@ fn jwt_replayed_jti_is_invalid_grant() {
         oauth_error(&jwt_grant(&app, &client_id, &assertion)),
         "invalid_grant"
     );
-    assert_eq!(app.count("1 = 1", "access_tokens"), 1);
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 1);
 }
 
 #[test]
@@ -1343,7 +1345,7 @@ fn jwt_hs256_signed_with_the_public_key_is_refused() {
         oauth_error(&jwt_grant(&app, &client_id, &forged)),
         "invalid_grant"
     );
-    assert_eq!(app.count("1 = 1", "access_tokens"), 0);
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 0);
 }
 
 #[test]
@@ -1383,7 +1385,7 @@ fn jwt_assertion_with_bad_claims_is_invalid_grant() {
         let r = jwt_grant(&app, &client_id, &sign_rs256(&c));
         assert_eq!(oauth_error(&r), "invalid_grant", "{what}");
     }
-    assert_eq!(app.count("1 = 1", "access_tokens"), 0);
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 0);
     // The audience is the token endpoint under the configured base URL.
     assert_eq!(
         jwt_grant(&app, &client_id, &sign_rs256(&good())).status,
@@ -1449,7 +1451,7 @@ fn signature_code_issues_tokens_once() {
 
     let again = signature_grant(&app, (&id, &secret), &code);
     assert_eq!(oauth_error(&again), "invalid_grant");
-    assert_eq!(app.count("1 = 1", "access_tokens"), 1);
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 1);
 }
 
 #[test]
@@ -1515,7 +1517,7 @@ fn signature_code_with_uppercase_signature_is_refused() {
     let r = signature_grant(&app, (&id, &secret), &upper);
     // Spec §5.4 defines the signature as lowercase hex: another spelling is malformed.
     assert_eq!(oauth_error(&r), "invalid_request");
-    assert_eq!(app.count("1 = 1", "access_tokens"), 0);
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 0);
 }
 
 #[test]
@@ -1535,7 +1537,7 @@ fn signature_code_for_unknown_user_or_wrong_key_is_invalid_grant() {
         oauth_error(&signature_grant(&app, (&id, &secret), &wrong_key)),
         "invalid_grant"
     );
-    assert_eq!(app.count("1 = 1", "access_tokens"), 0);
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 0);
 }
 
 #[test]
@@ -1573,7 +1575,7 @@ fn signature_grant_checks_client_redirect_uri_and_scope() {
         ("code", &c),
     ]);
     assert_eq!(oauth_error(&wide), "invalid_scope");
-    assert_eq!(app.count("1 = 1", "access_tokens"), 0);
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 0);
 
     let ok = post(&[
         ("client_id", &id),
@@ -1601,7 +1603,7 @@ fn password_grant_needs_the_password_flow() {
         &app.admin.admin_password,
     );
     assert_eq!(oauth_error(&r), "unauthorized_client");
-    assert_eq!(app.count("1 = 1", "access_tokens"), 0);
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 0);
 }
 
 #[test]
@@ -1621,7 +1623,7 @@ fn password_grant_with_wrong_password_is_invalid_grant() {
         "wrong-password",
     );
     assert_eq!(oauth_error(&r), "invalid_grant");
-    assert_eq!(app.count("1 = 1", "access_tokens"), 0);
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1643,7 +1645,7 @@ fn install_tag_registers_one_device_per_user_and_client() {
     );
     assert_eq!(app.count(&owner, "devices"), 1);
     assert_eq!(
-        stored(&app, "access_tokens", &access, "device_id IS NOT NULL"),
+        stored(&app, ACCESS_TOKENS, &access, "device_id IS NOT NULL"),
         1
     );
 
@@ -1659,7 +1661,7 @@ fn install_tag_registers_one_device_per_user_and_client() {
     let again = app.form("/oauth/token", &pairs);
     assert_eq!(again.status, 200, "{}", again.text);
     assert_eq!(app.count("1 = 1", "devices"), 1);
-    assert_eq!(app.count("device_id IS NOT NULL", "access_tokens"), 2);
+    assert_eq!(app.count("device_id IS NOT NULL", ACCESS_TOKENS), 2);
 
     let wipe = app.rest("PATCH", "/rest/devices/me/actions/wipe", &access, None);
     assert_eq!(wipe.status, 200, "{}", wipe.text);
@@ -1706,7 +1708,7 @@ fn revoked_access_token_is_unauthorized() {
     );
     assert_eq!(r.status, 200, "{}", r.text);
     assert_unauthorized(&me(&app, &token));
-    assert_eq!(stored(&app, "access_tokens", &token, "revoked = TRUE"), 1);
+    assert_eq!(stored(&app, ACCESS_TOKENS, &token, "revoked = TRUE"), 1);
 }
 
 #[test]
@@ -1720,6 +1722,69 @@ fn expired_access_token_is_unauthorized() {
         hash_token(&token)
     ));
     assert_unauthorized(&me(&app, &token));
+}
+
+#[test]
+fn housekeeping_purges_expired_and_orphaned_tokens_and_empty_families() {
+    let app = TestApp::spawn();
+    let kept = app.admin_token();
+    let expired = app.admin_token();
+    // A client whose deletion takes its families with it; its tokens are left orphaned.
+    let (id, secret) = no_consent_client(&app, "short-lived", flow::PASSWORD);
+    let (_, pw) = app.user("gone@example.com", Role::User);
+    let r = app.form(
+        "/oauth/token",
+        &[
+            ("grant_type", "password"),
+            ("username", "gone@example.com"),
+            ("password", &pw),
+            ("client_id", &id),
+            ("client_secret", &secret),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let orphan = str_field(&r.json(), "access_token").to_string();
+    app.execute(&format!("DELETE FROM clients WHERE id = '{id}'"));
+    // Everything of one family expires.
+    let family_id = app
+        .ctx
+        .with_conn(|c| {
+            Ok(coffer_store::tokens::access_by_hash(
+                c,
+                &hash_token(&expired),
+            )?)
+        })
+        .unwrap()
+        .unwrap()
+        .family_id;
+    let family = format!("family_id = '{family_id}'");
+    for table in ["access_tokens", "refresh_tokens"] {
+        app.execute(&format!(
+            "UPDATE {table} SET expires_at = {} WHERE {family}",
+            now() - 10
+        ));
+    }
+    let expired_refresh = app.count(&family, "refresh_tokens");
+    let families = app.count("1 = 1", "token_families");
+    let tokens = app.count("1 = 1", "access_tokens");
+
+    let purged = app
+        .ctx
+        .write(|c| Ok(coffer_store::tokens::purge_expired(c, now())?))
+        .unwrap();
+
+    assert_eq!(
+        purged as i64,
+        2 + expired_refresh,
+        "the expired family and the orphan"
+    );
+    assert_eq!(app.count(&family, "refresh_tokens"), 0);
+    assert_eq!(app.count("1 = 1", "access_tokens"), tokens - 2);
+    assert_eq!(stored(&app, "access_tokens", &expired, "1 = 1"), 0);
+    assert_eq!(stored(&app, "access_tokens", &orphan, "1 = 1"), 0);
+    // The expired token's family had nothing else left; the deleted client's went with it.
+    assert_eq!(app.count("1 = 1", "token_families"), families - 1);
+    assert_eq!(me(&app, &kept).status, 200);
 }
 
 #[test]
@@ -1923,7 +1988,7 @@ fn revoking_a_refresh_token_revokes_its_family() {
     assert_eq!(oauth_error(&r), "invalid_grant");
     // Another sign-in of the same user is another family, untouched.
     assert_eq!(me(&app, str_field(&other, "access_token")).status, 200);
-    assert_eq!(app.count("revoked = FALSE", "access_tokens"), 1);
+    assert_eq!(app.count("revoked = FALSE", ACCESS_TOKENS), 1);
 }
 
 #[test]

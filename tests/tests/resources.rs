@@ -7,7 +7,7 @@
 //! tables as they were).
 
 use coffer_domain::Role;
-use coffer_tests::{client_input, Body, Resp, TestApp};
+use coffer_tests::{client_input, Body, Resp, TestApp, ACCESS_TOKENS, REFRESH_TOKENS};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
@@ -1663,10 +1663,7 @@ fn client_delete_answers_204_then_404_and_ends_its_tokens() {
     assert!(r.text.is_empty());
     assert_eq!(app.count(&format!("id = '{id}'"), "clients"), 0);
     assert_eq!(app.count(&format!("client_id = '{id}'"), "devices"), 0);
-    assert_eq!(
-        app.count(&format!("client_id = '{id}'"), "access_tokens"),
-        0
-    );
+    assert_eq!(app.count(&format!("client_id = '{id}'"), ACCESS_TOKENS), 0);
 
     assert_error(
         &app.rest("GET", &format!("/rest/clients/{id}"), &admin, None),
@@ -1784,7 +1781,7 @@ fn refresh_tokens_are_issued_only_to_clients_with_the_refresh_flow() {
         "no refresh token without flow 8: {t}"
     );
     assert_eq!(
-        app.count(&format!("client_id = '{plain}'"), "refresh_tokens"),
+        app.count(&format!("client_id = '{plain}'"), REFRESH_TOKENS),
         0
     );
 
@@ -1798,7 +1795,7 @@ fn refresh_tokens_are_issued_only_to_clients_with_the_refresh_flow() {
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(r.json()["refresh_token"].is_string(), "{}", r.text);
     assert_eq!(
-        app.count(&format!("client_id = '{refreshing}'"), "refresh_tokens"),
+        app.count(&format!("client_id = '{refreshing}'"), REFRESH_TOKENS),
         1
     );
 }

@@ -56,9 +56,5 @@ where
     T: Send + 'static,
     F: FnOnce(&Ctx) -> coffer_service::Result<T> + Send + 'static,
 {
-    let ctx = state.ctx.clone();
-    match actix_web::web::block(move || f(&ctx)).await {
-        Ok(r) => r.map_err(Into::into),
-        Err(e) => Err(coffer_errors::Error::internal(format!("blocking task failed: {e}")).into()),
-    }
+    state.ctx.blocking(f).await.map_err(Into::into)
 }

@@ -88,6 +88,34 @@ impl Ctx {
         self.db.write(f)
     }
 
+    /// Runs a write transaction that owns its data without blocking the calling thread: on
+    /// SQLite it is queued for the writer thread (`coffer_store::Submitted`), on PostgreSQL it
+    /// runs on a blocking thread. Call from within the server's async runtime.
+    pub async fn write_owned<T, F>(&self, f: F) -> Result<T>
+    where
+        F: FnOnce(&mut DbConn) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        match self.db.submit_write(f) {
+            Ok(queued) => queued.await,
+            Err(f) => self.blocking(move |ctx| ctx.write(f)).await,
+        }
+    }
+
+    /// Runs a service call on the runtime's blocking threads, so that waiting for the database
+    /// never stalls an event loop. Call from within the server's async runtime.
+    pub async fn blocking<T, F>(&self, f: F) -> Result<T>
+    where
+        F: FnOnce(&Ctx) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let ctx = self.clone();
+        match tokio::task::spawn_blocking(move || f(&ctx)).await {
+            Ok(r) => r,
+            Err(e) => Err(Error::internal(format!("blocking task failed: {e}"))),
+        }
+    }
+
     /// Runs `f` in a read transaction on a pooled connection.
     pub fn read<T>(&self, f: impl FnOnce(&mut DbConn) -> Result<T>) -> Result<T> {
         let mut conn = self.db.get()?;

@@ -12,7 +12,7 @@ use coffer_oauth::secrets::{hash_token, new_token};
 use coffer_oauth::token::{Grant, TokenResponse};
 use coffer_oauth::ClientInfo;
 use coffer_store::models::{
-    AccessToken, AuthorizationCode, AuthorizeRequest, Client, RefreshToken, User,
+    AccessTokenRow, AuthorizationCode, AuthorizeRequest, Client, RefreshTokenRow, TokenFamily, User,
 };
 use coffer_store::DbConn;
 
@@ -35,10 +35,14 @@ pub fn client_info(c: &Client) -> ClientInfo {
 }
 
 fn load_client(ctx: &Ctx, id: &str) -> Result<Option<Client>> {
+    ctx.with_conn(|c| client_by_id(c, id))
+}
+
+fn client_by_id(c: &mut DbConn, id: &str) -> Result<Option<Client>> {
     if id.is_empty() || id.len() > 128 {
         return Ok(None);
     }
-    ctx.with_conn(|c| Ok(coffer_store::clients::by_id(c, id)?))
+    Ok(coffer_store::clients::by_id(c, id)?)
 }
 
 /// Checks an authorization request. `Err(Rejection)` is what the browser gets instead.
@@ -535,19 +539,29 @@ struct Mint<'a> {
 
 fn mint(c: &mut DbConn, m: Mint<'_>) -> Result<TokenResponse> {
     let t = now();
+    if m.grant != Grant::RefreshToken {
+        // A new sign-in: its tokens, and every rotation of its refresh token, form a family.
+        coffer_store::tokens::start_family(
+            c,
+            &TokenFamily {
+                id: m.family_id.clone(),
+                user_id: m.user_id.to_string(),
+                client_id: m.client.id.clone(),
+                device_id: m.device_id,
+                revoked: false,
+                created_at: t,
+            },
+        )?;
+    }
     let access = coffer_oauth::secrets::new_ordered_token();
     let access_expiry = coffer_oauth::token::access_expiry(m.client, t);
     coffer_store::tokens::insert_access(
         c,
-        &AccessToken {
+        &AccessTokenRow {
             token_hash: hash_token(&access),
             family_id: m.family_id.clone(),
-            client_id: m.client.id.clone(),
-            user_id: m.user_id.to_string(),
             scope: m.scope.to_string(),
-            device_id: m.device_id,
             expires_at: access_expiry,
-            revoked: false,
             created_at: t,
         },
     )?;
@@ -555,16 +569,12 @@ fn mint(c: &mut DbConn, m: Mint<'_>) -> Result<TokenResponse> {
         let r = coffer_oauth::secrets::new_ordered_token();
         coffer_store::tokens::insert_refresh(
             c,
-            &RefreshToken {
+            &RefreshTokenRow {
                 token_hash: hash_token(&r),
                 family_id: m.family_id,
-                client_id: m.client.id.clone(),
-                user_id: m.user_id.to_string(),
                 scope: m.scope.to_string(),
-                device_id: m.device_id,
                 expires_at: coffer_oauth::token::refresh_expiry(m.client, t),
                 used_at: None,
-                revoked: false,
                 created_at: t,
             },
         )?;
@@ -608,53 +618,88 @@ fn usable_user_by_email(c: &mut DbConn, email: &str) -> Result<Option<User>> {
     Ok(coffer_store::users::by_email(c, &email)?.filter(User::is_usable))
 }
 
-/// The token endpoint.
-pub fn token(ctx: &Ctx, input: TokenInput) -> Result<TokenResult> {
-    let grant = match coffer_oauth::token::parse_grant(
-        input.grant_type.as_deref(),
-        input.code.as_deref(),
-    ) {
-        Ok(g) => g,
-        Err(e) => return Ok(Err(e)),
-    };
-    // The JWT grant authenticates the client by the assertion's signature alone (§5.3 posts no
-    // secret); a secret that is posted anyway must still be right.
-    let (client_id, secret) = match coffer_oauth::client_auth::extract(
+/// What every grant checks before touching the database: the grant type and the client's
+/// credentials as presented.
+fn token_request(
+    input: &TokenInput,
+) -> std::result::Result<(Grant, String, Option<String>), OAuthError> {
+    let grant =
+        coffer_oauth::token::parse_grant(input.grant_type.as_deref(), input.code.as_deref())?;
+    let (client_id, secret) = coffer_oauth::client_auth::extract(
         input.client_id.as_deref(),
         input.client_secret.as_deref(),
         input.authorization.as_deref(),
-    ) {
+    )?;
+    Ok((grant, client_id, secret))
+}
+
+/// The client of a token request, authenticated. The JWT grant authenticates the client by the
+/// assertion's signature alone (§5.3 posts no secret); a secret that is posted anyway must
+/// still be right.
+fn token_client(
+    stored: Option<&Client>,
+    grant: Grant,
+    secret: Option<&str>,
+) -> std::result::Result<ClientInfo, OAuthError> {
+    let info = stored.map(client_info);
+    if grant != Grant::JwtBearer || secret.is_some() {
+        coffer_oauth::client_auth::authenticate(
+            info.as_ref(),
+            stored.map(|c| c.secret_hash.as_str()),
+            secret,
+        )?;
+    }
+    let Some(client) = info else {
+        return Err(OAuthError::invalid_client("Client authentication failed."));
+    };
+    if client.has_flag(coffer_domain::client::flag::DISABLED) {
+        return Err(OAuthError::unauthorized_client("The client is disabled."));
+    }
+    Ok(client)
+}
+
+/// The token endpoint.
+pub fn token(ctx: &Ctx, input: TokenInput) -> Result<TokenResult> {
+    let (grant, client_id, secret) = match token_request(&input) {
         Ok(v) => v,
         Err(e) => return Ok(Err(e)),
     };
     let stored = load_client(ctx, &client_id)?;
-    let info = stored.as_ref().map(client_info);
-    if grant != Grant::JwtBearer || secret.is_some() {
-        if let Err(e) = coffer_oauth::client_auth::authenticate(
-            info.as_ref(),
-            stored.as_ref().map(|c| c.secret_hash.as_str()),
-            secret.as_deref(),
-        ) {
-            return Ok(Err(e));
-        }
-    }
-    let Some(client) = info else {
-        return Ok(Err(OAuthError::invalid_client(
-            "Client authentication failed.",
-        )));
+    let client = match token_client(stored.as_ref(), grant, secret.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e)),
     };
-    if client.has_flag(coffer_domain::client::flag::DISABLED) {
-        return Ok(Err(OAuthError::unauthorized_client(
-            "The client is disabled.",
-        )));
-    }
     match grant {
         Grant::AuthorizationCode => code_grant(ctx, &client, &input),
         Grant::Signature => signature_grant(ctx, &client, &input),
-        Grant::RefreshToken => refresh_grant(ctx, &client, &input),
+        Grant::RefreshToken => finish(ctx.write(|c| refresh_grant(c, &client, &input))),
         Grant::JwtBearer => jwt_grant(ctx, &client, &input),
         Grant::Password => password_grant(ctx, &client, &input),
     }
+}
+
+/// The token endpoint for an asynchronous caller (the HTTP layer). The refresh grant, a
+/// client's most frequent call, is one queued write (see [`Ctx::write_owned`]): the client is
+/// read and the token rotated on the writer without a blocking thread in between. The other
+/// grants run [`token`] on a blocking thread.
+pub async fn token_async(ctx: &Ctx, input: TokenInput) -> Result<TokenResult> {
+    let (grant, client_id, secret) = match token_request(&input) {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(e)),
+    };
+    if grant != Grant::RefreshToken {
+        return ctx.blocking(move |ctx| token(ctx, input)).await;
+    }
+    finish(
+        ctx.write_owned(move |c| {
+            let stored = client_by_id(c, &client_id)?;
+            match token_client(stored.as_ref(), grant, secret.as_deref()) {
+                Ok(client) => refresh_grant(c, &client, &input),
+                Err(e) => Ok(Tx::Refused(e)),
+            }
+        })
+        .await,
+    )
 }
 
 /// A decision made inside a transaction that must commit even though the client gets an error
@@ -828,31 +873,27 @@ fn signature_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result
     }))
 }
 
-fn refresh_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<TokenResult> {
+/// The refresh grant, inside the write transaction: rotation, and a replay revokes the family.
+fn refresh_grant(c: &mut DbConn, client: &ClientInfo, input: &TokenInput) -> Result<Tx> {
     let Some(token) = input.refresh_token.as_deref() else {
-        return Ok(Err(OAuthError::invalid_request(
+        return Ok(Tx::Refused(OAuthError::invalid_request(
             "The parameter `refresh_token` is required.",
         )));
     };
     let hash = hash_token(token);
-    finish(ctx.write(|c| {
-        let stored = coffer_store::tokens::refresh_for_update(c, &hash)?;
-        let record = stored.as_ref().map(|s| RefreshRecord {
-            client_id: s.client_id.clone(),
-            user_id: s.user_id.clone(),
-            scope: s.scope.clone(),
-            family_id: s.family_id.clone(),
-            expires_at: s.expires_at,
-            used: s.used_at.is_some(),
-            revoked: s.revoked,
-        });
-        let t = now();
-        let scope = match coffer_oauth::refresh::check(
-            client,
-            record.as_ref(),
-            input.scope.as_deref(),
-            t,
-        ) {
+    let stored = coffer_store::tokens::refresh_for_update(c, &hash)?;
+    let record = stored.as_ref().map(|s| RefreshRecord {
+        client_id: s.client_id.clone(),
+        user_id: s.user_id.clone(),
+        scope: s.scope.clone(),
+        family_id: s.family_id.clone(),
+        expires_at: s.expires_at,
+        used: s.used_at.is_some(),
+        revoked: s.revoked,
+    });
+    let t = now();
+    let scope =
+        match coffer_oauth::refresh::check(client, record.as_ref(), input.scope.as_deref(), t) {
             Ok(s) => s,
             Err(RefreshRejection::Invalid(e)) => return Ok(Tx::Refused(e)),
             Err(RefreshRejection::Replayed(e)) => {
@@ -862,38 +903,37 @@ fn refresh_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<T
                 return Ok(Tx::Refused(e));
             }
         };
-        let Some(s) = stored else {
-            return Ok(Tx::Refused(OAuthError::invalid_grant(
-                "The refresh token is not valid.",
-            )));
-        };
-        if coffer_store::tokens::mark_refresh_used(c, &hash, t)? == 0 {
-            revoke_family(c, &s.family_id, &s.user_id, "refresh_replay")?;
-            return Ok(Tx::Refused(OAuthError::invalid_grant(
-                "The refresh token was used before.",
-            )));
-        }
-        if coffer_store::users::by_id(c, &s.user_id)?
-            .filter(User::is_usable)
-            .is_none()
-        {
-            return Ok(Tx::Refused(OAuthError::invalid_grant(
-                "The user cannot sign in.",
-            )));
-        }
-        let issued = mint(
-            c,
-            Mint {
-                client,
-                user_id: &s.user_id,
-                scope: &scope,
-                family_id: s.family_id.clone(),
-                device_id: s.device_id,
-                grant: Grant::RefreshToken,
-            },
-        )?;
-        Ok(Tx::Issued(issued))
-    }))
+    let Some(s) = stored else {
+        return Ok(Tx::Refused(OAuthError::invalid_grant(
+            "The refresh token is not valid.",
+        )));
+    };
+    if coffer_store::tokens::mark_refresh_used(c, &hash, t)? == 0 {
+        revoke_family(c, &s.family_id, &s.user_id, "refresh_replay")?;
+        return Ok(Tx::Refused(OAuthError::invalid_grant(
+            "The refresh token was used before.",
+        )));
+    }
+    if coffer_store::users::by_id(c, &s.user_id)?
+        .filter(User::is_usable)
+        .is_none()
+    {
+        return Ok(Tx::Refused(OAuthError::invalid_grant(
+            "The user cannot sign in.",
+        )));
+    }
+    let issued = mint(
+        c,
+        Mint {
+            client,
+            user_id: &s.user_id,
+            scope: &scope,
+            family_id: s.family_id.clone(),
+            device_id: s.device_id,
+            grant: Grant::RefreshToken,
+        },
+    )?;
+    Ok(Tx::Issued(issued))
 }
 
 fn jwt_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<TokenResult> {

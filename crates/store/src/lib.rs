@@ -32,6 +32,7 @@ pub mod users;
 pub mod web_sessions;
 pub mod webhooks;
 mod writer;
+pub use writer::Submitted;
 
 /// Runs `$body` with `$conn` bound to the concrete connection of either backend. The body is
 /// compiled once per backend, so the same diesel query serves both.
@@ -306,6 +307,22 @@ impl Db {
                 let mut conn = self.get().map_err(E::from)?;
                 write_tx(&mut conn, f)
             }
+        }
+    }
+
+    /// On SQLite, queues a write transaction for the writer thread and returns the future of
+    /// its result (see [`writer`]): the caller, e.g. an event loop, never blocks on the writer.
+    /// On PostgreSQL, whose writes run in parallel on pooled connections, gives `f` back to be
+    /// run by [`Db::write`] on a thread that may block.
+    pub fn submit_write<T, E, F>(&self, f: F) -> Result<writer::Submitted<T, E>, F>
+    where
+        F: FnOnce(&mut DbConn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        match self.backend {
+            Backend::Sqlite => Ok(self.sqlite_writer.submit(f)),
+            Backend::Postgres => Err(f),
         }
     }
 }

@@ -174,8 +174,44 @@ pub struct AuthorizationCode {
     pub created_at: i64,
 }
 
+/// The family of a chain of tokens: one sign-in and every rotation of its refresh token. Who
+/// the tokens were issued to and whether they are revoked is kept here, once.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = token_families)]
+pub struct TokenFamily {
+    pub id: String,
+    pub user_id: String,
+    pub client_id: String,
+    pub device_id: Option<i64>,
+    pub revoked: bool,
+    pub created_at: i64,
+}
+
+/// An access token as stored: its key and lifetime; the rest is its family's.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = access_tokens)]
+pub struct AccessTokenRow {
+    pub token_hash: String,
+    pub family_id: String,
+    pub scope: String,
+    pub expires_at: Option<i64>,
+    pub created_at: i64,
+}
+
+/// A refresh token as stored: its key, lifetime and use; the rest is its family's.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = refresh_tokens)]
+pub struct RefreshTokenRow {
+    pub token_hash: String,
+    pub family_id: String,
+    pub scope: String,
+    pub expires_at: Option<i64>,
+    pub used_at: Option<i64>,
+    pub created_at: i64,
+}
+
+/// An access token with its family's owner and state.
+#[derive(Debug, Clone)]
 pub struct AccessToken {
     pub token_hash: String,
     pub family_id: String,
@@ -188,8 +224,24 @@ pub struct AccessToken {
     pub created_at: i64,
 }
 
-#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = refresh_tokens)]
+impl From<(AccessTokenRow, TokenFamily)> for AccessToken {
+    fn from((t, f): (AccessTokenRow, TokenFamily)) -> AccessToken {
+        AccessToken {
+            token_hash: t.token_hash,
+            family_id: t.family_id,
+            client_id: f.client_id,
+            user_id: f.user_id,
+            scope: t.scope,
+            device_id: f.device_id,
+            expires_at: t.expires_at,
+            revoked: f.revoked,
+            created_at: t.created_at,
+        }
+    }
+}
+
+/// A refresh token with its family's owner and state.
+#[derive(Debug, Clone)]
 pub struct RefreshToken {
     pub token_hash: String,
     pub family_id: String,
@@ -201,6 +253,23 @@ pub struct RefreshToken {
     pub used_at: Option<i64>,
     pub revoked: bool,
     pub created_at: i64,
+}
+
+impl From<(RefreshTokenRow, TokenFamily)> for RefreshToken {
+    fn from((t, f): (RefreshTokenRow, TokenFamily)) -> RefreshToken {
+        RefreshToken {
+            token_hash: t.token_hash,
+            family_id: t.family_id,
+            client_id: f.client_id,
+            user_id: f.user_id,
+            scope: t.scope,
+            device_id: f.device_id,
+            expires_at: t.expires_at,
+            used_at: t.used_at,
+            revoked: f.revoked,
+            created_at: t.created_at,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]

@@ -139,15 +139,22 @@ diesel::table! {
 }
 
 diesel::table! {
+    token_families (id) {
+        id -> Text,
+        user_id -> Text,
+        client_id -> Text,
+        device_id -> Nullable<BigInt>,
+        revoked -> Bool,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
     access_tokens (token_hash) {
         token_hash -> Text,
         family_id -> Text,
-        client_id -> Text,
-        user_id -> Text,
         scope -> Text,
-        device_id -> Nullable<BigInt>,
         expires_at -> Nullable<BigInt>,
-        revoked -> Bool,
         created_at -> BigInt,
     }
 }
@@ -156,13 +163,9 @@ diesel::table! {
     refresh_tokens (token_hash) {
         token_hash -> Text,
         family_id -> Text,
-        client_id -> Text,
-        user_id -> Text,
         scope -> Text,
-        device_id -> Nullable<BigInt>,
         expires_at -> Nullable<BigInt>,
         used_at -> Nullable<BigInt>,
-        revoked -> Bool,
         created_at -> BigInt,
     }
 }
@@ -208,8 +211,10 @@ diesel::table! {
 }
 
 diesel::joinable!(users -> profiles (profile_id));
-diesel::joinable!(access_tokens -> users (user_id));
-diesel::joinable!(access_tokens -> clients (client_id));
+diesel::joinable!(access_tokens -> token_families (family_id));
+diesel::joinable!(refresh_tokens -> token_families (family_id));
+diesel::joinable!(token_families -> users (user_id));
+diesel::joinable!(token_families -> clients (client_id));
 diesel::joinable!(devices -> users (user_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -222,6 +227,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     locations,
     events,
     authorization_codes,
+    token_families,
     access_tokens,
     refresh_tokens,
     used_assertions,

@@ -13,8 +13,12 @@
 
 use crate::{batch_execute, establish, DatabaseUrl, DbConn, StoreError};
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
+use futures_channel::oneshot;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::task::{Context, Poll};
 
 /// At most this many writers share one transaction, which bounds the wait of the first.
 const MAX_BATCH: usize = 64;
@@ -37,6 +41,41 @@ pub(crate) struct Writer {
     /// Writers waiting for the connection: while there are any, the holder leaves the
     /// transaction open for them.
     queued: AtomicUsize,
+    /// The writer thread's queue, started by the first [`Writer::submit`].
+    queue: OnceLock<Option<mpsc::Sender<Job>>>,
+}
+
+/// A write that owns its data, queued for the writer thread. It runs in its own savepoint and
+/// returns what delivers its result; `Err` means the transaction itself broke.
+type Job = Box<dyn FnOnce(&mut DbConn) -> Result<Done, StoreError> + Send>;
+/// Delivers a job's result once its batch has ended, given the commit's failure if any.
+type Done = Box<dyn FnOnce(Option<&str>) + Send>;
+
+/// The result of a write queued with [`Writer::submit`].
+pub struct Submitted<T, E> {
+    rx: oneshot::Receiver<Result<T, E>>,
+    started: bool,
+    _e: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<T, E: From<StoreError>> Future for Submitted<T, E> {
+    type Output = Result<T, E>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if !self.started {
+            return Poll::Ready(Err(E::from(StoreError::Connection(
+                "the writer thread is not running".into(),
+            ))));
+        }
+        Pin::new(&mut self.rx).poll(cx).map(|r| {
+            // A dropped sender: the job never ran or its batch broke.
+            r.unwrap_or_else(|_| Err(E::from(commit_failed("the write was not run"))))
+        })
+    }
+}
+
+fn commit_failed(e: &str) -> StoreError {
+    StoreError::Connection(format!("commit failed: {e}"))
 }
 
 impl Writer {
@@ -52,6 +91,7 @@ impl Writer {
             }),
             ended: Condvar::new(),
             queued: AtomicUsize::new(0),
+            queue: OnceLock::new(),
         }
     }
 
@@ -62,30 +102,54 @@ impl Writer {
         guard
     }
 
+    /// Opens the writer connection if needed and joins the open batch (beginning one when
+    /// none is open); returns the batch's number.
+    fn join(&self, st: &mut State) -> Result<u64, StoreError> {
+        if st.conn.is_none() {
+            let mut conn = establish(&self.url)?;
+            // Checkpoints run in the background (`Db::spawn_checkpointer`), not in a commit.
+            batch_execute(
+                &mut conn,
+                "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 67108864;",
+            )?;
+            st.conn = Some(conn);
+        }
+        if st.in_batch == 0 {
+            if let Err(e) = begin(conn_of(st)) {
+                st.conn = None;
+                return Err(e);
+            }
+        }
+        st.in_batch += 1;
+        Ok(st.batch)
+    }
+
+    /// Ends this writer's part of batch `my_batch`: while other writers wait for the
+    /// connection the batch stays open for them and this one waits for whoever commits it;
+    /// otherwise this one commits. `Err` is the failed commit's message.
+    fn finish<'a>(&'a self, mut st: MutexGuard<'a, State>, my_batch: u64) -> Result<(), String> {
+        let others_coming = self.queued.load(Ordering::SeqCst) > 0 && st.in_batch < MAX_BATCH;
+        if others_coming {
+            while st.ended < my_batch {
+                st = self.ended.wait(st).unwrap_or_else(PoisonError::into_inner);
+            }
+            return match &st.failed {
+                Some((b, e)) if *b == my_batch => Err(e.clone()),
+                _ => Ok(()),
+            };
+        }
+        let committed = commit(conn_of(&mut st)).map_err(|e| e.to_string());
+        self.end_batch(&mut st, committed.clone());
+        committed
+    }
+
     /// Runs `f` as one writer of the current batch; returns once its writes are committed.
     pub(crate) fn write<T, E>(&self, f: impl FnOnce(&mut DbConn) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
         let mut st = self.lock();
-        if st.conn.is_none() {
-            let mut conn = establish(&self.url).map_err(E::from)?;
-            // Checkpoints run in the background (`Db::spawn_checkpointer`), not in a commit.
-            batch_execute(
-                &mut conn,
-                "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 67108864;",
-            )
-            .map_err(E::from)?;
-            st.conn = Some(conn);
-        }
-        if st.in_batch == 0 {
-            if let Err(e) = begin(conn_of(&mut st)) {
-                st.conn = None;
-                return Err(E::from(e));
-            }
-        }
-        st.in_batch += 1;
-        let my_batch = st.batch;
+        let my_batch = self.join(&mut st).map_err(E::from)?;
 
         // This writer's own savepoint. A panic in `f` must not leave the batch open with writers
         // waiting for it: end the batch as failed, then let the panic continue.
@@ -108,30 +172,113 @@ impl Writer {
                 return Err(E::from(broken));
             }
         };
+        // A refused writer left nothing in the batch, so it need not wait for the commit.
+        if result.is_err() && self.queued.load(Ordering::SeqCst) > 0 && st.in_batch < MAX_BATCH {
+            return result;
+        }
+        match self.finish(st, my_batch) {
+            Ok(()) => result,
+            Err(e) => Err(E::from(commit_failed(&e))),
+        }
+    }
 
-        let others_coming = self.queued.load(Ordering::SeqCst) > 0 && st.in_batch < MAX_BATCH;
-        if others_coming {
-            // A refused writer left nothing in the batch, so it need not wait for the commit.
-            let value = result?;
-            while st.ended < my_batch {
-                st = self.ended.wait(st).unwrap_or_else(PoisonError::into_inner);
+    /// Queues `f` for the writer thread, which runs queued writes back to back in one batch
+    /// (each in its own savepoint, as [`Writer::write`]). The future resolves once the batch
+    /// holding the write has committed; the calling thread never waits for the writer.
+    pub(crate) fn submit<T, E, F>(self: &Arc<Self>, f: F) -> Submitted<T, E>
+    where
+        F: FnOnce(&mut DbConn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel::<Result<T, E>>();
+        let job: Job = Box::new(move |conn| {
+            let result = savepoint(conn, f)?;
+            Ok(Box::new(move |failed: Option<&str>| {
+                let result = match failed {
+                    Some(e) if result.is_ok() => Err(E::from(commit_failed(e))),
+                    _ => result,
+                };
+                let _ = tx.send(result);
+            }))
+        });
+        let queued = self
+            .queue
+            .get_or_init(|| self.spawn_thread())
+            .as_ref()
+            .map(|q| q.send(job).is_ok())
+            .unwrap_or(false);
+        Submitted {
+            rx,
+            started: queued,
+            _e: std::marker::PhantomData,
+        }
+    }
+
+    /// Starts the writer thread; `None` when the system refuses a thread. The thread ends when
+    /// the last handle of the writer is dropped.
+    fn spawn_thread(self: &Arc<Self>) -> Option<mpsc::Sender<Job>> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let writer = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name("coffer-sqlite-writer".into())
+            .spawn(move || {
+                while let Ok(first) = rx.recv() {
+                    let Some(writer) = writer.upgrade() else {
+                        break;
+                    };
+                    writer.run_jobs(first, &rx);
+                }
+            });
+        match spawned {
+            Ok(_) => Some(tx),
+            Err(e) => {
+                log::error!("could not start the SQLite writer thread: {e}");
+                None
             }
-            return match &st.failed {
-                Some((b, e)) if *b == my_batch => Err(E::from(StoreError::Connection(format!(
-                    "commit failed: {e}"
-                )))),
-                _ => Ok(value),
-            };
         }
-        let committed = commit(conn_of(&mut st)).map_err(|e| e.to_string());
-        let failed = committed.clone().err();
-        self.end_batch(&mut st, committed);
-        match failed {
-            Some(e) => Err(E::from(StoreError::Connection(format!(
-                "commit failed: {e}"
-            )))),
-            None => result,
+    }
+
+    /// Runs `first` and whatever else is queued (up to a batch) as writers of one batch, then
+    /// hands each its result once the batch has ended.
+    fn run_jobs(&self, first: Job, queue: &mpsc::Receiver<Job>) {
+        let mut st = self.lock();
+        let my_batch = match self.join(&mut st) {
+            Ok(b) => b,
+            // `first` is dropped unrun: its caller sees the writer fail.
+            Err(e) => return log::warn!("writer: {e}"),
+        };
+        let mut done: Vec<Done> = Vec::new();
+        let mut next = Some(first);
+        while let Some(job) = next {
+            let run =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(conn_of(&mut st))));
+            match run {
+                Ok(Ok(d)) => done.push(d),
+                // A broken transaction or a panic (which left its savepoint open): the batch
+                // fails as a whole.
+                failed => {
+                    let e = match failed {
+                        Ok(Err(e)) => e.to_string(),
+                        _ => "a writer panicked".to_string(),
+                    };
+                    self.end_batch(&mut st, Err(e.clone()));
+                    drop(st);
+                    done.into_iter().for_each(|d| d(Some(&e)));
+                    return;
+                }
+            }
+            next = None;
+            if st.in_batch < MAX_BATCH {
+                if let Ok(job) = queue.try_recv() {
+                    st.in_batch += 1;
+                    next = Some(job);
+                }
+            }
         }
+        let outcome = self.finish(st, my_batch);
+        let failed = outcome.err();
+        done.into_iter().for_each(|d| d(failed.as_deref()));
     }
 
     /// Ends the open batch (after its commit, or after a failure that rolled it back) and wakes
@@ -188,35 +335,64 @@ fn savepoint<T, E>(
 #[cfg(test)]
 mod tests {
     use crate::{settings, DatabaseUrl, Db, StoreError};
+    use std::future::Future;
     use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
 
-    fn db() -> (tempfile::TempDir, Db) {
-        let dir = tempfile::tempdir().unwrap();
-        let url = DatabaseUrl::new(format!("sqlite://{}/w.db", dir.path().display()));
-        let db = Db::open(&url, 4).unwrap();
-        crate::migrate::run(&mut db.get().unwrap()).unwrap();
-        (dir, db)
+    /// Waits for a future on the calling thread (the store has no async runtime of its own).
+    fn block_on<F: Future>(f: F) -> F::Output {
+        struct Unpark(std::thread::Thread);
+        impl Wake for Unpark {
+            fn wake(self: Arc<Self>) {
+                self.0.unpark();
+            }
+        }
+        let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        let mut f = std::pin::pin!(f);
+        loop {
+            if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+                return v;
+            }
+            std::thread::park();
+        }
+    }
+
+    fn submit(
+        db: &Db,
+        f: impl FnOnce(&mut crate::DbConn) -> Result<(), StoreError> + Send + 'static,
+    ) -> Result<(), StoreError> {
+        match db.submit_write(f) {
+            Ok(queued) => block_on(queued),
+            Err(_) => panic!("SQLite writes are queued"),
+        }
     }
 
     #[test]
-    fn concurrent_writers_all_commit_and_failures_roll_back_alone() {
+    fn queued_and_direct_writers_share_the_writer_and_fail_alone() {
         let (_d, db) = db();
         let db = Arc::new(db);
-        let threads: Vec<_> = (0..16)
+        // Threads that queue writes for the writer thread, and threads that write directly.
+        let threads: Vec<_> = (0..12)
             .map(|i| {
                 let db = db.clone();
                 std::thread::spawn(move || {
-                    for j in 0..20 {
+                    for j in 0..25 {
                         let key = format!("k{i}-{j}");
-                        let r: Result<(), StoreError> = db.write(|c| {
+                        let refuse = j % 5 == 0;
+                        let write = move |c: &mut crate::DbConn| {
                             settings::put(c, &key, "v", 1)?;
-                            if j % 5 == 0 {
-                                // A failing writer: its own write must vanish, nobody else's.
+                            if refuse {
                                 return Err(StoreError::Migration("refused".into()));
                             }
                             Ok(())
-                        });
-                        assert_eq!(r.is_ok(), j % 5 != 0);
+                        };
+                        let r = if i % 3 == 0 {
+                            db.write(write)
+                        } else {
+                            submit(&db, write)
+                        };
+                        assert_eq!(r.is_ok(), !refuse);
                     }
                 })
             })
@@ -225,12 +401,43 @@ mod tests {
             t.join().unwrap();
         }
         let mut c = db.get().unwrap();
-        for i in 0..16 {
-            for j in 0..20 {
+        for i in 0..12 {
+            for j in 0..25 {
                 let stored = settings::get(&mut c, &format!("k{i}-{j}")).unwrap();
                 assert_eq!(stored.is_some(), j % 5 != 0, "k{i}-{j}");
             }
         }
+    }
+
+    #[test]
+    fn a_queued_write_is_committed_when_it_resolves_and_a_panic_fails_only_its_batch() {
+        let (_d, db) = db();
+        submit(&db, |c| settings::put(c, "first", "yes", 1)).unwrap();
+        let mut reader = db.get().unwrap();
+        assert_eq!(
+            settings::get(&mut reader, "first").unwrap().as_deref(),
+            Some("yes")
+        );
+        let panicked = submit(&db, |c| {
+            settings::put(c, "lost", "yes", 1)?;
+            panic!("a writer bug");
+        });
+        assert!(panicked.is_err());
+        assert_eq!(settings::get(&mut reader, "lost").unwrap(), None);
+        // The writer thread survives and the next batch starts on a fresh connection.
+        submit(&db, |c| settings::put(c, "after", "yes", 1)).unwrap();
+        assert_eq!(
+            settings::get(&mut reader, "after").unwrap().as_deref(),
+            Some("yes")
+        );
+    }
+
+    fn db() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = DatabaseUrl::new(format!("sqlite://{}/w.db", dir.path().display()));
+        let db = Db::open(&url, 4).unwrap();
+        crate::migrate::run(&mut db.get().unwrap()).unwrap();
+        (dir, db)
     }
 
     #[test]

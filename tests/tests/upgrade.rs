@@ -1,0 +1,150 @@
+//! Upgrading a database that holds tokens: migration 000015 moves each token's owner and
+//! revocation into its family, and every token keeps working (or stays revoked) afterwards.
+//! Runs on SQLite, and on PostgreSQL when `COFFER_TEST_POSTGRES_URL` is set.
+
+use coffer_domain::client::flow;
+use coffer_domain::Role;
+use coffer_service::{Config, Ctx, Db};
+use coffer_store::DbConn;
+use coffer_tests::{client_input, fresh_database};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+const SQLITE: EmbeddedMigrations = embed_migrations!("../migrations/sqlite");
+const POSTGRES: EmbeddedMigrations = embed_migrations!("../migrations/postgres");
+
+/// The last migration before token families.
+const BEFORE: &str = "20261122000014";
+
+/// Applies migrations one by one up to `BEFORE`.
+fn migrate_to_before(conn: &mut DbConn) {
+    loop {
+        let applied = match conn {
+            DbConn::Sqlite(c) => c.applied_migrations(),
+            DbConn::Pg(c) => c.applied_migrations(),
+        }
+        .unwrap();
+        if applied
+            .iter()
+            .any(|v| v.to_string().replace('-', "").starts_with(BEFORE))
+        {
+            return;
+        }
+        match conn {
+            DbConn::Sqlite(c) => c.run_next_migration(SQLITE).map(|_| ()),
+            DbConn::Pg(c) => c.run_next_migration(POSTGRES).map(|_| ()),
+        }
+        .unwrap();
+    }
+}
+
+#[test]
+fn token_families_upgrade_keeps_every_token_its_owner_and_revocation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, _pg) = fresh_database(dir.path());
+    let db = Db::open(&url, 2).unwrap();
+    migrate_to_before(&mut db.get().unwrap());
+
+    // Accounts and a client as they were before the upgrade (their tables do not change).
+    let ctx = Ctx::new(db.clone(), Config::new("http://127.0.0.1", "Coffer"));
+    let (user, _) = coffer_service::accounts::create_user(
+        &ctx,
+        coffer_service::accounts::NewUser {
+            email: "old@example.com".into(),
+            name: "Old".into(),
+            password: None,
+            role: Role::User,
+            profile: None,
+        },
+        None,
+    )
+    .unwrap();
+    let client = coffer_service::clients::create(
+        &ctx,
+        client_input(
+            "old",
+            "https://app.example.com/cb",
+            flow::PASSWORD | flow::REFRESH_TOKEN,
+        ),
+        None,
+    )
+    .unwrap()
+    .id;
+    // Tokens in the old shape: family "live" (one access and two refresh tokens, one used) and
+    // family "gone" (revoked).
+    let (u, c) = (&user.id, &client);
+    ctx.with_conn(|conn| {
+        Ok(coffer_store::batch_execute(
+            conn,
+            &format!(
+                "INSERT INTO access_tokens (token_hash, family_id, client_id, user_id, scope, \
+                   device_id, expires_at, revoked, created_at) VALUES \
+                 ('a1', 'live', '{c}', '{u}', 'users', NULL, 4000000000, FALSE, 100), \
+                 ('a2', 'gone', '{c}', '{u}', '*', NULL, 4000000000, TRUE, 200); \
+                 INSERT INTO refresh_tokens (token_hash, family_id, client_id, user_id, scope, \
+                   device_id, expires_at, used_at, revoked, created_at) VALUES \
+                 ('r0', 'live', '{c}', '{u}', 'users', NULL, NULL, 150, FALSE, 90), \
+                 ('r1', 'live', '{c}', '{u}', 'users', NULL, NULL, NULL, FALSE, 150), \
+                 ('r2', 'gone', '{c}', '{u}', '*', NULL, NULL, NULL, TRUE, 200);"
+            ),
+        )?)
+    })
+    .unwrap();
+
+    assert_eq!(
+        coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
+        1
+    );
+
+    let mut conn = db.get().unwrap();
+    let (a1, owner, by) = coffer_store::tokens::access_with_owner(&mut conn, "a1")
+        .unwrap()
+        .expect("the live access token survives");
+    assert_eq!(
+        (a1.family_id.as_str(), a1.scope.as_str()),
+        ("live", "users")
+    );
+    assert_eq!(
+        (owner.id.as_str(), by.id.as_str()),
+        (u.as_str(), c.as_str())
+    );
+    assert!(!a1.revoked);
+    assert_eq!(a1.expires_at, Some(4_000_000_000));
+    assert_eq!(a1.created_at, 100);
+    let a2 = coffer_store::tokens::access_by_hash(&mut conn, "a2")
+        .unwrap()
+        .unwrap();
+    assert!(a2.revoked, "a revoked family stays revoked");
+    let r0 = coffer_store::tokens::refresh_by_hash(&mut conn, "r0")
+        .unwrap()
+        .unwrap();
+    assert_eq!(r0.used_at, Some(150));
+    let r1 = coffer_store::tokens::refresh_by_hash(&mut conn, "r1")
+        .unwrap()
+        .unwrap();
+    assert!(!r1.revoked && r1.used_at.is_none());
+    assert_eq!(r1.user_id, *u);
+    let r2 = coffer_store::tokens::refresh_by_hash(&mut conn, "r2")
+        .unwrap()
+        .unwrap();
+    assert!(r2.revoked);
+    // One family row each, created when its first token was.
+    let ctx = Ctx::new(db, Config::new("http://127.0.0.1", "Coffer"));
+    let families: Vec<(String, bool, i64)> = ctx
+        .with_conn(|conn| {
+            use coffer_store::schema::token_families::dsl::*;
+            use diesel::prelude::*;
+            coffer_store::db_run!(conn => token_families
+                .select((id, revoked, created_at))
+                .order(id)
+                .load(conn))
+            .map_err(coffer_service::Error::internal)
+        })
+        .unwrap();
+    assert_eq!(
+        families,
+        vec![
+            ("gone".to_string(), true, 200),
+            ("live".to_string(), false, 90)
+        ]
+    );
+}
