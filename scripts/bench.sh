@@ -10,7 +10,7 @@
 #   (c) POST /oauth/token  grant_type=refresh_token   one rotating token chain per connection
 #   (d) POST /oauth/token  JWT bearer assertion       pre-generated single-use RS256 assertions
 #   (e) oidc-peer POST /token client_credentials      ../shared/bench/oidc-peer
-# and cofferd's peak RSS (VmHWM) after (a)-(d). Then two benchmarks with pages of their own:
+# and cofferd's peak RSS (VmHWM) after (a)-(d) and the SQLite WAL's peak size during (c). Then two benchmarks with pages of their own:
 #   webhook delivery   tests/src/bin/delivery-bench.rs       docs/benchmarks-webhooks.md
 #   SCIM listing       scripts/bench-scim.sh                 docs/benchmarks-scim.md
 #     100,000 seeded users; wrk on GET /rest/scim/Users with a selective and a broad filter
@@ -276,7 +276,23 @@ log "(c) POST /oauth/token grant_type=refresh_token"
 preflight c 200 "$BASE/oauth/token" --data-urlencode grant_type=refresh_token \
   --data-urlencode "refresh_token=$(json_get "$WORK/grant.preflight.json" refresh_token)" \
   --data-urlencode "client_id=$CLIENT_ID" --data-urlencode "client_secret=$CLIENT_SECRET"
+# The SQLite WAL's largest size while (c) writes without pause (the writer bounds it).
+WAL_FILE=$DATA/coffer.db-wal
+(
+  peak=0
+  while kill -0 "$COFFERD_PID" 2>/dev/null && [[ ! -e $WORK/c.done ]]; do
+    size=$(stat -c %s "$WAL_FILE" 2>/dev/null || echo 0)
+    ((size > peak)) && peak=$size
+    printf '%s\n' "$peak" >"$WORK/wal-peak"
+    sleep 0.2
+  done
+) &
+WAL_WATCH_PID=$!
 run_wrk c "$BASE/oauth/token" -s "$HERE/refresh.lua"
+touch "$WORK/c.done"
+wait "$WAL_WATCH_PID" 2>/dev/null || true
+WAL_PEAK=$(cat "$WORK/wal-peak" 2>/dev/null || echo 0)
+info "SQLite WAL peak during (c): $WAL_PEAK bytes"
 
 # --- (d) jwt-bearer ----------------------------------------------------------------------------
 JWT_COUNT=$((JWT_RATE * SECS))
@@ -332,14 +348,14 @@ COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo "no commit")
 DIRTY=0
 if [[ -n $(git status --porcelain --untracked-files=no 2>/dev/null || true) ]]; then DIRTY=1; fi
 export B_DATE B_NPROC B_CPU B_MEM B_KERNEL B_COMMIT B_DIRTY B_WRK B_NODE B_PEER B_ENV \
-  B_HWM B_SECS B_WARMUP B_CONNS B_THREADS B_TIMEOUT B_JWT B_NOTES
+  B_HWM B_WAL B_SECS B_WARMUP B_CONNS B_THREADS B_TIMEOUT B_JWT B_NOTES
 B_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 B_NPROC=$(nproc)
 B_CPU=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 B_MEM=$(awk '/^MemTotal:/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
 B_KERNEL=$(uname -r)
 B_COMMIT=$COMMIT B_DIRTY=$DIRTY B_WRK=$WRK_VERSION B_NODE=$(node --version) B_PEER=$PEER_VERSION
-B_ENV=$COFFERD_EXTRA_ENV B_HWM=${VMHWM_KB:-0} B_SECS=$SECS B_WARMUP=$WARMUP B_CONNS=$CONNS
+B_ENV=$COFFERD_EXTRA_ENV B_HWM=${VMHWM_KB:-0} B_WAL=${WAL_PEAK:-0} B_SECS=$SECS B_WARMUP=$WARMUP B_CONNS=$CONNS
 B_THREADS=$THREADS B_TIMEOUT=$TIMEOUT B_JWT=$JWT_COUNT
 B_NOTES=$(printf '%s\n' "${NOTES[@]+"${NOTES[@]}"}")
 python3 - "$WORK/meta.json" <<'EOF'
@@ -350,7 +366,8 @@ meta = {
     "mem_total": e["B_MEM"], "kernel": e["B_KERNEL"], "commit": e["B_COMMIT"],
     "dirty": e["B_DIRTY"] == "1", "wrk_version": e["B_WRK"], "node_version": e["B_NODE"],
     "peer_version": e["B_PEER"], "cofferd_env": e["B_ENV"],
-    "cofferd_vmhwm_kb": int(e["B_HWM"] or 0), "seconds": int(e["B_SECS"]),
+    "cofferd_vmhwm_kb": int(e["B_HWM"] or 0), "wal_peak_bytes": int(e["B_WAL"] or 0),
+    "seconds": int(e["B_SECS"]),
     "warmup": int(e["B_WARMUP"]), "connections": int(e["B_CONNS"]), "threads": int(e["B_THREADS"]),
     "timeout": e["B_TIMEOUT"], "jwt_count": int(e["B_JWT"]),
     "jwt_per_thread": -(-int(e["B_JWT"]) // int(e["B_THREADS"])),

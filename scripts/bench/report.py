@@ -188,6 +188,12 @@ def main():
     w("")
     w(f"cofferd peak RSS (VmHWM after (a)–(d)): "
       f"{(hwm_kb / 1024):.1f} MiB" if hwm_kb else "cofferd peak RSS: not measured")
+    wal = meta.get("wal_peak_bytes")
+    if wal:
+        w("")
+        w(f"SQLite WAL (`coffer.db-wal`) at its largest during (c), sampled every 0.2 s: "
+          f"{wal / 1048576:.1f} MiB (the writer checkpoints in its commit past 32 MiB; "
+          f"`docs/performance.md`)")
     w("")
     if flagged:
         w("**Flagged runs — their numbers are not valid measurements:**")

@@ -23,6 +23,12 @@ use std::task::{Context, Poll};
 /// At most this many writers share one transaction, which bounds the wait of the first.
 const MAX_BATCH: usize = 64;
 
+/// WAL pages (of 4 KiB) after which the writer checkpoints in its commit.
+const WAL_CHECKPOINT_PAGES: u32 = 8192;
+
+/// The size the WAL file is cut back to when it starts over, in bytes.
+const WAL_SIZE_LIMIT: u64 = 64 << 20;
+
 struct State {
     conn: Option<DbConn>,
     /// Writers in the open transaction; 0 when none is open.
@@ -107,10 +113,17 @@ impl Writer {
     fn join(&self, st: &mut State) -> Result<u64, StoreError> {
         if st.conn.is_none() {
             let mut conn = establish(&self.url)?;
-            // Checkpoints run in the background (`Db::spawn_checkpointer`), not in a commit.
+            // Checkpoints run in the background (`Db::spawn_checkpointer`), not in a commit,
+            // while writes leave it room. That checkpoint can reset the WAL only when no commit
+            // lands while it runs, so under sustained writes the WAL would grow without end;
+            // past WAL_CHECKPOINT_PAGES the writer checkpoints in its own commit, where no
+            // other commit can land, and the next batch starts the WAL over.
             batch_execute(
                 &mut conn,
-                "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 67108864;",
+                &format!(
+                    "PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}; \
+                     PRAGMA journal_size_limit = {WAL_SIZE_LIMIT};"
+                ),
             )?;
             st.conn = Some(conn);
         }
