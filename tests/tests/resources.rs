@@ -265,14 +265,14 @@ fn device_list_filters_by_install_tag_user_and_client() {
     let admin = app.admin_token();
     let (a_id, a) = app.user_token("a@example.com", Role::User);
     let (b_id, b) = app.user_token("b@example.com", Role::User);
-    let (c_id, c) = app.user_token("c@example.com", Role::User);
+    let (c_id, _) = app.user("c@example.com", Role::User);
     let (mobile, _) = app.client(client_input("Mobile App", "https://m.example.com/cb", 16));
     create_device(&app, &a, json!({"installTagId": "phone-alpha"}));
     create_device(&app, &b, json!({"installTagId": "phone-beta"}));
     create_device(
         &app,
-        &c,
-        json!({"installTagId": "tablet-gamma", "clientId": mobile}),
+        &admin,
+        json!({"installTagId": "tablet-gamma", "clientId": mobile, "userId": c_id}),
     );
 
     let get = |q: &str| assert_paged(&app.rest("GET", &format!("/rest/devices?{q}"), &admin, None));
@@ -482,7 +482,8 @@ fn device_create_without_install_tag_is_422_and_stores_nothing() {
 #[test]
 fn device_create_duplicate_of_user_client_and_tag_is_409() {
     let app = TestApp::spawn();
-    let (_, a) = app.user_token("a@example.com", Role::User);
+    let admin = app.admin_token();
+    let (a_id, a) = app.user_token("a@example.com", Role::User);
     let (_, b) = app.user_token("b@example.com", Role::User);
     let (mobile, _) = app.client(client_input("Mobile App", "https://m.example.com/cb", 16));
     create_device(&app, &a, json!({"installTagId": "SN-1"}));
@@ -500,8 +501,8 @@ fn device_create_duplicate_of_user_client_and_tag_is_409() {
     // The same tag through another client, or for another user, is another device.
     create_device(
         &app,
-        &a,
-        json!({"installTagId": "SN-1", "clientId": mobile}),
+        &admin,
+        json!({"installTagId": "SN-1", "clientId": mobile, "userId": a_id}),
     );
     create_device(&app, &b, json!({"installTagId": "SN-1"}));
     assert_eq!(app.count("install_tag_id = 'SN-1'", "devices"), 3);
@@ -552,10 +553,22 @@ fn device_create_for_another_user_needs_an_administrator() {
     let r = app.rest(
         "POST",
         "/rest/devices",
-        &a,
+        &admin,
         Some(json!({"installTagId": "SN-3", "clientId": "no-such-client"})),
     );
     assert_field_error(&r, 422, "ERR_INVALID_PARAMETER", "clientId");
+    // A user registers devices of the client they call through only: naming another client,
+    // one that exists or one that does not, is refused alike, so nothing tells them apart.
+    let (other, _) = app.client(client_input("Other App", "https://o.example.com/cb", 16));
+    for client in [other.as_str(), "no-such-client"] {
+        let r = app.rest(
+            "POST",
+            "/rest/devices",
+            &a,
+            Some(json!({"installTagId": "SN-3", "clientId": client})),
+        );
+        assert_error(&r, 403, "ERR_ACCESS_USER");
+    }
     assert_eq!(count_all(&app, "devices"), 2);
 }
 

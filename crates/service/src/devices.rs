@@ -62,6 +62,11 @@ pub fn create(ctx: &Ctx, caller: &Caller, input: DeviceInput) -> Result<DeviceVi
         return Err(forbidden());
     }
     let client_id = input.client_id.unwrap_or_else(|| caller.client_id.clone());
+    // A user registers devices of the client they call through; only administrators name
+    // another client, so a user cannot probe which client ids exist.
+    if client_id != caller.client_id && !caller.is_admin() {
+        return Err(forbidden());
+    }
     let device = ctx.write(|c| {
         if coffer_store::users::by_id(c, &user_id)?.is_none_or(|u| u.deleted) {
             return Err(ApiError::field(ErrorCode::InvalidParameter, "userId").into());
