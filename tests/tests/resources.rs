@@ -719,8 +719,17 @@ fn device_update_changes_the_key_store_of_the_owners_device_only() {
         assert_field_error(&r, 422, "ERR_INPUT_REQUIRED", "mobileKeyStore");
     }
 
-    let r = app.rest("PUT", &path, &b, Some(json!({"mobileKeyStore": "stolen"})));
-    assert_error(&r, 403, "ERR_ACCESS_USER");
+    // Neither another user nor an administrator sets a device's own keys.
+    let admin = app.admin_token();
+    for other in [&b, &admin] {
+        let r = app.rest(
+            "PUT",
+            &path,
+            other,
+            Some(json!({"mobileKeyStore": "stolen"})),
+        );
+        assert_error(&r, 403, "ERR_ACCESS_USER");
+    }
     assert_eq!(
         app.count(
             &format!("id = {id} AND mobile_key_store = 'new-key'"),
