@@ -10,6 +10,13 @@
 //! committed, so nothing is reported done before it is durable; a failed commit fails every
 //! writer of that batch. Under load this turns many small commits, each with its fixed cost (the
 //! commit statement, the WAL header and index, a thread hand-off), into few larger ones.
+//!
+//! Writers come two ways. [`Writer::write`] runs on the calling thread, which waits for the
+//! mutex and the commit. [`Writer::submit`] takes a write that owns its data and queues it for
+//! the writer thread, which runs whatever is queued back to back as writers of one batch and
+//! resolves each write's future after the commit: an event loop can await a write without
+//! blocking, and under load the connection is never handed between threads. Both kinds share
+//! the same mutex and batches.
 
 use crate::{batch_execute, establish, DatabaseUrl, DbConn, StoreError};
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
@@ -61,7 +68,6 @@ type Done = Box<dyn FnOnce(Option<&str>) + Send>;
 pub struct Submitted<T, E> {
     rx: oneshot::Receiver<Result<T, E>>,
     started: bool,
-    _e: std::marker::PhantomData<fn() -> E>,
 }
 
 impl<T, E: From<StoreError>> Future for Submitted<T, E> {
@@ -224,7 +230,6 @@ impl Writer {
         Submitted {
             rx,
             started: queued,
-            _e: std::marker::PhantomData,
         }
     }
 
