@@ -129,6 +129,10 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
+        Fixture::with(seeds())
+    }
+
+    fn with(seeds: Vec<Seed>) -> Fixture {
         let dir = tempfile::tempdir().expect("tempdir");
         let (url, pg) = coffer_tests::fresh_database(dir.path());
         let ctx = coffer_service::open(&url, 4, Config::new("http://127.0.0.1:8080", "Coffer"))
@@ -136,7 +140,7 @@ impl Fixture {
         let mut users = Vec::new();
         {
             let mut conn = ctx.db.get().expect("connection");
-            for s in seeds() {
+            for s in seeds {
                 let user = User {
                     id: uuid::Uuid::new_v4().to_string(),
                     email: s.email.into(),
@@ -448,6 +452,59 @@ fn filters_select_what_matches_selects() {
         "{nonempty} of {}",
         cases.len()
     );
+}
+
+#[test]
+fn user_names_with_non_ascii_letters_are_found_in_their_stored_case() {
+    let seed = |key, user_name, email| Seed {
+        key,
+        user_name,
+        email,
+        name: "",
+        external_id: None,
+        language: None,
+        mobile: None,
+        role: "user",
+        profile_id: 1,
+        active: true,
+        deleted: false,
+        created: "2024-01-01T00:00:00Z",
+        updated: "2024-01-01T00:00:00Z",
+    };
+    let fx = Fixture::with(vec![
+        seed("u", "Ünal@Example.com", "uenal@example.com"),
+        seed("z", "zoë", "zoe@example.com"),
+        seed("a", "anna", "anna@example.com"),
+    ]);
+    let mut conn = fx.conn();
+    // SQLite folds ASCII letters only, PostgreSQL may fold every letter: in its stored case, or
+    // with only its ASCII letters in another case, a name is found on both.
+    for (filter, want) in [
+        (r#"userName eq "Ünal@Example.com""#, "u"),
+        (r#"userName eq "Ünal@EXAMPLE.COM""#, "u"),
+        (r#"userName eq "zoë""#, "z"),
+        (r#"userName eq "ZOë""#, "z"),
+        (r#"userName ne "Ünal@example.com""#, "a z"),
+    ] {
+        assert_eq!(
+            fx.selected(&mut conn, &translate(filter)),
+            keys(want),
+            "{filter}"
+        );
+    }
+    for (name, want) in [
+        ("Ünal@Example.com", Some("u")),
+        ("Ünal@EXAMPLE.COM", Some("u")),
+        ("ZOë", Some("z")),
+        ("anne", None),
+    ] {
+        let found = coffer_store::users::by_user_name(&mut conn, name).expect("lookup");
+        assert_eq!(
+            found.map(|u| u.id),
+            want.map(|k| fx.user(k).id.clone()),
+            "{name}"
+        );
+    }
 }
 
 #[test]

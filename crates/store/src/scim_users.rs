@@ -626,13 +626,21 @@ fn compare_str(path: &AttrPath, a: &StrAttr, op: CompareOp, value: &Value) -> Re
     };
     let v = if a.exact { s.clone() } else { s.to_lowercase() };
     let guarded = |atom: Atom| a.present.clone().and(Cond::atom(atom));
-    let text = |rel: Rel| {
+    let text_of = |rel: Rel, value: String| {
         guarded(Atom::Text {
             col: a.col,
             lower: a.lower_col,
             rel,
-            value: v.clone(),
+            value,
         })
+    };
+    let text = |rel: Rel| text_of(rel, v.clone());
+    // SQLite's lower() folds ASCII letters only (PostgreSQL's may fold every letter), so an
+    // equality also tries the literal folded that way: a value given in its stored case always
+    // matches, and other cases of non-ASCII letters match where the database folds them.
+    let eq = || match s.to_ascii_lowercase() {
+        ascii if a.lower_col && ascii != v => text(Rel::Eq).or(text_of(Rel::Eq, ascii)),
+        _ => text(Rel::Eq),
     };
     let substring = |make: fn(&str) -> String, exact: fn(Col, String) -> Atom| {
         if v.is_empty() {
@@ -649,8 +657,8 @@ fn compare_str(path: &AttrPath, a: &StrAttr, op: CompareOp, value: &Value) -> Re
         }
     };
     Ok(match op {
-        CompareOp::Eq => text(Rel::Eq),
-        CompareOp::Ne => text(Rel::Eq).negate(),
+        CompareOp::Eq => eq(),
+        CompareOp::Ne => eq().negate(),
         CompareOp::Gt => text(Rel::Gt),
         CompareOp::Ge => text(Rel::Ge),
         CompareOp::Lt => text(Rel::Lt),

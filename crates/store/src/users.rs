@@ -224,10 +224,13 @@ pub fn enable_totp(conn: &mut DbConn, id: &str, now: i64) -> StoreResult<usize> 
     )
 }
 
-/// The user whose `userName` is `name`, ignoring case.
+/// The user with this userName, ignoring case. The name is compared folded as Rust and as
+/// SQLite fold it (SQLite's `lower()` folds ASCII letters only), so a name in its stored case is
+/// always found; see `scim_users`.
 pub fn by_user_name(conn: &mut DbConn, name: &str) -> StoreResult<Option<User>> {
+    let folded = [name.to_lowercase(), name.to_ascii_lowercase()];
     Ok(db_run!(conn => users::table
-        .filter(crate::filter::lower(users::user_name.assume_not_null()).eq(name.to_lowercase()))
+        .filter(crate::filter::lower(users::user_name.assume_not_null()).eq_any(&folded))
         .select(User::as_select())
         .first(conn)
         .optional())?)
