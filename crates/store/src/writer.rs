@@ -459,6 +459,32 @@ mod tests {
     }
 
     #[test]
+    fn the_writer_checkpoints_in_its_commit_past_the_wal_limit() {
+        #[derive(diesel::QueryableByName)]
+        struct Pages {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            wal_autocheckpoint: i64,
+        }
+        let (_d, db) = db();
+        // The writer's connection, not a pooled one: the setting is per connection.
+        let pages = db
+            .write(|c| match c {
+                crate::DbConn::Sqlite(c) => {
+                    use diesel::RunQueryDsl;
+                    diesel::sql_query("PRAGMA wal_autocheckpoint")
+                        .get_result::<Pages>(c)
+                        .map_err(StoreError::from)
+                }
+                crate::DbConn::Pg(_) => unreachable!("a SQLite database"),
+            })
+            .unwrap();
+        assert_eq!(
+            pages.wal_autocheckpoint,
+            i64::from(super::WAL_CHECKPOINT_PAGES)
+        );
+    }
+
+    #[test]
     fn a_write_is_visible_to_readers_when_it_returns() {
         let (_d, db) = db();
         db.write(|c| settings::put(c, "seen", "yes", 1)).unwrap();
