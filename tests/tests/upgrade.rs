@@ -1,9 +1,9 @@
-//! Upgrading a database that holds tokens: migration 000015 moves each token's owner and
-//! revocation into its family, and every token keeps working (or stays revoked) afterwards.
+//! Upgrading a database that holds accounts and tokens: migration 000015 moves each token's
+//! owner and revocation into its family, and every token keeps working (or stays revoked)
+//! afterwards; migration 000016 folds userNames in code, non-ASCII letters too.
 //! Runs on SQLite, and on PostgreSQL when `COFFER_TEST_POSTGRES_URL` is set.
 
 use coffer_domain::client::flow;
-use coffer_domain::Role;
 use coffer_service::{Config, Ctx, Db};
 use coffer_store::DbConn;
 use coffer_tests::{client_input, fresh_database};
@@ -38,25 +38,28 @@ fn migrate_to_before(conn: &mut DbConn) {
 }
 
 #[test]
-fn token_families_upgrade_keeps_every_token_its_owner_and_revocation() {
+fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     let dir = tempfile::tempdir().unwrap();
     let (url, _pg) = fresh_database(dir.path());
     let db = Db::open(&url, 2).unwrap();
     migrate_to_before(&mut db.get().unwrap());
 
-    // Accounts and a client as they were before the upgrade (their tables do not change).
+    // An account as it was before the upgrade, with a userName that SQLite's lower() cannot fold
+    // (migration 000016 folds it in code), and a client (its table does not change).
     let ctx = Ctx::new(db.clone(), Config::new("http://127.0.0.1", "Coffer"));
-    let (user, _) = coffer_service::accounts::create_user(
-        &ctx,
-        coffer_service::accounts::NewUser {
-            email: "old@example.com".into(),
-            name: "Old".into(),
-            password: None,
-            role: Role::User,
-            profile: None,
-        },
-        None,
-    )
+    let user_id = uuid::Uuid::new_v4().to_string();
+    ctx.with_conn(|conn| {
+        Ok(coffer_store::batch_execute(
+            conn,
+            &format!(
+                "INSERT INTO users (id, email, name, role, profile_id, active, deleted, internal, \
+                   force_password_change, mobile_verified, basedir_id, mydir_id, syncdir_id, \
+                   version, created_at, updated_at, user_name) VALUES ('{user_id}', \
+                   'old@example.com', 'Old', 'user', (SELECT MIN(id) FROM profiles), TRUE, \
+                   FALSE, TRUE, FALSE, FALSE, 'b', 'm', 's', 1, 0, 0, 'Ünal@Example.com')"
+            ),
+        )?)
+    })
     .unwrap();
     let client = coffer_service::clients::create(
         &ctx,
@@ -71,7 +74,7 @@ fn token_families_upgrade_keeps_every_token_its_owner_and_revocation() {
     .id;
     // Tokens in the old shape: family "live" (one access and two refresh tokens, one used) and
     // family "gone" (revoked).
-    let (u, c) = (&user.id, &client);
+    let (u, c) = (&user_id, &client);
     ctx.with_conn(|conn| {
         Ok(coffer_store::batch_execute(
             conn,
@@ -90,9 +93,10 @@ fn token_families_upgrade_keeps_every_token_its_owner_and_revocation() {
     })
     .unwrap();
 
+    // 000015 (token families) and 000016 (folded userNames).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        1
+        2
     );
 
     let mut conn = db.get().unwrap();
@@ -127,6 +131,11 @@ fn token_families_upgrade_keeps_every_token_its_owner_and_revocation() {
         .unwrap()
         .unwrap();
     assert!(r2.revoked);
+    // The userName is found without regard to the case of its non-ASCII letters.
+    for name in ["Ünal@Example.com", "ünal@example.com", "ÜNAL@EXAMPLE.COM"] {
+        let found = coffer_store::users::by_user_name(&mut conn, name).unwrap();
+        assert_eq!(found.map(|f| f.id).as_deref(), Some(u.as_str()), "{name}");
+    }
     // One family row each, created when its first token was.
     let ctx = Ctx::new(db, Config::new("http://127.0.0.1", "Coffer"));
     let families: Vec<(String, bool, i64)> = ctx

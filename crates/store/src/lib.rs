@@ -407,6 +407,26 @@ pub(crate) mod test_support {
         migrate::run(&mut conn).unwrap();
         (dir, conn)
     }
+
+    /// Inserts an account with raw SQL, as written before later columns existed; `extra` adds
+    /// `(column, SQL value)` pairs. Returns its id.
+    pub fn insert_user(conn: &mut DbConn, extra: &[(&str, &str)]) -> String {
+        let id = uuid::Uuid::new_v4().to_string();
+        let columns: String = extra.iter().map(|(c, _)| format!(", {c}")).collect();
+        let values: String = extra.iter().map(|(_, v)| format!(", {v}")).collect();
+        batch_execute(
+            conn,
+            &format!(
+                "INSERT INTO users (id, email, name, role, profile_id, active, deleted, internal, \
+                 force_password_change, mobile_verified, basedir_id, mydir_id, syncdir_id, \
+                 version, created_at, updated_at{columns}) VALUES ('{id}', '{id}@example.com', \
+                 'n', 'user', (SELECT MIN(id) FROM profiles), TRUE, FALSE, TRUE, FALSE, FALSE, \
+                 'b', 'm', 's', 1, 0, 0{values})"
+            ),
+        )
+        .unwrap();
+        id
+    }
 }
 
 #[cfg(test)]

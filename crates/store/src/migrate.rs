@@ -12,41 +12,61 @@ const POSTGRES: EmbeddedMigrations = embed_migrations!("../../migrations/postgre
 /// An arbitrary constant naming Coffer's migration lock on PostgreSQL.
 const PG_LOCK_KEY: i64 = 0x0C0F_FE12;
 
+/// The migration after which Coffer refolds userNames (`users::refold_user_names`).
+const USER_NAME_FOLDED: &str = "20261122000016";
+
 /// Applies every pending migration; returns how many ran.
 pub fn run(conn: &mut DbConn) -> StoreResult<usize> {
-    let mig = |e: Box<dyn std::error::Error + Send + Sync>| StoreError::Migration(e.to_string());
+    // SQLite: BEGIN IMMEDIATE takes the write lock, so a second process waits (busy timeout) and
+    // then finds the migrations applied; each migration runs in a savepoint. PostgreSQL: an
+    // advisory lock.
     match conn {
-        DbConn::Sqlite(c) => {
-            // BEGIN IMMEDIATE takes the write lock, so a second process waits (busy timeout)
-            // and then finds the migrations applied. Each migration runs in a savepoint.
-            AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?;
-            let r = c
-                .run_pending_migrations(SQLITE)
-                .map(|v| v.len())
-                .map_err(mig);
-            match r {
-                Ok(n) => {
-                    AnsiTransactionManager::commit_transaction(c)?;
-                    Ok(n)
-                }
-                Err(e) => {
-                    let _ = AnsiTransactionManager::rollback_transaction(c);
-                    Err(e)
-                }
+        DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?,
+        DbConn::Pg(c) => c.batch_execute(&format!("SELECT pg_advisory_lock({PG_LOCK_KEY})"))?,
+    }
+    let r = apply(conn);
+    match conn {
+        DbConn::Sqlite(c) => match r {
+            Ok(n) => {
+                AnsiTransactionManager::commit_transaction(c)?;
+                Ok(n)
             }
-        }
+            Err(e) => {
+                let _ = AnsiTransactionManager::rollback_transaction(c);
+                Err(e)
+            }
+        },
         DbConn::Pg(c) => {
-            c.batch_execute(&format!("SELECT pg_advisory_lock({PG_LOCK_KEY})"))?;
-            let r = c
-                .run_pending_migrations(POSTGRES)
-                .map(|v| v.len())
-                .map_err(mig);
             let unlocked = c.batch_execute(&format!("SELECT pg_advisory_unlock({PG_LOCK_KEY})"));
             let n = r?;
             unlocked?;
             Ok(n)
         }
     }
+}
+
+/// Runs the pending migrations, then the steps that must follow some of them in code.
+fn apply(conn: &mut DbConn) -> StoreResult<usize> {
+    let mig = |e: Box<dyn std::error::Error + Send + Sync>| StoreError::Migration(e.to_string());
+    let applied: Vec<String> = match conn {
+        DbConn::Sqlite(c) => c
+            .run_pending_migrations(SQLITE)
+            .map(|v| v.iter().map(ToString::to_string).collect()),
+        DbConn::Pg(c) => c
+            .run_pending_migrations(POSTGRES)
+            .map(|v| v.iter().map(ToString::to_string).collect()),
+    }
+    .map_err(mig)?;
+    if applied
+        .iter()
+        .any(|v| v.replace('-', "").starts_with(USER_NAME_FOLDED))
+    {
+        let n = crate::users::refold_user_names(conn)?;
+        if n > 0 {
+            log::info!("refolded {n} userNames");
+        }
+    }
+    Ok(applied.len())
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ diesel::table! {
         totp_enabled -> Bool,
         totp_last_step -> Nullable<BigInt>,
         user_name -> Nullable<Text>,
+        user_name_folded -> Nullable<Text>,
         external_id -> Nullable<Text>,
         preferred_language -> Nullable<Text>,
         email_primary -> Nullable<Bool>,

@@ -11,9 +11,9 @@
 //! - Absent, `null` and `[]` are one state, so `eq null` selects absent values and `ne "x"`
 //!   selects them too. Every predicate on a nullable column is guarded by its `IS NOT NULL`, so
 //!   no predicate is ever SQL NULL and `not (…)` is the exact complement.
-//! - Text compares ignore case except on `id` and `externalId`: the column is lowered in SQL
-//!   (`lower(user_name)`, which the expression index serves) and the literal in Rust; `email` is
-//!   stored lowercase and compared as it is. Ordering compares use the binary collation on both
+//! - Text compares ignore case except on `id` and `externalId`. `userName` is compared through
+//!   `user_name_folded` (folded by Coffer when written, indexed) and `email` as stored (lowercase),
+//!   each with the literal lowered in Rust; other attributes are lowered in SQL. Ordering compares use the binary collation on both
 //!   backends (`COLLATE "C"` on PostgreSQL), which is how Rust orders strings.
 //! - Attributes with a fixed value (`emails.type` is `work`, `meta.resourceType` is `User`, and
 //!   `phoneNumbers.type` is `mobile` whenever a number is set)
@@ -126,6 +126,8 @@ enum Col {
     Id,
     ExternalId,
     UserName,
+    /// `userName` as Coffer folds it (`users::fold_user_name`), for comparisons.
+    UserNameFolded,
     Name,
     ProfileName,
     PreferredLanguage,
@@ -377,11 +379,14 @@ fn resolve(path: &AttrPath) -> Result<Leaf, String> {
             Cond::atom(Atom::NotNull(Col::ExternalId)),
             true,
         ))),
-        "username" => simple(Leaf::Str(StrAttr::new(
-            Col::UserName,
-            Cond::atom(Atom::NotNull(Col::UserName)),
-            false,
-        ))),
+        // Compared folded: the literal lowered as `users::fold_user_name` lowers the stored
+        // name, whose fold the column keeps.
+        "username" => simple(Leaf::Str(StrAttr {
+            col: Col::UserNameFolded,
+            present: Cond::atom(Atom::NotNull(Col::UserName)),
+            lower_col: false,
+            exact: false,
+        })),
         // An empty name is left out of the resource.
         "displayname" => simple(Leaf::Str(StrAttr::new(
             Col::Name,
@@ -635,9 +640,9 @@ fn compare_str(path: &AttrPath, a: &StrAttr, op: CompareOp, value: &Value) -> Re
         })
     };
     let text = |rel: Rel| text_of(rel, v.clone());
-    // SQLite's lower() folds ASCII letters only (PostgreSQL's may fold every letter), so an
-    // equality also tries the literal folded that way: a value given in its stored case always
-    // matches, and other cases of non-ASCII letters match where the database folds them.
+    // For attributes lowered in SQL: SQLite's lower() folds ASCII letters only (PostgreSQL's may
+    // fold every letter), so an equality also tries the literal folded that way; a value given
+    // in its stored case always matches.
     let eq = || match s.to_ascii_lowercase() {
         ascii if a.lower_col && ascii != v => text(Rel::Eq).or(text_of(Rel::Eq, ascii)),
         _ => text(Rel::Eq),
@@ -665,7 +670,7 @@ fn compare_str(path: &AttrPath, a: &StrAttr, op: CompareOp, value: &Value) -> Re
         CompareOp::Le => text(Rel::Le),
         CompareOp::Co => substring(|e| format!("%{e}%"), Atom::Contains),
         // A prefix is a range, `[v, successor(v))` under the binary collation, which the
-        // indexes on `lower(user_name)`, `email` and `external_id` serve.
+        // indexes on `user_name_folded`, `email` and `external_id` serve.
         CompareOp::Sw => match successor(&v) {
             Some(end) if !v.is_empty() => text(Rel::Ge).and(guarded(Atom::Text {
                 col: a.col,
@@ -996,6 +1001,7 @@ macro_rules! backend_sql {
                     Col::Id => Box::new(users::id),
                     Col::ExternalId => Box::new(users::external_id.assume_not_null()),
                     Col::UserName => Box::new(users::user_name.assume_not_null()),
+                    Col::UserNameFolded => Box::new(users::user_name_folded.assume_not_null()),
                     Col::Name => Box::new(users::name),
                     Col::ProfileName => Box::new(profiles::name),
                     Col::PreferredLanguage => Box::new(users::preferred_language.assume_not_null()),
@@ -1035,7 +1041,9 @@ macro_rules! backend_sql {
                 match a {
                     Atom::NotNull(col) => match col {
                         Col::ExternalId => Box::new(users::external_id.is_not_null()),
-                        Col::UserName => Box::new(users::user_name.is_not_null()),
+                        Col::UserName | Col::UserNameFolded => {
+                            Box::new(users::user_name.is_not_null())
+                        }
                         Col::PreferredLanguage => Box::new(users::preferred_language.is_not_null()),
                         Col::Mobile => Box::new(users::mobile_number.is_not_null()),
                         Col::Id | Col::Name | Col::ProfileName | Col::Email | Col::Role => {
@@ -1102,7 +1110,7 @@ macro_rules! backend_sql {
             /// The text sort value: lowered unless caseExact, NULL as ''.
             fn text_key(sort: SortKey) -> TextExpr {
                 match sort {
-                    SortKey::UserName => Box::new(lower(coalesce(users::user_name, ""))),
+                    SortKey::UserName => Box::new(coalesce(users::user_name_folded, "")),
                     SortKey::DisplayName => Box::new(lower(users::name)),
                     SortKey::ExternalId => Box::new(coalesce(users::external_id, "")),
                     SortKey::UserType => Box::new(lower(profiles::name)),
@@ -1532,10 +1540,13 @@ mod tests {
                 "{sql}"
             );
             assert!(query.contains("IS NOT NULL"), "{sql}");
-            assert!(query.contains("lower("), "{sql}");
+            // userName through the column Coffer folds; other attributes lowered in SQL.
+            assert!(query.contains("user_name_folded"), "{sql}");
             assert!(query.contains("ESCAPE"), "{sql}");
         }
         assert!(pg.contains("$1"), "{pg}");
+        let named = tr(r#"displayName eq "Ünal""#).unwrap();
+        assert!(sqlite_sql::debug_where(&named.cond).contains("lower("));
         let ordered = tr(r#"userName gt "m""#).unwrap();
         let pg = pg_sql::debug_where(&ordered.cond);
         assert!(pg.contains("COLLATE \"C\" >"), "{pg}");

@@ -162,19 +162,7 @@ mod tests {
     use super::*;
 
     fn user(conn: &mut DbConn) -> String {
-        let id = uuid::Uuid::new_v4().to_string();
-        crate::batch_execute(
-            conn,
-            &format!(
-                "INSERT INTO users (id, email, name, role, profile_id, active, deleted, internal, \
-                 force_password_change, mobile_number, mobile_verified, basedir_id, mydir_id, \
-                 syncdir_id, version, created_at, updated_at) VALUES ('{id}', '{id}@example.com', \
-                 'n', 'user', (SELECT MIN(id) FROM profiles), TRUE, FALSE, TRUE, FALSE, '+4179', \
-                 FALSE, 'b', 'm', 's', 1, 0, 0)"
-            ),
-        )
-        .unwrap();
-        id
+        crate::test_support::insert_user(conn, &[("mobile_number", "'+4179'")])
     }
 
     fn code<'a>(id: &'a str, hash: &'a str, at: i64) -> NewCode<'a> {

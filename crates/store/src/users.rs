@@ -6,8 +6,48 @@ use crate::{db_run, DbConn, StoreResult};
 use diesel::prelude::*;
 
 pub fn insert(conn: &mut DbConn, user: &User) -> StoreResult<()> {
-    db_run!(conn => diesel::insert_into(users::table).values(user).execute(conn))?;
+    let folded = user.user_name.as_deref().map(fold_user_name);
+    db_run!(conn => diesel::insert_into(users::table)
+        .values((user, users::user_name_folded.eq(&folded)))
+        .execute(conn))?;
     Ok(())
+}
+
+/// A userName as compared without regard to case: Unicode lowercase, folded here rather than by
+/// the database (SQLite's `lower()` folds ASCII letters only).
+pub fn fold_user_name(name: &str) -> String {
+    name.to_lowercase()
+}
+
+/// Sets `user_name_folded` where it differs from [`fold_user_name`], after the migration that
+/// filled it with the database's `lower()`. A name whose fold another account holds already (two
+/// names differing only in the case of non-ASCII letters, which SQLite let coexist) keeps the
+/// database's fold and is logged. Returns how many were refolded.
+pub fn refold_user_names(conn: &mut DbConn) -> StoreResult<usize> {
+    let rows: Vec<(String, String, Option<String>)> = db_run!(conn => users::table
+        .filter(users::user_name.is_not_null())
+        .select((users::id, users::user_name.assume_not_null(), users::user_name_folded))
+        .load(conn))?;
+    let mut taken: std::collections::HashSet<String> =
+        rows.iter().filter_map(|(_, _, f)| f.clone()).collect();
+    let mut refolded = 0;
+    for (id, name, folded) in rows {
+        let want = fold_user_name(&name);
+        if folded.as_deref() == Some(want.as_str()) {
+            continue;
+        }
+        if !taken.insert(want.clone()) {
+            log::warn!(
+                "user {id}: userName folds like another account's; kept as the database folds it"
+            );
+            continue;
+        }
+        db_run!(conn => diesel::update(users::table.find(&id))
+            .set(users::user_name_folded.eq(&want))
+            .execute(conn))?;
+        refolded += 1;
+    }
+    Ok(refolded)
 }
 
 pub fn by_id(conn: &mut DbConn, id: &str) -> StoreResult<Option<User>> {
@@ -71,6 +111,7 @@ pub fn mark_deleted(conn: &mut DbConn, id: &str, now: i64) -> StoreResult<usize>
             users::former_email.eq(users::email.nullable()),
             users::email.eq(&placeholder),
             users::user_name.eq(None::<String>),
+            users::user_name_folded.eq(None::<String>),
             users::updated_at.eq(now),
             users::version.eq(users::version + 1),
         ))
@@ -224,13 +265,10 @@ pub fn enable_totp(conn: &mut DbConn, id: &str, now: i64) -> StoreResult<usize> 
     )
 }
 
-/// The user with this userName, ignoring case. The name is compared folded as Rust and as
-/// SQLite fold it (SQLite's `lower()` folds ASCII letters only), so a name in its stored case is
-/// always found; see `scim_users`.
+/// The user with this userName, without regard to case ([`fold_user_name`]).
 pub fn by_user_name(conn: &mut DbConn, name: &str) -> StoreResult<Option<User>> {
-    let folded = [name.to_lowercase(), name.to_ascii_lowercase()];
     Ok(db_run!(conn => users::table
-        .filter(crate::filter::lower(users::user_name.assume_not_null()).eq_any(&folded))
+        .filter(users::user_name_folded.eq(fold_user_name(name)))
         .select(User::as_select())
         .first(conn)
         .optional())?)
@@ -268,7 +306,12 @@ pub fn scim_update(
             .find(id)
             .filter(users::version.eq(version))
             .filter(users::deleted.eq(false)))
-        .set((fields, users::updated_at.eq(now), users::version.eq(version + 1)))
+        .set((
+            fields,
+            users::user_name_folded.eq(fields.user_name.as_deref().map(fold_user_name)),
+            users::updated_at.eq(now),
+            users::version.eq(version + 1),
+        ))
         .execute(conn))?)
 }
 
@@ -291,4 +334,48 @@ pub fn profiles(conn: &mut DbConn) -> StoreResult<Vec<Profile>> {
     Ok(
         db_run!(conn => profiles::table.order(profiles::id.asc()).select(Profile::as_select()).load(conn))?,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An account stored with `user_name_folded` as the SQL migration fills it (`lower()`).
+    fn stored(conn: &mut DbConn, user_name: &str) -> String {
+        let quoted = format!("'{user_name}'");
+        let lowered = format!("lower({quoted})");
+        crate::test_support::insert_user(
+            conn,
+            &[("user_name", &quoted), ("user_name_folded", &lowered)],
+        )
+    }
+
+    fn folded(conn: &mut DbConn, id: &str) -> Option<String> {
+        db_run!(conn => users::table.find(id).select(users::user_name_folded).first(conn)).unwrap()
+    }
+
+    #[test]
+    fn refolding_folds_every_letter_and_leaves_a_clash_as_it_was() {
+        let (_dir, mut conn) = crate::test_support::sqlite();
+        let zoe = stored(&mut conn, "ZOË");
+        let plain = stored(&mut conn, "Anna");
+        let lower = stored(&mut conn, "ünal@example.com");
+        let upper = stored(&mut conn, "Ünal@Example.com");
+        // SQLite's lower() left the non-ASCII capitals.
+        assert_eq!(folded(&mut conn, &zoe).as_deref(), Some("zoË"));
+
+        assert_eq!(refold_user_names(&mut conn).unwrap(), 1);
+        assert_eq!(folded(&mut conn, &zoe).as_deref(), Some("zoë"));
+        assert_eq!(folded(&mut conn, &plain).as_deref(), Some("anna"));
+        assert_eq!(
+            folded(&mut conn, &lower).as_deref(),
+            Some("ünal@example.com")
+        );
+        // Its fold belongs to another account already: kept as the database folded it.
+        assert_eq!(
+            folded(&mut conn, &upper).as_deref(),
+            Some("Ünal@example.com")
+        );
+        assert_eq!(refold_user_names(&mut conn).unwrap(), 0);
+    }
 }

@@ -1,0 +1,3 @@
+DROP INDEX users_user_name_folded;
+ALTER TABLE users DROP COLUMN user_name_folded;
+CREATE UNIQUE INDEX users_user_name_lower ON users (lower(user_name));
