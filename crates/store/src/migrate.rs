@@ -63,7 +63,7 @@ fn apply(conn: &mut DbConn) -> StoreResult<usize> {
     {
         let n = crate::users::refold_user_names(conn)?;
         if n > 0 {
-            log::info!("refolded {n} userNames");
+            log::info!("userNames refolded after migration 000016: {n}");
         }
     }
     Ok(applied.len())
