@@ -5,6 +5,7 @@
 //! `COFFER_TEST_POSTGRES_URL` is set.
 
 use coffer_domain::scim_filter::{self, Filter};
+use coffer_domain::Role;
 use coffer_service::{rfc3339, Config, Ctx};
 use coffer_store::models::User;
 use coffer_store::scim_users::{self, Cursor, SortKey, UserFilter};
@@ -141,36 +142,23 @@ impl Fixture {
         {
             let mut conn = ctx.db.get().expect("connection");
             for s in seeds {
+                let role: Role = s.role.parse().expect("a role");
                 let user = User {
-                    id: uuid::Uuid::new_v4().to_string(),
-                    email: s.email.into(),
-                    name: s.name.into(),
-                    password_hash: None,
-                    role: s.role.into(),
-                    profile_id: s.profile_id,
                     active: s.active,
                     deleted: s.deleted,
-                    internal: true,
-                    force_password_change: false,
                     mobile_number: s.mobile.map(Into::into),
-                    mobile_verified: false,
-                    language_id: None,
-                    location_id: None,
-                    basedir_id: uuid::Uuid::new_v4().to_string(),
-                    mydir_id: uuid::Uuid::new_v4().to_string(),
-                    syncdir_id: uuid::Uuid::new_v4().to_string(),
-                    version: 1,
-                    created_at: unix(s.created),
                     updated_at: unix(s.updated),
-                    totp_secret: None,
-                    totp_enabled: false,
-                    totp_last_step: None,
                     user_name: Some(s.user_name.into()),
                     external_id: s.external_id.map(Into::into),
                     preferred_language: s.language.map(Into::into),
-                    email_primary: None,
-                    mobile_primary: None,
-                    former_email: None,
+                    ..coffer_service::accounts::new_user_row(
+                        s.email,
+                        s.name,
+                        None,
+                        role,
+                        s.profile_id,
+                        unix(s.created),
+                    )
                 };
                 coffer_store::users::insert(&mut conn, &user).expect("insert user");
                 let profile = if s.profile_id == 1 {

@@ -57,6 +57,17 @@ fn other_than(code: &str) -> &'static str {
     }
 }
 
+/// A new account enrolled in SMS two-factor sign-in: its password and an access token.
+fn enrolled(app: &TestApp, email: &str) -> (String, String) {
+    let (_, pw) = app.user(email, Role::User);
+    let token = app.password_token(email, &pw)["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    enrol(app, &token, &pw);
+    (pw, token)
+}
+
 /// Saves the number and enrols the user behind `token` in SMS two-factor sign-in.
 fn enrol(app: &TestApp, token: &str, pw: &str) {
     let r = app.rest(
@@ -288,12 +299,7 @@ fn sms_enrolment_verifies_the_number_and_turns_two_factor_on() {
 #[test]
 fn sms_codes_complete_the_json_sign_in_once_and_in_time() {
     let app = lenient();
-    let (_, pw) = app.user("ann@example.com", Role::User);
-    let token = app.password_token("ann@example.com", &pw)["access_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    enrol(&app, &token, &pw);
+    let (pw, token) = enrolled(&app, "ann@example.com");
     let tfa_config = app
         .rest("GET", "/rest/users/me/tfa/config", &token, None)
         .json();
@@ -392,12 +398,7 @@ fn wrong_sms_codes_feed_the_brute_force_throttle() {
         c.throttle.max_failures = 3;
         c.throttle.slow_after = 10;
     });
-    let (_, pw) = app.user("ann@example.com", Role::User);
-    let token = app.password_token("ann@example.com", &pw)["access_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    enrol(&app, &token, &pw);
+    let (pw, _) = enrolled(&app, "ann@example.com");
     allow_resend(&app);
     let s = Session::start(&app, "ann@example.com", &pw);
     let before = messages(&app);
@@ -419,12 +420,7 @@ fn wrong_sms_codes_feed_the_brute_force_throttle() {
 #[test]
 fn remember_device_skips_the_sms_step_for_the_configured_time() {
     let app = TestApp::spawn_configured(|c| c.tfa_remember_secs = 120);
-    let (_, pw) = app.user("ann@example.com", Role::User);
-    let token = app.password_token("ann@example.com", &pw)["access_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    enrol(&app, &token, &pw);
+    let (pw, _) = enrolled(&app, "ann@example.com");
     allow_resend(&app);
     let s = Session::start(&app, "ann@example.com", &pw);
     let before = messages(&app);
@@ -467,12 +463,7 @@ fn remember_device_skips_the_sms_step_for_the_configured_time() {
 #[test]
 fn the_authorization_page_sends_and_takes_an_sms_code() {
     let app = lenient();
-    let (_, pw) = app.user("ann@example.com", Role::User);
-    let token = app.password_token("ann@example.com", &pw)["access_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    enrol(&app, &token, &pw);
+    let (pw, _) = enrolled(&app, "ann@example.com");
     allow_resend(&app);
 
     let client = app.admin.client_id.clone();

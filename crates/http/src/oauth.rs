@@ -432,10 +432,7 @@ pub async fn token(
         Ok((t, _)) => t,
         Err(e) => return Ok(oauth_error(&e)),
     };
-    let outcome = match svc::token_async(&st.ctx, input)
-        .await
-        .map_err(RestError::from)
-    {
+    let outcome = match svc::token(&st.ctx, input).await.map_err(RestError::from) {
         Ok(o) => o,
         Err(RestError(e)) if e.status == 503 => Err(OAuthError::new(
             coffer_errors::OAuthErrorCode::TemporarilyUnavailable,

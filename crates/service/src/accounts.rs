@@ -250,7 +250,7 @@ pub fn insert_user(
 
 /// A new account's row: active, with fresh folder ids, its email as `userName`, and nothing
 /// else set.
-pub(crate) fn new_user_row(
+pub fn new_user_row(
     email: &str,
     name: &str,
     password_hash: Option<String>,

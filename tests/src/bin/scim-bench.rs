@@ -31,47 +31,30 @@ const BATCH: usize = 10_000;
 
 fn user(i: usize, t0: i64) -> User {
     let email = format!("user{i}@{}", DOMAINS[i % DOMAINS.len()]);
-    let t = t0 + i as i64;
+    let role = if i % 50 == 49 {
+        Role::HelpdeskAdmin
+    } else {
+        Role::User
+    };
+    let profile_id = if i % 4 == 3 { 2 } else { 1 };
     User {
-        id: uuid::Uuid::new_v4().to_string(),
-        email: email.clone(),
-        name: format!("User {i}"),
-        password_hash: None,
-        role: if i % 50 == 49 {
-            Role::HelpdeskAdmin
-        } else {
-            Role::User
-        }
-        .as_str()
-        .to_string(),
-        profile_id: if i % 4 == 3 { 2 } else { 1 },
         active: i % 10 != 8,
-        deleted: false,
-        internal: true,
-        force_password_change: false,
         mobile_number: i
             .is_multiple_of(3)
             .then(|| format!("+4179{:07}", i % 10_000_000)),
         mobile_verified: i.is_multiple_of(3),
-        language_id: None,
-        location_id: None,
-        basedir_id: uuid::Uuid::new_v4().to_string(),
-        mydir_id: uuid::Uuid::new_v4().to_string(),
-        syncdir_id: uuid::Uuid::new_v4().to_string(),
-        version: 1,
-        created_at: t,
-        updated_at: t,
-        totp_secret: None,
-        totp_enabled: false,
-        totp_last_step: None,
-        user_name: Some(email),
         external_id: i.is_multiple_of(5).then(|| format!("ext-{i:08}")),
         preferred_language: i
             .is_multiple_of(2)
             .then(|| if i.is_multiple_of(4) { "en" } else { "de-CH" }.into()),
-        email_primary: None,
-        mobile_primary: None,
-        former_email: None,
+        ..coffer_service::accounts::new_user_row(
+            &email,
+            &format!("User {i}"),
+            None,
+            role,
+            profile_id,
+            t0 + i as i64,
+        )
     }
 }
 
