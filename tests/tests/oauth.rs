@@ -1427,6 +1427,49 @@ fn jwt_grant_needs_the_jwt_flow() {
     assert_eq!(oauth_error(&r), "unauthorized_client");
 }
 
+/// A signature is checked with a key kept from earlier grants only while that key is still
+/// the client's registered one: a changed key or a withdrawn flow counts from the next request.
+#[test]
+fn jwt_key_and_flow_changes_count_at_once() {
+    use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+    let app = TestApp::spawn();
+    let client_id = jwt_client(&app);
+    app.user("frank@example.com", Role::User);
+    let old_key = || sign_rs256(&claims(&app, &client_id, "frank@example.com"));
+    for _ in 0..2 {
+        assert_eq!(jwt_grant(&app, &client_id, &old_key()).status, 200);
+    }
+
+    let other = rsa::RsaPrivateKey::new(&mut rand::rngs::OsRng, 2048).expect("RSA key");
+    let other_public = other
+        .to_public_key()
+        .to_public_key_pem(LineEnding::LF)
+        .unwrap();
+    app.execute(&format!(
+        "UPDATE clients SET jwt_public_key = '{other_public}' WHERE id = '{client_id}'"
+    ));
+    let r = jwt_grant(&app, &client_id, &old_key());
+    assert_eq!(oauth_error(&r), "invalid_grant", "{}", r.text);
+    assert!(r.text.contains("signature"), "{}", r.text);
+    let other_private = other.to_pkcs8_pem(LineEnding::LF).unwrap();
+    let new_key = || {
+        let key = EncodingKey::from_rsa_pem(other_private.as_bytes()).unwrap();
+        let claims = claims(&app, &client_id, "frank@example.com");
+        jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &key).unwrap()
+    };
+    assert_eq!(jwt_grant(&app, &client_id, &new_key()).status, 200);
+
+    app.execute(&format!(
+        "UPDATE clients SET flow = {} WHERE id = '{client_id}'",
+        flow::AUTH_CODE
+    ));
+    assert_eq!(
+        oauth_error(&jwt_grant(&app, &client_id, &new_key())),
+        "unauthorized_client"
+    );
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 3);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 6. Signature flow
 // ---------------------------------------------------------------------------------------------

@@ -47,6 +47,56 @@ pub struct AssertionClaims {
     pub iat: i64,
 }
 
+/// A client's registered RSA public key, parsed once and reusable for many assertions.
+#[derive(Debug, Clone)]
+pub struct JwtKey(RsaPublicKeyComponents<Vec<u8>>);
+
+impl JwtKey {
+    /// Parses a registered PEM (SPKI `PUBLIC KEY` or PKCS#1 `RSA PUBLIC KEY`); a private key
+    /// or anything else is the client's registration at fault (`invalid_client`).
+    pub fn parse(pem: &str) -> Result<JwtKey, OAuthError> {
+        rsa_public_key(pem).map(JwtKey)
+    }
+}
+
+/// An assertion whose header says RS256 and whose signature `key` verified; its claims are
+/// not checked yet ([`accept_verified`]).
+#[derive(Debug, Clone)]
+pub struct SignedAssertion {
+    claims: Map<String, Value>,
+}
+
+/// Checks the header and the signature of `assertion` with `key`: the CPU-heavy part of the
+/// grant, which needs no client record beyond the key.
+pub fn verify_signature(key: &JwtKey, assertion: &str) -> Result<SignedAssertion, OAuthError> {
+    let (header, payload, signature) = split(assertion)?;
+    check_header(header)?;
+    verify_parts(key, assertion, header, payload, signature)
+}
+
+fn verify_parts(
+    key: &JwtKey,
+    assertion: &str,
+    header: &str,
+    payload: &str,
+    signature: &str,
+) -> Result<SignedAssertion, OAuthError> {
+    // The signature covers the header and payload as sent (RFC 7515 §5.2).
+    let signed = &assertion[..header.len() + 1 + payload.len()];
+    let signature = URL_SAFE_NO_PAD
+        .decode(signature)
+        .map_err(|_| OAuthError::invalid_grant("The assertion is malformed."))?;
+    key.0
+        .verify(&RSA_PKCS1_2048_8192_SHA256, signed.as_bytes(), &signature)
+        .map_err(|_| OAuthError::invalid_grant("The assertion signature is invalid."))?;
+    let claims = URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()
+        .and_then(|p| serde_json::from_slice::<Map<String, Value>>(&p).ok())
+        .ok_or_else(|| OAuthError::invalid_grant("The assertion is malformed."))?;
+    Ok(SignedAssertion { claims })
+}
+
 /// Verifies `assertion` for `client` at the token endpoint `audience`.
 ///
 /// Order: the client's JWT_BEARER flow and registered key (`unauthorized_client`); the header,
@@ -61,36 +111,47 @@ pub fn verify_assertion(
     audience: &str,
     now: i64,
 ) -> Result<AssertionClaims, OAuthError> {
+    let pem = registered_key(client)?;
+    let (header, payload, signature) = split(assertion)?;
+    check_header(header)?;
+    let key = JwtKey::parse(pem)?;
+    let signed = verify_parts(&key, assertion, header, payload, signature)?;
+    check_claims(&signed.claims, client, audience, now)
+}
+
+/// The rest of [`verify_assertion`] for an assertion verified beforehand with the key `pem`:
+/// the client's flow, that `pem` is still the client's registered key (else `None`: verify
+/// again with the registered one), and the claims.
+pub fn accept_verified(
+    client: &ClientInfo,
+    pem: &str,
+    signed: &SignedAssertion,
+    audience: &str,
+    now: i64,
+) -> Option<Result<AssertionClaims, OAuthError>> {
+    match registered_key(client) {
+        Ok(registered) if registered == pem => {
+            Some(check_claims(&signed.claims, client, audience, now))
+        }
+        Ok(_) => None,
+        Err(e) => Some(Err(e)),
+    }
+}
+
+/// The client's JWT_BEARER flow and its registered PEM.
+fn registered_key(client: &ClientInfo) -> Result<&str, OAuthError> {
     if !client.has_flow(flow::JWT_BEARER) {
         return Err(OAuthError::unauthorized_client(
             "The client may not use the JWT bearer grant.",
         ));
     }
-    let Some(pem) = client
+    client
         .jwt_public_key
         .as_deref()
         .filter(|k| !k.trim().is_empty())
-    else {
-        return Err(OAuthError::unauthorized_client(
-            "No public key is registered for the client.",
-        ));
-    };
-    let (header, payload, signature) = split(assertion)?;
-    check_header(header)?;
-    let key = rsa_public_key(pem)?;
-    // The signature covers the header and payload as sent (RFC 7515 §5.2).
-    let signed = &assertion[..header.len() + 1 + payload.len()];
-    let signature = URL_SAFE_NO_PAD
-        .decode(signature)
-        .map_err(|_| OAuthError::invalid_grant("The assertion is malformed."))?;
-    key.verify(&RSA_PKCS1_2048_8192_SHA256, signed.as_bytes(), &signature)
-        .map_err(|_| OAuthError::invalid_grant("The assertion signature is invalid."))?;
-    let claims = URL_SAFE_NO_PAD
-        .decode(payload)
-        .ok()
-        .and_then(|p| serde_json::from_slice::<Map<String, Value>>(&p).ok())
-        .ok_or_else(|| OAuthError::invalid_grant("The assertion is malformed."))?;
-    check_claims(&claims, client, audience, now)
+        .ok_or_else(|| {
+            OAuthError::unauthorized_client("No public key is registered for the client.")
+        })
 }
 
 fn malformed() -> OAuthError {
@@ -753,5 +814,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_signature_verified_beforehand_counts_only_with_the_registered_key() {
+        let key = JwtKey::parse(&keys().public_pem).unwrap();
+        let token = sign(&claims());
+        let signed = verify_signature(&key, &token).unwrap();
+        let pem = keys().public_pem.as_str();
+        // The registered key: the same claims as the one-step check.
+        assert_eq!(
+            accept_verified(&jwt_client(), pem, &signed, AUD, NOW),
+            Some(verify_assertion(&jwt_client(), &token, AUD, NOW))
+        );
+        // The client's key changed since: verify again.
+        let rotated = ClientInfo {
+            jwt_public_key: Some(keys().public_pkcs1_pem.clone()),
+            ..jwt_client()
+        };
+        assert_eq!(accept_verified(&rotated, pem, &signed, AUD, NOW), None);
+        // The flow was taken away: refused whatever the key.
+        let e = accept_verified(
+            &client_without_flow(flow::JWT_BEARER),
+            pem,
+            &signed,
+            AUD,
+            NOW,
+        )
+        .unwrap()
+        .unwrap_err();
+        assert_eq!(e.error, UnauthorizedClient);
+        // Claims are still checked.
+        let late = accept_verified(&jwt_client(), pem, &signed, AUD, NOW + 301)
+            .unwrap()
+            .unwrap_err();
+        assert!(late.error_description.contains("`exp`"), "{late}");
+        // A bad signature never gets this far.
+        let (head, rest) = token.split_once('.').unwrap();
+        let body = rest.split_once('.').unwrap().0;
+        let forged = format!("{head}.{body}.{}", URL_SAFE_NO_PAD.encode([0u8; 256]));
+        assert_eq!(
+            verify_signature(&key, &forged).unwrap_err().error,
+            InvalidGrant
+        );
     }
 }

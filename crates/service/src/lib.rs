@@ -76,11 +76,17 @@ impl Config {
 pub struct Ctx {
     pub db: Db,
     pub config: Config,
+    /// Parsed JWT keys of clients (a cache; see [`oauth::JwtKeys`]).
+    pub jwt_keys: std::sync::Arc<oauth::JwtKeys>,
 }
 
 impl Ctx {
     pub fn new(db: Db, config: Config) -> Ctx {
-        Ctx { db, config }
+        Ctx {
+            db,
+            config,
+            jwt_keys: Default::default(),
+        }
     }
 
     /// Runs `f` in a write transaction on a pooled connection.

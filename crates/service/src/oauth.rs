@@ -15,6 +15,48 @@ use coffer_store::models::{
     AccessTokenRow, AuthorizationCode, AuthorizeRequest, Client, RefreshTokenRow, TokenFamily, User,
 };
 use coffer_store::DbConn;
+use std::sync::Arc;
+
+/// Parsed JWT keys by client id, so that the JWT grant verifies an assertion's signature on the
+/// calling thread and then needs a single queued write (see [`token`]). An entry is only a
+/// guess: the write re-reads the client and goes on only if the key it verified with is still
+/// the registered PEM, so a changed or removed key is never trusted, on any node.
+#[derive(Default)]
+pub struct JwtKeys(std::sync::Mutex<std::collections::HashMap<String, Arc<CachedJwtKey>>>);
+
+/// A registered PEM and its parsed key.
+pub struct CachedJwtKey {
+    pem: String,
+    key: coffer_oauth::jwt::JwtKey,
+}
+
+/// Entries kept before the cache starts over (a deployment has few JWT clients).
+const JWT_KEYS_MAX: usize = 1024;
+
+impl JwtKeys {
+    fn get(&self, client_id: &str) -> Option<Arc<CachedJwtKey>> {
+        self.0.lock().ok()?.get(client_id).cloned()
+    }
+
+    fn remember(&self, client: &ClientInfo) {
+        let Some(pem) = client.jwt_public_key.as_deref() else {
+            return;
+        };
+        if self.get(&client.id).is_some_and(|k| k.pem == pem) {
+            return;
+        }
+        let Ok(key) = coffer_oauth::jwt::JwtKey::parse(pem) else {
+            return;
+        };
+        if let Ok(mut map) = self.0.lock() {
+            if map.len() >= JWT_KEYS_MAX {
+                map.clear();
+            }
+            let pem = pem.to_string();
+            map.insert(client.id.clone(), Arc::new(CachedJwtKey { pem, key }));
+        }
+    }
+}
 
 /// Consent tickets live as long as an authorization code.
 const TICKET_LIFETIME_SECS: i64 = 600;
@@ -660,13 +702,19 @@ fn token_client(
 
 /// The token endpoint, for the asynchronous HTTP layer. The refresh grant, a client's most
 /// frequent call, is one queued write (see [`Ctx::write_owned`]): the client is read and the
-/// token rotated on the writer without a blocking thread in between. The other grants run on a
-/// blocking thread.
+/// token rotated on the writer without a blocking thread in between. So is the JWT grant of a
+/// client whose key is known ([`JwtKeys`]): the signature is checked here, the rest in the
+/// write. The other grants run on a blocking thread.
 pub async fn token(ctx: &Ctx, input: TokenInput) -> Result<TokenResult> {
     let (grant, client_id, secret) = match token_request(&input) {
         Ok(v) => v,
         Err(e) => return Ok(Err(e)),
     };
+    if grant == Grant::JwtBearer && secret.is_none() {
+        if let Some(r) = jwt_grant_known_key(ctx, &client_id, &input).await {
+            return r;
+        }
+    }
     if grant == Grant::RefreshToken {
         return finish(
             ctx.write_owned(move |c| {
@@ -685,6 +733,9 @@ pub async fn token(ctx: &Ctx, input: TokenInput) -> Result<TokenResult> {
             Ok(c) => c,
             Err(e) => return Ok(Err(e)),
         };
+        if grant == Grant::JwtBearer {
+            ctx.jwt_keys.remember(&client);
+        }
         match grant {
             Grant::AuthorizationCode => code_grant(ctx, &client, &input),
             Grant::Signature => signature_grant(ctx, &client, &input),
@@ -952,27 +1003,81 @@ fn jwt_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<Token
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),
     };
-    finish(ctx.write(|c| {
-        let Some(user) = usable_user_by_email(c, &claims.sub)? else {
-            return Ok(Tx::Refused(OAuthError::invalid_grant(
-                "The subject is not an active user.",
-            )));
-        };
-        if !coffer_store::grants::record_assertion(c, &client.id, &claims.jti, claims.exp)? {
-            return Ok(Tx::Refused(OAuthError::invalid_grant(
-                "The assertion's jti was used before.",
-            )));
-        }
-        start_session(
-            c,
-            client,
-            input,
-            &user.id,
-            &scope,
-            Grant::JwtBearer,
-            "jwt_bearer",
-        )
-    }))
+    finish(ctx.write(|c| jwt_session(c, client, input, &claims, &scope)))
+}
+
+/// The JWT grant with a key verified before ([`JwtKeys`]): the signature off the writer, then
+/// one queued write that re-reads the client. `None` when the fast path does not apply (no
+/// known key, a signature the known key refuses, or a key changed since): the caller takes
+/// the full path, which gives every refusal its usual answer.
+async fn jwt_grant_known_key(
+    ctx: &Ctx,
+    client_id: &str,
+    input: &TokenInput,
+) -> Option<Result<TokenResult>> {
+    let known = ctx.jwt_keys.get(client_id)?;
+    let signed =
+        coffer_oauth::jwt::verify_signature(&known.key, input.assertion.as_deref()?).ok()?;
+    let audience = ctx.config.token_endpoint();
+    let client_id = client_id.to_string();
+    let input = input.clone();
+    let outcome = ctx
+        .write_owned(move |c| {
+            let stored = client_by_id(c, &client_id)?;
+            let client = match token_client(stored.as_ref(), Grant::JwtBearer, None) {
+                Ok(client) => client,
+                Err(e) => return Ok(Some(Tx::Refused(e))),
+            };
+            let checked =
+                coffer_oauth::jwt::accept_verified(&client, &known.pem, &signed, &audience, now());
+            let claims = match checked {
+                None => return Ok(None),
+                Some(Err(e)) => return Ok(Some(Tx::Refused(e))),
+                Some(Ok(claims)) => claims,
+            };
+            let scope =
+                match coffer_oauth::scope::resolve_requested(input.scope.as_deref(), &client.scope)
+                {
+                    Ok(s) => s,
+                    Err(e) => return Ok(Some(Tx::Refused(e))),
+                };
+            jwt_session(c, &client, &input, &claims, &scope).map(Some)
+        })
+        .await;
+    match outcome {
+        Ok(None) => None,
+        Ok(Some(tx)) => Some(finish(Ok(tx))),
+        Err(e) => Some(Err(e)),
+    }
+}
+
+/// The JWT grant's write: the subject, the single use of the assertion, the session.
+fn jwt_session(
+    c: &mut DbConn,
+    client: &ClientInfo,
+    input: &TokenInput,
+    claims: &coffer_oauth::jwt::AssertionClaims,
+    scope: &Scope,
+) -> Result<Tx> {
+    let Some(user) = usable_user_by_email(c, &claims.sub)? else {
+        return Ok(Tx::Refused(OAuthError::invalid_grant(
+            "The subject is not an active user.",
+        )));
+    };
+    if !coffer_store::grants::record_assertion(c, &client.id, &claims.jti, claims.exp)? {
+        return Ok(Tx::Refused(OAuthError::invalid_grant(
+            "The assertion's jti was used before.",
+        )));
+    }
+    start_session(
+        c,
+        client,
+        input,
+        &user.id,
+        scope,
+        Grant::JwtBearer,
+        "jwt_bearer",
+    )
 }
 
 fn password_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<TokenResult> {
