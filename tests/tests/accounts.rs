@@ -595,3 +595,135 @@ fn throttling_reads_the_client_behind_a_trusted_proxy() {
     assert_eq!(plain.count("key LIKE 'ip:203.%'", "auth_failures"), 0);
     assert_eq!(plain.count("key = 'ip:127.0.0.1'", "auth_failures"), 1);
 }
+
+/// A stolen token is no password oracle: a wrong current password on a password change, a
+/// mobile-number change or a two-factor reset counts as a failed sign-in of the account (and
+/// the address), and once the account is locked even the right password is refused with 429
+/// and `Retry-After`, with nothing changed.
+#[test]
+fn wrong_current_passwords_count_like_failed_sign_ins() {
+    let app = TestApp::spawn_configured(|c| {
+        c.throttle.max_failures = 3;
+        c.throttle.slow_after = 10;
+    });
+    let (id, pw) = app.user("ann@example.com", Role::User);
+    let t = sign_in(&app, "ann@example.com", &pw).json()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Each call, and the body that carries the current password in its field.
+    let calls = [
+        ("PUT", "/rest/users/me", "previousPassword"),
+        ("PUT", "/rest/users/me/mobileNumber", "password"),
+        ("POST", "/rest/users/me/tfa/resetTotpSecret", "password"),
+    ];
+    let body = |path: &str, password: &str| match path {
+        "/rest/users/me" => json!({"password": "New-Passw0rd", "previousPassword": password}),
+        "/rest/users/me/mobileNumber" => {
+            json!({"password": password, "mobileNumber": "+41791234567"})
+        }
+        _ => json!({"password": password}),
+    };
+    for (method, path, field) in calls {
+        let r = app.rest(method, path, &t, Some(body(path, "Wrong-Passw0rd")));
+        assert_eq!(
+            (r.status, r.code()),
+            (422, "ERR_INVALID_PARAMETER".to_string()),
+            "{path}: {}",
+            r.text
+        );
+        assert_eq!(r.json()["errors"][0]["field"], field, "{path}");
+    }
+    assert_eq!(
+        app.count(
+            "key IN ('account:ann@example.com', 'ip:127.0.0.1') AND failures = 3 \
+             AND locked_until IS NOT NULL",
+            "auth_failures"
+        ),
+        2,
+        "three failures locked the account and the address"
+    );
+
+    for (method, path, _) in calls {
+        let r = app.rest(method, path, &t, Some(body(path, &pw)));
+        assert_eq!(
+            (r.status, r.code()),
+            (429, "ERR_REQUEST_RATE_LIMITED".to_string()),
+            "{path}: {}",
+            r.text
+        );
+        let wait: i64 = r.header("retry-after").unwrap().parse().unwrap();
+        assert!((1..=900).contains(&wait), "{wait}");
+    }
+    assert_eq!(
+        app.count(
+            &format!("id = '{id}' AND mobile_number IS NULL AND totp_secret IS NULL"),
+            "users"
+        ),
+        1,
+        "nothing changed"
+    );
+    assert_eq!(app.count("subject = 'user.password.change'", "events"), 0);
+    assert_eq!(app.count("subject = 'user.tfa.reset'", "events"), 0);
+    // The token still works for everything else, and the sign-in is locked as well.
+    assert_eq!(app.rest("GET", "/rest/users/me", &t, None).status, 200);
+    assert_eq!(app.json_login("ann@example.com", &pw, None).status, 429);
+}
+
+/// Test messages cost money and can flood a phone: at most so many per user and per number in
+/// the window (here 2 an hour); over it 429 with `Retry-After`, and nothing is sent.
+#[test]
+fn test_messages_are_limited_per_user_and_per_number() {
+    let app = TestApp::spawn_configured(|c| {
+        c.sms_limits = coffer_service::throttle::SmsLimits {
+            window_secs: 3600,
+            codes: 10,
+            tests: 2,
+        };
+    });
+    let token = |email: &str| {
+        let (_, pw) = app.user(email, Role::User);
+        let t = sign_in(&app, email, &pw).json()["access_token"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        (pw, t)
+    };
+    let test_message = |(pw, t): &(String, String), number: &str| {
+        app.rest(
+            "PUT",
+            "/rest/users/me/mobileNumber",
+            t,
+            Some(json!({"password": pw, "mobileNumber": number, "testOnly": true})),
+        )
+    };
+    let refused = |r: &coffer_tests::Resp| {
+        assert_eq!(
+            (r.status, r.code()),
+            (429, "ERR_REQUEST_RATE_LIMITED".to_string()),
+            "{}",
+            r.text
+        );
+        let wait: i64 = r.header("retry-after").unwrap().parse().unwrap();
+        assert!((3500..=3600).contains(&wait), "{wait}");
+    };
+    let ann = token("ann@example.com");
+    for n in ["+41790000001", "+41790000002"] {
+        assert_eq!(test_message(&ann, n).status, 200);
+    }
+    // Ann had her two.
+    refused(&test_message(&ann, "+41790000003"));
+    assert_eq!(app.count("to_number = '+41790000003'", "sms_messages"), 0);
+
+    // Bob may test numbers, but not one that had its two already.
+    let bob = token("bob@example.com");
+    assert_eq!(test_message(&bob, "+41790000001").status, 200);
+    refused(&test_message(&bob, "+41790000001"));
+    assert_eq!(app.count("to_number = '+41790000001'", "sms_messages"), 2);
+    assert_eq!(app.count("1 = 1", "sms_messages"), 3);
+    assert_eq!(
+        app.count("mobile_number IS NOT NULL", "users"),
+        0,
+        "a test saves no number"
+    );
+}

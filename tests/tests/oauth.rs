@@ -1669,6 +1669,85 @@ fn password_grant_with_wrong_password_is_invalid_grant() {
     assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 0);
 }
 
+/// The password grant cannot take a second step or a password change, so it must not stand in
+/// for the sign-in page that does: a user with TOTP or SMS two-factor sign-in on, or whose
+/// password change is due, gets `invalid_grant` saying why, and nothing is issued or stored.
+#[test]
+fn password_grant_refuses_users_who_owe_a_sign_in_step() {
+    let app = TestApp::spawn();
+    let (totp, totp_pw) = app.user("totp@example.com", Role::User);
+    app.execute(&format!(
+        "UPDATE users SET totp_secret = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', totp_enabled = TRUE \
+         WHERE id = '{totp}'"
+    ));
+    let (sms, sms_pw) = app.user("sms@example.com", Role::User);
+    app.execute(&format!(
+        "UPDATE users SET mobile_number = '+41791234567', mobile_verified = TRUE WHERE id = '{sms}';
+         INSERT INTO sms_two_factor (user_id, enabled_at) VALUES ('{sms}', 1)"
+    ));
+    let (due, due_pw) = app.user("due@example.com", Role::User);
+    app.execute(&format!(
+        "UPDATE users SET force_password_change = TRUE WHERE id = '{due}'"
+    ));
+    let events_before = app.count("1 = 1", "events");
+    for (id, email, pw, says) in [
+        (
+            &totp,
+            "totp@example.com",
+            &totp_pw,
+            "Two-factor sign-in is on",
+        ),
+        (&sms, "sms@example.com", &sms_pw, "Two-factor sign-in is on"),
+        (&due, "due@example.com", &due_pw, "must change the password"),
+    ] {
+        let r = app.form(
+            "/oauth/token",
+            &[
+                ("grant_type", "password"),
+                ("username", email),
+                ("password", pw),
+                ("client_id", &app.admin.client_id),
+                ("client_secret", &app.admin.client_secret),
+                ("install_tag_id", "tag-1"),
+            ],
+        );
+        assert_eq!(oauth_error(&r), "invalid_grant", "{email}");
+        let description = r.json()["error_description"].as_str().unwrap().to_string();
+        assert!(
+            description.contains(says) && description.contains("authorization page"),
+            "{email}: {description}"
+        );
+        assert!(r.json().get("access_token").is_none());
+        let mine = format!("user_id = '{id}'");
+        assert_eq!(app.count(&mine, "token_families"), 0, "{email}");
+        assert_eq!(app.count(&mine, ACCESS_TOKENS), 0, "{email}");
+        assert_eq!(app.count(&mine, REFRESH_TOKENS), 0, "{email}");
+        assert_eq!(app.count(&mine, "devices"), 0, "{email}");
+
+        // A wrong password is refused as for anyone: the reason is given only to the owner.
+        let r = password_grant(&app, admin_creds(&app), email, "Wrong-Passw0rd");
+        assert_eq!(oauth_error(&r), "invalid_grant");
+        assert_eq!(
+            r.json()["error_description"],
+            "The user credentials are not valid."
+        );
+    }
+    assert_eq!(
+        app.count("1 = 1", "events"),
+        events_before,
+        "no sign-in was recorded"
+    );
+
+    // With the step no longer owed, the same grant issues tokens.
+    app.execute(&format!(
+        "UPDATE users SET force_password_change = FALSE WHERE id = '{due}'"
+    ));
+    assert_eq!(
+        app.password_token("due@example.com", &due_pw)["token_type"],
+        "bearer"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 8. Devices registered at token time
 // ---------------------------------------------------------------------------------------------

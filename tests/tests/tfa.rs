@@ -1,11 +1,28 @@
-//! Two-factor sign-in with TOTP over HTTP: enrolment (a secret and an otpauth URI, confirmed by a
-//! code), the second step of the JSON sign-in (challenge, wrong and right codes, no replay),
-//! remembering a browser, and reset.
+//! Two-factor sign-in with TOTP over HTTP: enrolment (a secret with the QR code of its otpauth
+//! URI, confirmed by a code), the second step of the JSON sign-in (challenge, wrong and right
+//! codes, no replay), remembering a browser, and reset (which needs the current password).
 
+use base64::Engine;
 use coffer_domain::Role;
 use coffer_oauth::totp::{code_at, TotpSecret};
 use coffer_tests::{hidden_field as hidden, unix_now as now, Body, TestApp};
 use serde_json::json;
+
+/// Checks the reference's `TotpSetupResponse` for `email`: exactly `{username, issuer, secret,
+/// image}`, the image a PNG data URI. Returns the secret.
+fn setup_shape(v: &serde_json::Value, email: &str) -> TotpSecret {
+    let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["image", "issuer", "secret", "username"], "{v}");
+    assert_eq!(v["username"], email);
+    assert_eq!(v["issuer"], "Coffer");
+    let image = v["image"].as_str().unwrap();
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(image.strip_prefix("data:image/png;base64,").expect(image))
+        .unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 200);
+    TotpSecret::from_base32(v["secret"].as_str().unwrap()).unwrap()
+}
 
 /// Enrols the user behind `token`; returns the secret and the time whose code confirmed it.
 fn enrol(app: &TestApp, token: &str) -> (TotpSecret, i64) {
@@ -13,14 +30,10 @@ fn enrol(app: &TestApp, token: &str) -> (TotpSecret, i64) {
         .rest("GET", "/rest/users/me/tfa/config", token, None)
         .json();
     assert_eq!(cfg["enabled"], false);
+    let me = app.rest("GET", "/rest/users/me", token, None).json();
     let setup = app.rest("GET", "/rest/users/me/tfa/setupTotpSecret", token, None);
     assert_eq!(setup.status, 200, "{}", setup.text);
-    let v = setup.json();
-    assert!(
-        v["uri"].as_str().unwrap().starts_with("otpauth://totp/"),
-        "{v}"
-    );
-    let secret = TotpSecret::from_base32(v["secret"].as_str().unwrap()).unwrap();
+    let secret = setup_shape(&setup.json(), me["email"].as_str().unwrap());
     let wrong = app.rest(
         "POST",
         "/rest/users/me/tfa/verifyTotpSecret",
@@ -39,9 +52,14 @@ fn enrol(app: &TestApp, token: &str) -> (TotpSecret, i64) {
         "POST",
         "/rest/users/me/tfa/verifyTotpSecret",
         token,
-        Some(json!({"otp": right_now})),
+        Some(json!({"otp": right_now, "referral": "/#/settings"})),
     );
     assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        r.json(),
+        json!({"redirectUrl": format!("{}/#/settings", app.base)}),
+        "the reference's AuthRedirectResponse"
+    );
     assert_eq!(
         app.rest("GET", "/rest/users/me/tfa/config", token, None)
             .json()["enabled"],
@@ -170,10 +188,15 @@ fn two_factor_sign_in_with_totp() {
     let r = app.json_login("ann@example.com", &pw, Some("coffer_tfa_remember=forged"));
     assert!(r.json()["redirectUrl"].as_str().unwrap().contains("/#/tfa"));
 
-    // Reset turns it off.
+    // Reset (with the current password) turns it off.
     assert_eq!(
-        app.rest("POST", "/rest/users/me/tfa/resetTotpSecret", &token, None)
-            .status,
+        app.rest(
+            "POST",
+            "/rest/users/me/tfa/resetTotpSecret",
+            &token,
+            Some(json!({"password": pw}))
+        )
+        .status,
         200
     );
     let r = app.json_login("ann@example.com", &pw, None);
@@ -408,6 +431,84 @@ fn wrong_codes_stay_counted_across_password_sign_ins() {
             "key LIKE 'second-factor:%' AND locked_until IS NOT NULL",
             "auth_failures"
         ),
+        1
+    );
+}
+
+/// A token alone cannot switch the second factor off: a reset needs the current password, and
+/// a wrong one changes nothing. The reset answers the setup of a new secret, whose first code
+/// (with the password again) turns TOTP sign-in back on.
+#[test]
+fn resetting_totp_needs_the_current_password() {
+    let app = TestApp::spawn();
+    let (id, pw) = app.user("ann@example.com", Role::User);
+    let token = app.password_token("ann@example.com", &pw)["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (old, _) = enrol(&app, &token);
+    let reset = |body: Option<serde_json::Value>| {
+        app.rest("POST", "/rest/users/me/tfa/resetTotpSecret", &token, body)
+    };
+    let still_on = format!(
+        "id = '{id}' AND totp_enabled = TRUE AND totp_secret = '{}'",
+        old.to_base32()
+    );
+
+    let r = reset(None);
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INPUT_REQUIRED".to_string())
+    );
+    assert_eq!(r.json()["errors"][0]["field"], "password");
+    let r = reset(Some(json!({"password": "Wrong-Passw0rd"})));
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INVALID_PARAMETER".to_string())
+    );
+    assert_eq!(r.json()["errors"][0]["field"], "password");
+    let r = reset(Some(json!({"password": 42})));
+    assert_eq!(r.status, 422, "{}", r.text);
+    assert_eq!(app.count(&still_on, "users"), 1, "nothing changed");
+    assert_eq!(app.count("subject = 'user.tfa.reset'", "events"), 0);
+    assert_eq!(
+        app.count("key = 'account:ann@example.com'", "auth_failures"),
+        1,
+        "the wrong password counted as a failed sign-in"
+    );
+
+    let r = reset(Some(json!({"password": pw})));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let new = setup_shape(&r.json(), "ann@example.com");
+    assert_ne!(new.to_base32(), old.to_base32());
+    assert_eq!(
+        app.count(
+            &format!(
+                "id = '{id}' AND totp_enabled = FALSE AND totp_secret = '{}'",
+                new.to_base32()
+            ),
+            "users"
+        ),
+        1,
+        "off, with the new secret pending"
+    );
+    assert_eq!(app.count("subject = 'user.tfa.reset'", "events"), 1);
+
+    // A code of the old secret does not confirm the new one; a code of the new one does.
+    let wrong = code_at(&old, now());
+    let right = code_at(&new, now());
+    if wrong != right {
+        let r = reset(Some(json!({"password": pw, "otp": wrong})));
+        assert_eq!(
+            (r.status, r.code()),
+            (422, "ERR_INVALID_PARAMETER".to_string())
+        );
+    }
+    let r = reset(Some(json!({"password": pw, "otp": right})));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json(), json!({"code": 1}));
+    assert_eq!(
+        app.count(&format!("id = '{id}' AND totp_enabled = TRUE"), "users"),
         1
     );
 }

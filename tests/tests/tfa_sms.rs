@@ -284,9 +284,37 @@ fn sms_enrolment_verifies_the_number_and_turns_two_factor_on() {
     );
     assert_eq!(app.count("subject = 'user.tfa.enable'", "events"), 1);
 
-    // Reset turns it off; the verified number stays.
+    // Reset needs the current password: a token alone cannot switch the second factor off.
     let r = app.rest("POST", "/rest/users/me/tfa/resetSms", &token, None);
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INPUT_REQUIRED".to_string())
+    );
+    let r = app.rest(
+        "POST",
+        "/rest/users/me/tfa/resetSms",
+        &token,
+        Some(json!({"password": "Wrong-Passw0rd"})),
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "ERR_INVALID_PARAMETER".to_string())
+    );
+    assert_eq!(r.json()["errors"][0]["field"], "password");
+    assert_eq!(
+        app.count(&format!("user_id = '{id}'"), "sms_two_factor"),
+        1,
+        "still on"
+    );
+    // With it, reset turns it off; the verified number stays.
+    let r = app.rest(
+        "POST",
+        "/rest/users/me/tfa/resetSms",
+        &token,
+        Some(json!({"password": pw})),
+    );
     assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(app.count(&format!("user_id = '{id}'"), "sms_two_factor"), 0);
     let r = app.json_login("ann@example.com", &pw, None);
     assert_eq!(r.json()["redirectUrl"], format!("{}/#/home", app.base));
     assert_eq!(
@@ -568,4 +596,96 @@ fn assert_redirect_with_code(r: &Resp, redirect: &str) {
             && location.contains("state=s1"),
         "{location}"
     );
+}
+
+/// Codes cost money and can flood a phone: beyond the 30-second spacing, each user and each
+/// number gets at most so many codes in a longer window (here 2 an hour), whoever asks and for
+/// whatever purpose; over the limit 429 with `Retry-After`, nothing sent or stored.
+#[test]
+fn sms_codes_are_limited_per_user_and_per_number_over_a_window() {
+    let app = TestApp::spawn_configured(|c| {
+        c.sms_limits = coffer_service::throttle::SmsLimits {
+            window_secs: 3600,
+            codes: 2,
+            tests: 3,
+        };
+    });
+    let number_saved = |email: &str, number: &str| {
+        let (_, pw) = app.user(email, Role::User);
+        let token = app.password_token(email, &pw)["access_token"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let r = app.rest(
+            "PUT",
+            "/rest/users/me/mobileNumber",
+            &token,
+            Some(json!({"password": pw, "mobileNumber": number})),
+        );
+        assert_eq!(r.status, 200, "{}", r.text);
+        (pw, token)
+    };
+    let refused = |r: &Resp, over: i64| {
+        assert_eq!(
+            (r.status, r.code()),
+            (429, "ERR_REQUEST_RATE_LIMITED".to_string()),
+            "{}",
+            r.text
+        );
+        let wait: i64 = r.header("retry-after").unwrap().parse().unwrap();
+        assert!(wait > over && wait <= 3600, "{wait}");
+    };
+
+    // Ann: two codes (apart by more than 30 s), then the hour's limit for her.
+    let (_, ann) = number_saved("ann@example.com", NUMBER);
+    for _ in 0..2 {
+        allow_resend(&app);
+        let r = app.rest("POST", "/rest/users/me/tfa/setupSms", &ann, None);
+        assert_eq!(r.status, 200, "{}", r.text);
+    }
+    allow_resend(&app);
+    let stored = app.count("1 = 1", "sms_codes");
+    let sent = messages(&app).len();
+    let r = app.rest("POST", "/rest/users/me/tfa/setupSms", &ann, None);
+    refused(&r, 30);
+    assert_eq!(messages(&app).len(), sent, "nothing sent");
+    let earlier = format!(
+        "user_id = (SELECT id FROM users WHERE email = 'ann@example.com') AND sent_at < {}",
+        now() - 30
+    );
+    assert_eq!(
+        app.count(&earlier, "sms_codes"),
+        1,
+        "the previous code stays as it was"
+    );
+    assert_eq!(app.count("1 = 1", "sms_codes"), stored);
+
+    // Bob saved the same number: it had its two codes this hour, so none for him either.
+    let (_, bob) = number_saved("bob@example.com", "+41 79 123 45 67");
+    let r = app.rest("POST", "/rest/users/me/tfa/setupSms", &bob, None);
+    refused(&r, 30);
+    assert_eq!(messages(&app).len(), sent);
+
+    // Another number is not held back by Ann's.
+    let (_, carol) = number_saved("carol@example.com", "+41 79 000 00 01");
+    let r = app.rest("POST", "/rest/users/me/tfa/setupSms", &carol, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+
+    // The sign-in challenge counts the same: Dave's second code passes, his third does not.
+    let (pw, dave) = number_saved("dave@example.com", "+41 79 000 00 02");
+    let r = app.rest("POST", "/rest/users/me/tfa/setupSms", &dave, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    // Enrolled as if that code had been entered (it was sent to another number than `messages`
+    // reads).
+    app.execute(
+        "UPDATE users SET mobile_verified = TRUE WHERE email = 'dave@example.com';
+         INSERT INTO sms_two_factor (user_id, enabled_at)
+           SELECT id, 1 FROM users WHERE email = 'dave@example.com'",
+    );
+    allow_resend(&app);
+    let s = Session::start(&app, "dave@example.com", &pw);
+    asks_again(&s.challenge());
+    allow_resend(&app);
+    let r = s.challenge();
+    refused(&r, 30);
 }

@@ -84,6 +84,15 @@ pub struct Flags {
     /// An HTTP SMS gateway that takes POST {to, body} [default: record messages in the database]
     #[arg(long, global = true, env = "COFFER_SMS_GATEWAY_URL")]
     pub sms_gateway_url: Option<String>,
+    /// Seconds over which text messages are counted against their limits [default: 3600]
+    #[arg(long, global = true, env = "COFFER_SMS_WINDOW_SECONDS")]
+    pub sms_window_seconds: Option<i64>,
+    /// Two-factor codes sent per user, and per number, in the window [default: 10]
+    #[arg(long, global = true, env = "COFFER_SMS_MAX_CODES")]
+    pub sms_max_codes: Option<i32>,
+    /// Test messages sent per user, and per number, in the window [default: 3]
+    #[arg(long, global = true, env = "COFFER_SMS_MAX_TESTS")]
+    pub sms_max_tests: Option<i32>,
     /// Reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For names the client [default: none]
     #[arg(long, global = true, env = "COFFER_TRUSTED_PROXIES")]
     pub trusted_proxies: Option<String>,
@@ -115,6 +124,9 @@ struct FileConfig {
     ldap_mail_attribute: Option<String>,
     ldap_name_attribute: Option<String>,
     sms_gateway_url: Option<String>,
+    sms_window_seconds: Option<i64>,
+    sms_max_codes: Option<i32>,
+    sms_max_tests: Option<i32>,
     trusted_proxies: Option<String>,
 }
 
@@ -132,6 +144,7 @@ pub struct Settings {
     pub tfa_remember_secs: i64,
     pub ldap: Option<coffer_service::directory::LdapConfig>,
     pub sms_gateway: Option<String>,
+    pub sms_limits: coffer_service::throttle::SmsLimits,
     pub trusted_proxies: coffer_domain::net::TrustedProxies,
 }
 
@@ -247,6 +260,19 @@ impl Settings {
                 }),
             },
             sms_gateway: flags.sms_gateway_url.clone().or(file.sms_gateway_url),
+            sms_limits: {
+                let mut l = coffer_service::throttle::SmsLimits::default();
+                if let Some(v) = flags.sms_window_seconds.or(file.sms_window_seconds) {
+                    l.window_secs = v.max(1);
+                }
+                if let Some(v) = flags.sms_max_codes.or(file.sms_max_codes) {
+                    l.codes = v.max(1);
+                }
+                if let Some(v) = flags.sms_max_tests.or(file.sms_max_tests) {
+                    l.tests = v.max(1);
+                }
+                l
+            },
             trusted_proxies: coffer_domain::net::TrustedProxies::parse(
                 flags
                     .trusted_proxies
@@ -264,6 +290,7 @@ impl Settings {
         c.tfa_remember_secs = self.tfa_remember_secs;
         c.ldap = self.ldap.clone();
         c.sms_gateway = self.sms_gateway.clone();
+        c.sms_limits = self.sms_limits.clone();
         c.trusted_proxies = self.trusted_proxies.clone();
         c
     }

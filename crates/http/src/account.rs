@@ -8,7 +8,7 @@ use actix_web::HttpResponse;
 use coffer_domain::input::Fields;
 use coffer_domain::list::{self, ListSpec};
 use coffer_service::users::DeleteOptions;
-use coffer_service::views::{CurrentUser, Link, SystemSettingsView};
+use coffer_service::views::{AuthRedirect, CurrentUser, Link, SystemSettingsView, TotpSetup};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -75,8 +75,9 @@ pub async fn system(Caller(c): Caller, st: Data<AppState>) -> Result<HttpRespons
     Ok(HttpResponse::Ok().json(s))
 }
 
-#[utoipa::path(put, path = "/rest/users/me", tag = "users", request_body(content = serde_json::Value, description = "`{name?, password?, previousPassword?}`; a new password ends the user's other sessions"), responses((status = 200, body = CurrentUser), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/users/me", tag = "users", request_body(content = serde_json::Value, description = "`{name?, password?, previousPassword?}`; a new password ends the user's other sessions"), responses((status = 200, body = CurrentUser), (status = 422, description = "`ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_REQUIRED`; `ERR_INVALID_PARAMETER` on `previousPassword` when it does not match"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn update_me(
+    req: actix_web::HttpRequest,
     Caller(c): Caller,
     st: Data<AppState>,
     JsonBody(body): JsonBody,
@@ -85,8 +86,9 @@ pub async fn update_me(
     let name = f.opt_str("name")?.map(str::to_string);
     let password = f.opt_str("password")?.map(str::to_string);
     let previous = f.opt_str("previousPassword")?.map(str::to_string);
+    let ip = st.client_ip(&req);
     let u = blocking(&st, move |ctx| {
-        coffer_service::users::update_me(ctx, &c, name, password, previous)
+        coffer_service::users::update_me(ctx, &c, name, password, previous, ip.as_deref())
     })
     .await?;
     Ok(HttpResponse::Ok().json(u))
@@ -189,8 +191,9 @@ pub async fn quota(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(put, path = "/rest/users/me/mobileNumber", tag = "users", request_body(content = serde_json::Value, description = "`{password, mobileNumber, testOnly?}`"), responses((status = 200, description = "The user settings; empty when testOnly"), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/users/me/mobileNumber", tag = "users", request_body(content = serde_json::Value, description = "`{password (the current one), mobileNumber, testOnly?}`"), responses((status = 200, description = "The user settings; empty when testOnly"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`; `ERR_INVALID_PARAMETER` on `password` when it does not match"), (status = 429, description = "Too many wrong passwords, or too many test messages to this user or number (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
 pub async fn mobile_number(
+    req: actix_web::HttpRequest,
     Caller(c): Caller,
     st: Data<AppState>,
     JsonBody(body): JsonBody,
@@ -199,6 +202,7 @@ pub async fn mobile_number(
     let password = f.req_str("password")?.to_string();
     let number = f.req_str("mobileNumber")?.to_string();
     let test_only = f.opt_bool("testOnly")?.unwrap_or(false);
+    let ip = st.client_ip(&req);
     let v = blocking(&st, move |ctx| {
         coffer_service::users::set_mobile_number(
             ctx,
@@ -207,6 +211,7 @@ pub async fn mobile_number(
             &password,
             &number,
             test_only,
+            ip.as_deref(),
         )
     })
     .await?;
@@ -287,8 +292,9 @@ pub async fn alive_token(Caller(c): Caller, st: Data<AppState>) -> Result<HttpRe
     Ok(HttpResponse::Ok().json(serde_json::json!({})))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/forcedPasswordChange", tag = "users", request_body(content = serde_json::Value, description = "`{password, previousPassword, referral?}`"), responses((status = 200, description = "`{redirectUrl}`"), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/forcedPasswordChange", tag = "users", request_body(content = serde_json::Value, description = "`{password, previousPassword, referral?}`"), responses((status = 200, description = "`{redirectUrl}`"), (status = 422), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn forced_password_change(
+    req: actix_web::HttpRequest,
     Caller(c): Caller,
     st: Data<AppState>,
     JsonBody(body): JsonBody,
@@ -297,6 +303,7 @@ pub async fn forced_password_change(
     let password = f.req_str("password")?.to_string();
     let previous = f.req_str("previousPassword")?.to_string();
     let referral = f.opt_str("referral")?.map(str::to_string);
+    let ip = st.client_ip(&req);
     let next = blocking(&st, move |ctx| {
         coffer_service::sessions::forced_password_change(
             ctx,
@@ -304,6 +311,7 @@ pub async fn forced_password_change(
             &password,
             &previous,
             referral.as_deref(),
+            ip.as_deref(),
         )
     })
     .await?;
@@ -319,7 +327,7 @@ pub async fn tfa_config(Caller(c): Caller, st: Data<AppState>) -> Result<HttpRes
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/setupSms", tag = "users", responses((status = 200, description = "`{challengeMsg, mobileNumber (masked)}`: an enrolment code was sent to the saved mobile number"), (status = 404, description = "No mobile number is set"), (status = 409, description = "Two-factor sign-in is on"), (status = 429, description = "A code was sent less than 30 seconds ago (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/setupSms", tag = "users", responses((status = 200, description = "`{challengeMsg, mobileNumber (masked)}`: an enrolment code was sent to the saved mobile number"), (status = 404, description = "No mobile number is set"), (status = 409, description = "Two-factor sign-in is on"), (status = 429, description = "A code was sent less than 30 seconds ago, or the user or the number had as many codes as the window allows (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
 pub async fn tfa_setup_sms(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -342,39 +350,65 @@ pub async fn tfa_verify_sms(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/resetSms", tag = "users", responses((status = 200, description = "`{enabled: false}`: SMS two-factor sign-in off")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/resetSms", tag = "users", request_body(content = serde_json::Value, description = "`{password}`: the current password"), responses((status = 200, description = "`{enabled: false}`: SMS two-factor sign-in off"), (status = 422, description = "`ERR_INPUT_REQUIRED`; `ERR_INVALID_PARAMETER` on `password` when it does not match"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_reset_sms(
+    req: actix_web::HttpRequest,
     Caller(c): Caller,
     st: Data<AppState>,
+    JsonBody(body): JsonBody,
 ) -> Result<HttpResponse, RestError> {
-    blocking(&st, move |ctx| coffer_service::tfa_sms::reset(ctx, &c)).await?;
+    let password = Fields::of(&body)?.req_str("password")?.to_string();
+    let ip = st.client_ip(&req);
+    blocking(&st, move |ctx| {
+        coffer_service::tfa_sms::reset(ctx, &c, &password, ip.as_deref())
+    })
+    .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({"enabled": false})))
 }
 
-#[utoipa::path(get, path = "/rest/users/me/tfa/setupTotpSecret", tag = "users", responses((status = 200, description = "`{secret, uri}`: a new TOTP secret, pending until verified"), (status = 409)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/me/tfa/setupTotpSecret", tag = "users", responses((status = 200, body = TotpSetup, description = "A new TOTP secret, pending until verified: `{username, issuer, secret, image}`, `image` the QR code of the `otpauth://totp/…` URI as `data:image/png;base64,…`"), (status = 409, description = "Two-factor sign-in is on")), security(("bearer" = [])))]
 pub async fn tfa_setup(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     let v = blocking(&st, move |ctx| coffer_service::tfa::setup(ctx, &c)).await?;
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/verifyTotpSecret", tag = "users", request_body(content = serde_json::Value, description = "`{otp}`"), responses((status = 200, description = "`{enabled: true}`"), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/verifyTotpSecret", tag = "users", request_body(content = serde_json::Value, description = "`{otp, referral?}`: a code of the pending secret"), responses((status = 200, body = AuthRedirect, description = "TOTP sign-in is on; `redirectUrl` is the referral when it stays on this server, else the base URL"), (status = 404, description = "No secret is pending"), (status = 409, description = "Two-factor sign-in is on"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`; `ERR_INVALID_PARAMETER` on `otp` when the code does not match")), security(("bearer" = [])))]
 pub async fn tfa_verify(
     Caller(c): Caller,
     st: Data<AppState>,
     JsonBody(body): JsonBody,
 ) -> Result<HttpResponse, RestError> {
-    let otp = Fields::of(&body)?.req_str("otp")?.to_string();
+    let f = Fields::of(&body)?;
+    let otp = f.req_str("otp")?.to_string();
+    let referral = f.opt_str("referral")?.map(str::to_string);
     let v = blocking(&st, move |ctx| {
-        coffer_service::tfa::verify_setup(ctx, &c, &otp)
+        coffer_service::tfa::verify_setup(ctx, &c, &otp, referral.as_deref())
     })
     .await?;
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/resetTotpSecret", tag = "users", responses((status = 200)), security(("bearer" = [])))]
-pub async fn tfa_reset(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
-    blocking(&st, move |ctx| coffer_service::tfa::reset(ctx, &c)).await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({"enabled": false})))
+#[utoipa::path(post, path = "/rest/users/me/tfa/resetTotpSecret", tag = "users", request_body(content = serde_json::Value, description = "`{password, otp?}`: the current password; without `otp` TOTP sign-in goes off and a new secret is pending, with `otp` (a code of the new secret) it is on again"), responses((status = 200, body = TotpSetup, description = "Without `otp`: the new secret, `{username, issuer, secret, image}`; with `otp`: `{code: 1}`"), (status = 409, description = "SMS two-factor sign-in is on; with `otp`, TOTP sign-in is on already"), (status = 422, description = "`ERR_INPUT_REQUIRED`; `ERR_INVALID_PARAMETER` on `password` or `otp` when it does not match"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
+pub async fn tfa_reset(
+    req: actix_web::HttpRequest,
+    Caller(c): Caller,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let password = f.req_str("password")?.to_string();
+    let otp = f.opt_str("otp")?.map(str::to_string);
+    let ip = st.client_ip(&req);
+    let r = blocking(&st, move |ctx| {
+        coffer_service::tfa::reset(ctx, &c, &password, otp.as_deref(), ip.as_deref())
+    })
+    .await?;
+    Ok(match r {
+        coffer_service::tfa::Reset::Setup(v) => HttpResponse::Ok().json(v),
+        coffer_service::tfa::Reset::Confirmed => {
+            HttpResponse::Ok().json(serde_json::json!({"code": 1}))
+        }
+    })
 }
 
 fn step_response(st: &AppState, step: coffer_service::tfa::Step) -> HttpResponse {
@@ -405,7 +439,7 @@ fn step_response(st: &AppState, step: coffer_service::tfa::Step) -> HttpResponse
     }
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/challenge", tag = "users", request_body(content = serde_json::Value, description = "`{referral?}`"), responses((status = 200, description = "`{challengeMsg}` or `{redirectUrl}`, never both; for an SMS user a new code is sent"), (status = 429, description = "An SMS code was sent less than 30 seconds ago (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/challenge", tag = "users", request_body(content = serde_json::Value, description = "`{referral?}`"), responses((status = 200, description = "`{challengeMsg}` or `{redirectUrl}`, never both; for an SMS user a new code is sent"), (status = 429, description = "An SMS code was sent less than 30 seconds ago, or the user or the number had as many codes as the window allows (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
 pub async fn tfa_challenge(
     Caller(c): Caller,
     st: Data<AppState>,

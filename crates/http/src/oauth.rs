@@ -300,7 +300,7 @@ pub async fn second_factor(
     })
 }
 
-#[utoipa::path(post, path = "/oauth/password", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`ticket`, `csrf`, `previousPassword`, `password`"), responses((status = 302, description = "To the client with a code"), (status = 200, description = "The consent page"), (status = 422, description = "Refused: the page again"), (status = 400)))]
+#[utoipa::path(post, path = "/oauth/password", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`ticket`, `csrf`, `previousPassword`, `password`"), responses((status = 302, description = "To the client with a code"), (status = 200, description = "The consent page"), (status = 422, description = "Refused: the page again"), (status = 429, description = "Too many wrong passwords for the account or address: the page again, with `Retry-After`"), (status = 400)))]
 pub async fn password_step(
     req: HttpRequest,
     st: Data<AppState>,
@@ -319,8 +319,9 @@ pub async fn password_step(
     let ticket = param(&pairs, "ticket").unwrap_or_default();
     let previous = param(&pairs, "previousPassword").unwrap_or_default();
     let password = param(&pairs, "password").unwrap_or_default();
+    let ip = st.client_ip(&req);
     let outcome = blocking(&st, move |ctx| {
-        svc::password_step(ctx, &ticket, &previous, &password)
+        svc::password_step(ctx, &ticket, &previous, &password, ip.as_deref())
     })
     .await?;
     Ok(match outcome {
@@ -332,7 +333,18 @@ pub async fn password_step(
             ticket,
             mobile,
             error,
-        } => pages::password_change("", &ticket, &csrf, Some(&error), mobile),
+            retry_after,
+        } => {
+            let mut page = pages::password_change("", &ticket, &csrf, Some(&error), mobile);
+            if let Some(wait) = retry_after {
+                *page.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+                if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&wait.to_string()) {
+                    page.headers_mut()
+                        .insert(actix_web::http::header::RETRY_AFTER, v);
+                }
+            }
+            page
+        }
         svc::PasswordStep::Done {
             next,
             client_name,

@@ -1,6 +1,6 @@
 //! The OAuth 2.0 flows of Coffer as pure functions: authorize-request checks, authorization
 //! codes, PKCE, refresh-token rotation, JWT assertions, the signature flow, the password grant,
-//! scope resolution and token lifetimes.
+//! scope resolution and token lifetimes; TOTP and the QR code that enrols it.
 //!
 //! Nothing here does I/O: the service loads the records, passes them in with the current time
 //! (`now`, Unix seconds), and acts on the decision (issue, refuse, or revoke on replay).
@@ -11,6 +11,7 @@ pub mod code;
 pub mod jwt;
 pub mod password_grant;
 pub mod pkce;
+pub mod qr;
 pub mod refresh;
 pub mod scope;
 pub mod secrets;

@@ -124,16 +124,47 @@ pub fn sign_in(ctx: &Ctx, email: &str, password: &str, client_ip: Option<&str>) 
     }
 }
 
-/// Checks a password change: the previous password must match and the new one pass the policy.
-/// Returns the new password's hash.
-pub fn check_new_password(ctx: &Ctx, user: &User, previous: &str, new: &str) -> Result<String> {
-    if !verify_password(previous, user.password_hash.as_deref()) {
-        return Err(
-            ApiError::field(ErrorCode::InvalidParameter, "previousPassword")
-                .with_message("The parameter is invalid (previousPassword does not match).")
-                .into(),
-        );
+/// Re-authentication of a signed-in user before a sensitive change: the current password,
+/// given in the body field `field`, must match. It counts against the same per-account and
+/// per-address limits as a sign-in (see [`crate::throttle`]), so a stolen token or session is no
+/// way to test passwords: a wrong one is answered slowly as the failures add up, and a locked
+/// account or address is refused (429 with `Retry-After`) even with the right password.
+pub fn reauthenticate(
+    ctx: &Ctx,
+    user: &User,
+    password: &str,
+    field: &'static str,
+    client_ip: Option<&str>,
+) -> Result<()> {
+    let keys = crate::throttle::keys(Some(&user.email), client_ip);
+    if let Some(wait) = crate::throttle::locked(ctx, &keys)? {
+        return Err(ApiError::new(ErrorCode::RequestRateLimited)
+            .with_message("Too many requests (too many wrong passwords; try again later).")
+            .with_retry_after(wait)
+            .into());
     }
+    if verify_password(password, user.password_hash.as_deref()) {
+        crate::throttle::succeeded(ctx, &user.email)?;
+        return Ok(());
+    }
+    std::thread::sleep(crate::throttle::failed(ctx, &keys)?);
+    Err(ApiError::field(ErrorCode::InvalidParameter, field)
+        .with_message(format!(
+            "The parameter is invalid ({field} does not match)."
+        ))
+        .into())
+}
+
+/// Checks a password change: the previous password must match ([`reauthenticate`], counted
+/// like a sign-in) and the new one pass the policy. Returns the new password's hash.
+pub fn check_new_password(
+    ctx: &Ctx,
+    user: &User,
+    previous: &str,
+    new: &str,
+    client_ip: Option<&str>,
+) -> Result<String> {
+    reauthenticate(ctx, user, previous, "previousPassword", client_ip)?;
     check_policy(ctx, new)?;
     hash_password(new)
 }

@@ -41,6 +41,8 @@ pub struct Config {
     pub service_name: String,
     /// Brute-force throttling of sign-in.
     pub throttle: throttle::Limits,
+    /// Limits on text messages.
+    pub sms_limits: throttle::SmsLimits,
     /// The LDAP directory for user lookups; the local users when absent.
     pub ldap: Option<directory::LdapConfig>,
     /// An HTTP SMS gateway; messages are recorded in the database when absent.
@@ -58,6 +60,7 @@ impl Config {
             version_brand: version_brand.to_string(),
             service_name: version_brand.to_string(),
             throttle: throttle::Limits::default(),
+            sms_limits: throttle::SmsLimits::default(),
             ldap: None,
             sms_gateway: None,
             trusted_proxies: Default::default(),

@@ -211,10 +211,15 @@ fn send_sign_in_code(ctx: &Ctx, user: &User) -> Result<Option<String>> {
     match crate::tfa_sms::send_code(ctx, user, number, crate::tfa_sms::Purpose::SignIn) {
         Ok(()) => Ok(None),
         Err(Error::Api(e)) if e.code == coffer_errors::ErrorCode::RequestRateLimited => {
-            Ok(Some(format!(
-                "A code was sent a moment ago: enter it, or ask for a new one in {} seconds.",
-                e.retry_after.unwrap_or(crate::tfa_sms::RESEND_SECS)
-            )))
+            let wait = e.retry_after.unwrap_or(crate::tfa_sms::RESEND_SECS);
+            Ok(Some(if wait <= crate::tfa_sms::RESEND_SECS {
+                format!("A code was sent a moment ago: enter it, or ask for a new one in {wait} seconds.")
+            } else {
+                format!(
+                    "Too many codes were sent: enter the last one, or ask for a new one in {} minutes.",
+                    (wait + 59) / 60
+                )
+            }))
         }
         Err(Error::Api(_)) => Ok(Some(
             "The code could not be sent. Try again later.".to_string(),
@@ -324,11 +329,13 @@ pub fn second_factor(
 /// The outcome of the password-change page.
 pub enum PasswordStep {
     Expired,
-    /// Refused (the previous password or the policy): ask again with this new ticket.
+    /// Refused (the previous password or the policy): ask again with this new ticket. Too many
+    /// wrong passwords: refused for `retry_after` seconds.
     Again {
         ticket: String,
         mobile: bool,
         error: String,
+        retry_after: Option<i64>,
     },
     /// Go on: a redirect, or the consent page for this client and scope.
     Done {
@@ -342,12 +349,18 @@ pub enum PasswordStep {
 /// The user answered the password-change page of the authorization flow: the change is made as
 /// for `POST /rest/users/me/forcedPasswordChange` (every other session and token ends), then the
 /// flow goes on.
-pub fn password_step(ctx: &Ctx, ticket: &str, previous: &str, new: &str) -> Result<PasswordStep> {
+pub fn password_step(
+    ctx: &Ctx,
+    ticket: &str,
+    previous: &str,
+    new: &str,
+    client_ip: Option<&str>,
+) -> Result<PasswordStep> {
     let Some((r, user)) = take_step(ctx, ticket, "password")? else {
         return Ok(PasswordStep::Expired);
     };
     let mut v = valid_from_ticket(&r)?;
-    let hash = match crate::accounts::check_new_password(ctx, &user, previous, new) {
+    let hash = match crate::accounts::check_new_password(ctx, &user, previous, new, client_ip) {
         Ok(h) => h,
         Err(Error::Api(e)) => {
             let again = new_token();
@@ -360,6 +373,7 @@ pub fn password_step(ctx: &Ctx, ticket: &str, previous: &str, new: &str) -> Resu
             return Ok(PasswordStep::Again {
                 ticket: again,
                 mobile: r.mobile,
+                retry_after: e.retry_after,
                 error: e.message.into_owned(),
             });
         }
@@ -1107,6 +1121,14 @@ fn password_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<
         }
         crate::accounts::SignIn::Locked(wait) => return Ok(Err(OAuthError::throttled(wait))),
     };
+    // The steps the sign-in page would take next cannot be taken here: refuse, issue nothing.
+    let steps = coffer_oauth::password_grant::PendingSteps {
+        second_factor: crate::tfa::method(ctx, &user)?.is_some(),
+        password_change_due: user.force_password_change,
+    };
+    if let Err(e) = coffer_oauth::password_grant::check_user(steps) {
+        return Ok(Err(e));
+    }
     finish(ctx.write(|c| {
         start_session(
             c,

@@ -203,8 +203,10 @@ pub fn forced_password_change(
     password: &str,
     previous: &str,
     referral: Option<&str>,
+    client_ip: Option<&str>,
 ) -> Result<String> {
-    let hash = crate::accounts::check_new_password(ctx, &caller.user, previous, password)?;
+    let hash =
+        crate::accounts::check_new_password(ctx, &caller.user, previous, password, client_ip)?;
     ctx.write(|c| {
         coffer_store::users::set_password(c, &caller.user.id, &hash, now())?;
         coffer_store::users::clear_force_password_change(c, &caller.user.id)?;

@@ -5,6 +5,7 @@
 
 use crate::auth::Caller;
 use crate::sessions::{safe_referral, SESSION_FAMILY_PREFIX};
+use crate::views::{AuthRedirect, TotpSetup};
 use crate::{events, now, Ctx, Result};
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_oauth::secrets::{hash_token, new_token};
@@ -75,25 +76,45 @@ pub fn config(ctx: &Ctx, caller: &Caller) -> Result<serde_json::Value> {
     Ok(v)
 }
 
-/// `GET /rest/users/me/tfa/setupTotpSecret`: a new secret, pending until a code confirms it.
-pub fn setup(ctx: &Ctx, caller: &Caller) -> Result<serde_json::Value> {
-    if method(ctx, &caller.user)?.is_some() {
+/// What an authenticator app needs to enrol `secret`: the account (the user's email), the
+/// issuer (the server's brand), the secret, and the QR code of its `otpauth://` URI.
+fn setup_view(
+    ctx: &Ctx,
+    user: &coffer_store::models::User,
+    secret: &TotpSecret,
+) -> Result<TotpSetup> {
+    let issuer = ctx.config.service_name.clone();
+    let uri = totp::otpauth_uri(secret, &issuer, &user.email);
+    let image = coffer_oauth::qr::png_data_uri(&uri).map_err(Error::internal)?;
+    Ok(TotpSetup {
+        username: user.email.clone(),
+        issuer,
+        secret: secret.to_base32(),
+        image,
+    })
+}
+
+fn refuse_if_on(ctx: &Ctx, user: &coffer_store::models::User) -> Result<()> {
+    if method(ctx, user)?.is_some() {
         return Err(ApiError::new(ErrorCode::EntityExists)
             .with_message("The entity exists (two-factor sign-in is on; reset it first).")
             .into());
     }
+    Ok(())
+}
+
+/// `GET /rest/users/me/tfa/setupTotpSecret`: a new secret, pending until a code confirms it.
+pub fn setup(ctx: &Ctx, caller: &Caller) -> Result<TotpSetup> {
+    refuse_if_on(ctx, &caller.user)?;
     let secret = TotpSecret::generate();
-    let encoded = secret.to_base32();
+    let view = setup_view(ctx, &caller.user, &secret)?;
     ctx.write(|c| {
         Ok(
-            coffer_store::users::set_totp(c, &caller.user.id, Some(&encoded), false, now())
+            coffer_store::users::set_totp(c, &caller.user.id, Some(&view.secret), false, now())
                 .map(|_| ())?,
         )
     })?;
-    Ok(serde_json::json!({
-        "secret": encoded,
-        "uri": totp::otpauth_uri(&secret, &ctx.config.service_name, &caller.user.email),
-    }))
+    Ok(view)
 }
 
 fn secret_of_user(user: &coffer_store::models::User) -> Result<TotpSecret> {
@@ -128,12 +149,24 @@ pub fn check_user_code(ctx: &Ctx, user: &coffer_store::models::User, otp: &str) 
     }
 }
 
-/// `POST /rest/users/me/tfa/verifyTotpSecret {otp}`: a code of the pending secret turns
-/// two-factor sign-in on.
-pub fn verify_setup(ctx: &Ctx, caller: &Caller, otp: &str) -> Result<serde_json::Value> {
-    if method(ctx, &caller.user)?.is_some() {
-        return Err(ApiError::new(ErrorCode::EntityExists).into());
-    }
+/// `POST /rest/users/me/tfa/verifyTotpSecret {otp, referral?}`: a code of the pending secret
+/// turns two-factor sign-in on; the answer says where to go next (the referral, if it stays on
+/// this server).
+pub fn verify_setup(
+    ctx: &Ctx,
+    caller: &Caller,
+    otp: &str,
+    referral: Option<&str>,
+) -> Result<AuthRedirect> {
+    confirm_pending(ctx, caller, otp)?;
+    Ok(AuthRedirect {
+        redirect_url: safe_referral(&ctx.config.base_url, referral),
+    })
+}
+
+/// A code of the pending secret turns TOTP sign-in on.
+fn confirm_pending(ctx: &Ctx, caller: &Caller, otp: &str) -> Result<()> {
+    refuse_if_on(ctx, &caller.user)?;
     if !check_code(ctx, caller, otp)? {
         return Err(ApiError::field(ErrorCode::InvalidParameter, "otp")
             .with_message("The parameter is invalid (the code does not match).")
@@ -147,21 +180,51 @@ pub fn verify_setup(ctx: &Ctx, caller: &Caller, otp: &str) -> Result<serde_json:
             Some(&caller.user.id),
             serde_json::json!({"userId": caller.user.id, "type": "totp"}),
         )
-    })?;
-    Ok(serde_json::json!({"enabled": true}))
+    })
 }
 
-/// `POST /rest/users/me/tfa/resetTotpSecret`: two-factor sign-in off, the secret forgotten.
-pub fn reset(ctx: &Ctx, caller: &Caller) -> Result<()> {
+/// The outcome of a TOTP reset.
+pub enum Reset {
+    /// A new secret, pending until a code confirms it.
+    Setup(TotpSetup),
+    /// The code confirmed the new secret: TOTP sign-in is on again.
+    Confirmed,
+}
+
+/// `POST /rest/users/me/tfa/resetTotpSecret {password, otp?}`: needs the current password
+/// (counted like a sign-in, see [`crate::accounts::reauthenticate`]), so that a stolen token
+/// cannot switch the second factor off. Without `otp`: TOTP sign-in off, the old secret
+/// forgotten, a new one pending (the setup answer). With `otp`: a code of the new secret turns
+/// TOTP sign-in on again. A user who signs in with SMS codes turns those off first (409).
+pub fn reset(
+    ctx: &Ctx,
+    caller: &Caller,
+    password: &str,
+    otp: Option<&str>,
+    client_ip: Option<&str>,
+) -> Result<Reset> {
+    crate::accounts::reauthenticate(ctx, &caller.user, password, "password", client_ip)?;
+    if let Some(otp) = otp {
+        confirm_pending(ctx, caller, otp)?;
+        return Ok(Reset::Confirmed);
+    }
+    if method(ctx, &caller.user)? == Some(Method::Sms) {
+        return Err(ApiError::new(ErrorCode::EntityExists)
+            .with_message("The entity exists (two-factor sign-in by SMS is on; turn it off first).")
+            .into());
+    }
+    let secret = TotpSecret::generate();
+    let view = setup_view(ctx, &caller.user, &secret)?;
     ctx.write(|c| {
-        coffer_store::users::set_totp(c, &caller.user.id, None, false, now())?;
+        coffer_store::users::set_totp(c, &caller.user.id, Some(&view.secret), false, now())?;
         events::record(
             c,
             "user.tfa.reset",
             Some(&caller.user.id),
             serde_json::json!({"userId": caller.user.id, "type": "totp"}),
         )
-    })
+    })?;
+    Ok(Reset::Setup(view))
 }
 
 /// The answer of a two-factor step: go on, or another round.

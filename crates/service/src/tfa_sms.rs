@@ -1,7 +1,8 @@
 //! SMS one-time codes for two-factor sign-in: a 6-digit code sent through the configured
 //! [`crate::sms::SmsSender`] to the user's mobile number, stored only as a salted hash, valid for
 //! [`CODE_SECS`], used once, void after [`MAX_ATTEMPTS`] wrong tries, and sent at most once per
-//! [`RESEND_SECS`] per user (a new code replaces the previous one).
+//! [`RESEND_SECS`] per user (a new code replaces the previous one) and at most as often per user
+//! and per number as [`crate::throttle::SmsLimits`] allows over its longer window.
 //!
 //! Enrolment: the saved number (`PUT /rest/users/me/mobileNumber`) receives a code
 //! (`POST /rest/users/me/tfa/setupSms`); entering it (`POST /rest/users/me/tfa/verifySms`)
@@ -69,14 +70,16 @@ fn salted(salt: &str, code: &str) -> String {
 }
 
 /// Sends a fresh code for `purpose` to `number`, replacing the user's previous code. Refused
-/// with 429 (and `Retry-After`) within [`RESEND_SECS`] of the previous one.
+/// with 429 (and `Retry-After`) within [`RESEND_SECS`] of the previous one, or over the user's
+/// or the number's limit for the window ([`crate::throttle::spend_sms`]); a refusal changes
+/// nothing stored.
 pub fn send_code(ctx: &Ctx, user: &User, number: &str, purpose: Purpose) -> Result<()> {
     let code = format!("{:06}", rand::rngs::OsRng.gen_range(0..1_000_000u32));
     let salt = new_token();
     let hash = hash_token(&salted(&salt, &code));
     let t = now();
     let refused = ctx.write(|c| {
-        Ok(sms_codes::replace(
+        let refused = sms_codes::replace(
             c,
             &NewCode {
                 user_id: &user.id,
@@ -88,7 +91,19 @@ pub fn send_code(ctx: &Ctx, user: &User, number: &str, purpose: Purpose) -> Resu
                 expires_at: t + CODE_SECS,
             },
             t - RESEND_SECS,
-        )?)
+        )?;
+        if refused.is_none() {
+            // Over a limit, the error rolls back the new code with the counts.
+            crate::throttle::spend_sms(
+                c,
+                &ctx.config.sms_limits,
+                crate::throttle::SmsKind::Code,
+                &user.id,
+                number,
+                t,
+            )?;
+        }
+        Ok(refused)
     })?;
     if let Some(sent) = refused {
         return Err(ApiError::new(ErrorCode::RequestRateLimited)
@@ -224,8 +239,11 @@ pub fn verify_setup(ctx: &Ctx, caller: &Caller, otp: &str) -> Result<serde_json:
     Ok(serde_json::json!({"enabled": true, "type": "sms"}))
 }
 
-/// `POST /rest/users/me/tfa/resetSms`: SMS two-factor sign-in off (the number stays).
-pub fn reset(ctx: &Ctx, caller: &Caller) -> Result<()> {
+/// `POST /rest/users/me/tfa/resetSms {password}`: SMS two-factor sign-in off (the number
+/// stays). Needs the current password, counted like a sign-in
+/// ([`crate::accounts::reauthenticate`]), so that a stolen token cannot switch it off.
+pub fn reset(ctx: &Ctx, caller: &Caller, password: &str, client_ip: Option<&str>) -> Result<()> {
+    crate::accounts::reauthenticate(ctx, &caller.user, password, "password", client_ip)?;
     ctx.write(|c| {
         if sms_codes::disable(c, &caller.user.id)? {
             events::record(

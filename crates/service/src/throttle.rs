@@ -3,8 +3,13 @@
 //! answered slowly; at the limit the account or address is refused for a while (429 with
 //! `Retry-After`). A successful sign-in clears the account's counter; second-factor failures
 //! also count on the user's own counter, which only a correct second factor clears.
+//!
+//! The same table counts text messages ([`spend_sms`]), which cost money and can flood a phone:
+//! per user and per number, over a window, for two-factor codes and for test messages.
 
 use crate::{now, Ctx, Result};
+use coffer_errors::{ApiError, ErrorCode};
+use coffer_store::DbConn;
 use std::time::Duration;
 
 /// The throttling settings.
@@ -29,6 +34,71 @@ impl Default for Limits {
             lock_secs: 900,
         }
     }
+}
+
+/// The limits on text messages, each per user and per number within the window.
+#[derive(Debug, Clone)]
+pub struct SmsLimits {
+    /// The window, in seconds.
+    pub window_secs: i64,
+    /// Two-factor codes (enrolment and sign-in) per user, and per number, in the window.
+    pub codes: i32,
+    /// Test messages (`PUT /rest/users/me/mobileNumber` with `testOnly`) per user, and per
+    /// number, in the window.
+    pub tests: i32,
+}
+
+impl Default for SmsLimits {
+    fn default() -> SmsLimits {
+        SmsLimits {
+            window_secs: 3600,
+            codes: 10,
+            tests: 3,
+        }
+    }
+}
+
+/// What a text message is, for its limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmsKind {
+    Code,
+    Test,
+}
+
+/// Counts a text message of `kind` to `number` for `user_id`, in the caller's write transaction.
+/// Over a limit it answers 429 `ERR_REQUEST_RATE_LIMITED` with `Retry-After`; return that error
+/// from the transaction, so that the counts already taken for the other key roll back with it.
+pub fn spend_sms(
+    c: &mut DbConn,
+    limits: &SmsLimits,
+    kind: SmsKind,
+    user_id: &str,
+    number: &str,
+    t: i64,
+) -> Result<()> {
+    let (prefix, max) = match kind {
+        SmsKind::Code => ("sms-code", limits.codes),
+        SmsKind::Test => ("sms-test", limits.tests),
+    };
+    for (who, key) in [
+        ("this user", format!("{prefix}-user:{user_id}")),
+        ("this number", format!("{prefix}-number:{number}")),
+    ] {
+        if let Some(start) = coffer_store::throttle::spend(c, &key, max, limits.window_secs, t)? {
+            let what = match kind {
+                SmsKind::Code => "codes",
+                SmsKind::Test => "test messages",
+            };
+            return Err(ApiError::new(ErrorCode::RequestRateLimited)
+                .with_message(format!(
+                    "Too many requests (at most {max} {what} to {who} in {} minutes).",
+                    limits.window_secs / 60
+                ))
+                .with_retry_after((start + limits.window_secs - t).max(1))
+                .into());
+        }
+    }
+    Ok(())
 }
 
 /// The counter keys of an attempt: the account (when named) and the client address.
@@ -133,6 +203,42 @@ mod tests {
         assert!(locked(&ctx, &keys(Some("ann@example.com"), None))
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn text_messages_are_limited_per_user_and_per_number() {
+        let (_d, ctx) = crate::test_support::ctx();
+        let limits = SmsLimits {
+            window_secs: 60,
+            codes: 2,
+            tests: 1,
+        };
+        let send = |kind, user: &str, number: &str, t: i64| {
+            ctx.write(|c| spend_sms(c, &limits, kind, user, number, t))
+                .map_err(|e| e.to_api())
+        };
+        let t = 1_000;
+        assert!(send(SmsKind::Code, "u-1", "+41790000001", t).is_ok());
+        assert!(send(SmsKind::Code, "u-1", "+41790000002", t).is_ok());
+        // The user is at the limit, whatever the number.
+        let e = send(SmsKind::Code, "u-1", "+41790000003", t + 10).unwrap_err();
+        assert_eq!(e.code, ErrorCode::RequestRateLimited);
+        assert_eq!(e.retry_after, Some(50));
+        // The refusal took nothing from the new number: other users may still text it twice.
+        assert!(send(SmsKind::Code, "u-2", "+41790000003", t).is_ok());
+        assert!(send(SmsKind::Code, "u-3", "+41790000003", t).is_ok());
+        // The number is at the limit, whoever asks.
+        let e = send(SmsKind::Code, "u-4", "+41790000003", t).unwrap_err();
+        assert_eq!(e.code, ErrorCode::RequestRateLimited);
+        // That refusal rolled back what it had counted for the user.
+        assert!(send(SmsKind::Code, "u-4", "+41790000004", t).is_ok());
+        assert!(send(SmsKind::Code, "u-4", "+41790000005", t).is_ok());
+        // Tests count apart from codes.
+        assert!(send(SmsKind::Test, "u-1", "+41790000009", t).is_ok());
+        assert!(send(SmsKind::Test, "u-1", "+41790000008", t).is_err());
+        assert!(send(SmsKind::Test, "u-5", "+41790000009", t).is_err());
+        // A new window starts when the old one is over.
+        assert!(send(SmsKind::Code, "u-1", "+41790000001", t + 60).is_ok());
     }
 
     #[test]

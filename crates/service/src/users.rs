@@ -16,6 +16,7 @@ pub fn update_me(
     name: Option<String>,
     password: Option<String>,
     previous: Option<String>,
+    client_ip: Option<&str>,
 ) -> Result<CurrentUser> {
     if let Some(n) = &name {
         if n.trim().is_empty() || n.len() > 255 || n.chars().any(char::is_control) {
@@ -28,7 +29,13 @@ pub fn update_me(
             let prev = previous
                 .as_deref()
                 .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, "previousPassword"))?;
-            Some(accounts::check_new_password(ctx, &caller.user, prev, pw)?)
+            Some(accounts::check_new_password(
+                ctx,
+                &caller.user,
+                prev,
+                pw,
+                client_ip,
+            )?)
         }
     };
     if name.is_none() && new_hash.is_none() {
@@ -354,9 +361,11 @@ pub fn quota(ctx: &Ctx, caller: &Caller, which: Option<&str>) -> Result<Quota> {
     })
 }
 
-/// `PUT /rest/users/me/mobileNumber`: needs the current password. `test_only` sends a test
-/// message and saves nothing; otherwise the number is saved (unverified) and the user settings
-/// are answered. While the number receives SMS two-factor codes it cannot be changed.
+/// `PUT /rest/users/me/mobileNumber`: needs the current password (counted like a sign-in,
+/// [`accounts::reauthenticate`]). `test_only` sends a test message (within the test-message
+/// limits per user and per number) and saves nothing; otherwise the number is saved
+/// (unverified) and the user settings are answered. While the number receives SMS two-factor
+/// codes it cannot be changed.
 pub fn set_mobile_number(
     ctx: &Ctx,
     caller: &Caller,
@@ -364,20 +373,27 @@ pub fn set_mobile_number(
     password: &str,
     number: &str,
     test_only: bool,
+    client_ip: Option<&str>,
 ) -> Result<Option<crate::views::SystemSettingsView>> {
     let number = crate::sms::normalise_number(number)
         .ok_or_else(|| ApiError::field(ErrorCode::InputInvalidFormat, "mobileNumber"))?;
-    if !accounts::verify_password(password, caller.user.password_hash.as_deref()) {
-        return Err(ApiError::field(ErrorCode::InvalidParameter, "password")
-            .with_message("The parameter is invalid (the password does not match).")
-            .into());
-    }
+    accounts::reauthenticate(ctx, &caller.user, password, "password", client_ip)?;
     if !test_only && crate::tfa_sms::enabled(ctx, &caller.user)? {
         return Err(ApiError::field(ErrorCode::InputAttributeForbidden, "mobileNumber")
             .with_message("The attribute is forbidden (the number receives two-factor codes; turn SMS two-factor sign-in off first).")
             .into());
     }
     if test_only {
+        ctx.write(|c| {
+            crate::throttle::spend_sms(
+                c,
+                &ctx.config.sms_limits,
+                crate::throttle::SmsKind::Test,
+                &caller.user.id,
+                &number,
+                now(),
+            )
+        })?;
         sender.send(
             ctx,
             Some(&caller.user.id),

@@ -28,6 +28,27 @@ pub struct MetadataItem {
     pub value: String,
 }
 
+/// A new TOTP secret to enrol (`GET /rest/users/me/tfa/setupTotpSecret`,
+/// `POST /rest/users/me/tfa/resetTotpSecret`): the reference's `TotpSetupResponse`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TotpSetup {
+    /// The account the authenticator app shows: the user's email.
+    pub username: String,
+    /// The issuer in the URI: the server's brand.
+    pub issuer: String,
+    /// The base32 secret, for typing in.
+    pub secret: String,
+    /// The QR code of the `otpauth://totp/…` URI, as `data:image/png;base64,…`.
+    pub image: String,
+}
+
+/// Where a step of the sign-in flow goes next (the reference's `AuthRedirectResponse`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthRedirect {
+    pub redirect_url: String,
+}
+
 /// The current-user record (`GET /rest/users/me`).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
