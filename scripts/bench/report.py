@@ -114,7 +114,7 @@ def main():
             verdict = "PASS" if ok else "FAIL"
         checks.append((name, value_text, verdict))
 
-    a, b, c, e = rps("a"), rps("b"), rps("c"), rps("e")
+    a, b, c, d, e = rps("a"), rps("b"), rps("c"), rps("d"), rps("e")
     if a and b is not None:
         check("(b) ≥ 35% of (a) requests/s", f"{100 * b / a:.1f}% ({fmt_num(b)} / {fmt_num(a)})",
               b >= 0.35 * a, "ab")
@@ -125,6 +125,11 @@ def main():
               c >= 1.5 * e, "ce")
     else:
         check("(c) ≥ 1.5 × (e) requests/s", "—", None, "ce")
+    if e and d is not None:
+        check("(d) ≥ 2 × (e) requests/s", f"{d / e:.2f}× ({fmt_num(d)} / {fmt_num(e)})",
+              d >= 2 * e, "de")
+    else:
+        check("(d) ≥ 2 × (e) requests/s", "—", None, "de")
     p99b = runs["b"]["p99"] if runs["b"] else None
     check("p99 of (b) < 10 ms", f"{fmt_ms(p99b)} ms" if p99b is not None else "—",
           None if p99b is None else p99b < 10.0, "b")

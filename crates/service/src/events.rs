@@ -13,7 +13,8 @@ pub fn record(
     data: serde_json::Value,
 ) -> Result<()> {
     let ev = NewEvent {
-        id: uuid::Uuid::new_v4().to_string(),
+        // Time-ordered, so that recording an event appends to the id index.
+        id: uuid::Uuid::now_v7().to_string(),
         subject: subject.to_string(),
         actor_id: actor.map(str::to_string),
         data: data.to_string(),

@@ -48,7 +48,8 @@ pub fn mark_code_used(conn: &mut DbConn, hash: &str, now: i64) -> StoreResult<us
         .execute(conn))?)
 }
 
-/// Records a `jti`; false when the client used it before.
+/// Records an assertion by its client, `jti` and expiry (the same assertion always has the same
+/// expiry); false when it was used before.
 pub fn record_assertion(
     conn: &mut DbConn,
     client_id: &str,
