@@ -1455,6 +1455,73 @@ fn signature_code_issues_tokens_once() {
 }
 
 #[test]
+fn signature_code_is_used_once_whatever_its_base64_spelling() {
+    let app = TestApp::spawn();
+    let (id, secret) = signature_client(&app);
+    // An address whose standard base64 has `+`, `/` and `==` padding.
+    let email = "ab~cd?e@example.com";
+    app.user(email, Role::User);
+    let code = coffer_oauth::signature::make_code(&id, email, SIGNATURE_KEY, now(), 4242);
+    let parts: Vec<&str> = code.split("|@@|").collect();
+    assert_eq!(parts[1], "YWJ+Y2Q/ZUBleGFtcGxlLmNvbQ==");
+    let with_user = |user_b64: &str| {
+        let mut p = parts.clone();
+        p[1] = user_b64;
+        p.join("|@@|")
+    };
+    let url_safe = parts[1].replace('+', "-").replace('/', "_");
+    let spellings = [
+        (
+            "padding stripped",
+            parts[1].trim_end_matches('=').to_string(),
+        ),
+        ("URL-safe alphabet", url_safe.clone()),
+        (
+            "URL-safe without padding",
+            url_safe.trim_end_matches('=').to_string(),
+        ),
+        ("`+` sent as a space", parts[1].replace('+', " ")),
+    ];
+    let first = signature_grant(&app, (&id, &secret), &code);
+    assert_eq!(first.status, 200, "{}", first.text);
+    for (what, user_b64) in &spellings {
+        let again = signature_grant(&app, (&id, &secret), &with_user(user_b64));
+        assert_eq!(oauth_error(&again), "invalid_grant", "{what}");
+        assert!(
+            again.json()["error_description"]
+                .as_str()
+                .unwrap()
+                .contains("used before"),
+            "{what}: {}",
+            again.text
+        );
+    }
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 1);
+    assert_eq!(app.count("1 = 1", "used_signature_codes"), 1);
+    assert_eq!(
+        app.count("subject = 'user.login'", "events"),
+        1,
+        "one sign-in only"
+    );
+
+    // The other way round: a code first used in the URL-safe spelling without padding is
+    // refused in the standard padded one.
+    let code = coffer_oauth::signature::make_code(&id, email, SIGNATURE_KEY, now(), 4243);
+    let mut p: Vec<&str> = code.split("|@@|").collect();
+    let short = p[1].replace('+', "-").replace('/', "_");
+    let short = short.trim_end_matches('=');
+    p[1] = short;
+    let r = signature_grant(&app, (&id, &secret), &p.join("|@@|"));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        oauth_error(&signature_grant(&app, (&id, &secret), &code)),
+        "invalid_grant"
+    );
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 2);
+    assert_eq!(app.count("1 = 1", "used_signature_codes"), 2);
+}
+
+#[test]
 fn signature_code_with_millisecond_timestamp_is_accepted() {
     let app = TestApp::spawn();
     let (id, secret) = signature_client(&app);

@@ -846,10 +846,11 @@ fn signature_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result
                 "The user credentials are not valid.",
             )));
         };
-        // The code is single use; it can matter until it expires an hour after its timestamp.
+        // The code is single use, keyed on what it means rather than how it is spelled; it
+        // can matter until it expires an hour after its timestamp.
         if !coffer_store::grants::record_signature_code(
             c,
-            &hash_token(code),
+            &sig.replay_key,
             sig.timestamp + 3600 + 300,
         )? {
             return Ok(Tx::Refused(OAuthError::invalid_grant(
