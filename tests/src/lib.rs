@@ -391,7 +391,12 @@ impl TestApp {
 
     /// Registers a client (as `cofferd client create` does); returns `(client_id, secret)`.
     pub fn client(&self, input: coffer_service::clients::ClientInput) -> (String, String) {
-        let v = coffer_service::clients::create(&self.ctx, input, None).expect("create client");
+        let v = coffer_service::clients::create(
+            &self.ctx,
+            input,
+            coffer_service::clients::Registrar::Operator,
+        )
+        .expect("create client");
         (v.id, v.client_secret.unwrap())
     }
 

@@ -1498,6 +1498,73 @@ fn signature_code_issues_tokens_once() {
 }
 
 #[test]
+fn signature_code_is_used_once_whatever_its_base64_spelling() {
+    let app = TestApp::spawn();
+    let (id, secret) = signature_client(&app);
+    // An address whose standard base64 has `+`, `/` and `==` padding.
+    let email = "ab~cd?e@example.com";
+    app.user(email, Role::User);
+    let code = coffer_oauth::signature::make_code(&id, email, SIGNATURE_KEY, now(), 4242);
+    let parts: Vec<&str> = code.split("|@@|").collect();
+    assert_eq!(parts[1], "YWJ+Y2Q/ZUBleGFtcGxlLmNvbQ==");
+    let with_user = |user_b64: &str| {
+        let mut p = parts.clone();
+        p[1] = user_b64;
+        p.join("|@@|")
+    };
+    let url_safe = parts[1].replace('+', "-").replace('/', "_");
+    let spellings = [
+        (
+            "padding stripped",
+            parts[1].trim_end_matches('=').to_string(),
+        ),
+        ("URL-safe alphabet", url_safe.clone()),
+        (
+            "URL-safe without padding",
+            url_safe.trim_end_matches('=').to_string(),
+        ),
+        ("`+` sent as a space", parts[1].replace('+', " ")),
+    ];
+    let first = signature_grant(&app, (&id, &secret), &code);
+    assert_eq!(first.status, 200, "{}", first.text);
+    for (what, user_b64) in &spellings {
+        let again = signature_grant(&app, (&id, &secret), &with_user(user_b64));
+        assert_eq!(oauth_error(&again), "invalid_grant", "{what}");
+        assert!(
+            again.json()["error_description"]
+                .as_str()
+                .unwrap()
+                .contains("used before"),
+            "{what}: {}",
+            again.text
+        );
+    }
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 1);
+    assert_eq!(app.count("1 = 1", "used_signature_codes"), 1);
+    assert_eq!(
+        app.count("subject = 'user.login'", "events"),
+        1,
+        "one sign-in only"
+    );
+
+    // The other way round: a code first used in the URL-safe spelling without padding is
+    // refused in the standard padded one.
+    let code = coffer_oauth::signature::make_code(&id, email, SIGNATURE_KEY, now(), 4243);
+    let mut p: Vec<&str> = code.split("|@@|").collect();
+    let short = p[1].replace('+', "-").replace('/', "_");
+    let short = short.trim_end_matches('=');
+    p[1] = short;
+    let r = signature_grant(&app, (&id, &secret), &p.join("|@@|"));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        oauth_error(&signature_grant(&app, (&id, &secret), &code)),
+        "invalid_grant"
+    );
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 2);
+    assert_eq!(app.count("1 = 1", "used_signature_codes"), 2);
+}
+
+#[test]
 fn signature_code_with_millisecond_timestamp_is_accepted() {
     let app = TestApp::spawn();
     let (id, secret) = signature_client(&app);
@@ -1629,6 +1696,366 @@ fn signature_grant_checks_client_redirect_uri_and_scope() {
     ]);
     assert_eq!(ok.status, 200, "{}", ok.text);
     assert_eq!(ok.json()["scope"], "GET/users/*");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6b. Impersonation flows: who sets them up, who they act for
+// ---------------------------------------------------------------------------------------------
+
+/// A second RSA key: the one an application administrator would register for themself.
+fn other_rsa_key() -> &'static TestKey {
+    static KEY: OnceLock<TestKey> = OnceLock::new();
+    KEY.get_or_init(|| {
+        use rsa::pkcs1::EncodeRsaPrivateKey;
+        use rsa::pkcs8::{EncodePublicKey, LineEnding};
+        let private = rsa::RsaPrivateKey::new(&mut rand::rngs::OsRng, 2048).expect("RSA key");
+        TestKey {
+            private_pem: private.to_pkcs1_pem(LineEnding::LF).unwrap().to_string(),
+            public_pem: private
+                .to_public_key()
+                .to_public_key_pem(LineEnding::LF)
+                .unwrap(),
+        }
+    })
+}
+
+fn sign_rs256_with(key: &TestKey, claims: &Value) -> String {
+    let key = EncodingKey::from_rsa_pem(key.private_pem.as_bytes()).expect("private PEM");
+    jsonwebtoken::encode(&Header::new(Algorithm::RS256), claims, &key).expect("sign")
+}
+
+/// A `POST /rest/clients` body; `extra` adds or overrides fields.
+fn rest_client_body(name: &str, extra: Value) -> Value {
+    let mut body = json!({
+        "name": name,
+        "description": format!("{name} description"),
+        "redirectUri": APP_URI,
+        "scope": "*",
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    body
+}
+
+fn assert_not_system_admin(r: &Resp) {
+    assert_eq!(r.status, 403, "{}", r.text);
+    let body = r.json();
+    assert_eq!(
+        body["errors"][0]["code"], "ERR_ACCESS_SYSTEM_ADMIN",
+        "{}",
+        r.text
+    );
+}
+
+/// One stored client column, as text (`-` for NULL).
+fn client_column(app: &TestApp, id: &str, column: &str) -> String {
+    #[derive(diesel::QueryableByName)]
+    struct V {
+        #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+        v: Option<String>,
+    }
+    let sql = format!("SELECT CAST({column} AS TEXT) AS v FROM clients WHERE id = '{id}'");
+    app.ctx
+        .with_conn(|c| {
+            let q = diesel::sql_query(&sql);
+            let v: V = coffer_store::db_run!(c => diesel::RunQueryDsl::get_result(q, c))
+                .map_err(coffer_service::Error::internal)?;
+            Ok(v.v.unwrap_or_else(|| "-".into()))
+        })
+        .expect("client column")
+}
+
+#[test]
+fn application_admin_cannot_register_or_give_impersonation_flows() {
+    let app = TestApp::spawn();
+    let (_, appadmin) = app.user_token("apps@example.com", Role::ApplicationAdmin);
+    app.user("gina@example.com", Role::User);
+    let admin_email = app.admin.admin_email.clone();
+    let attacker_pem = other_rsa_key().public_pem.clone();
+    let attacker_key = "attacker-key-0123456789";
+    let clients_before = app.count("1 = 1", "clients");
+    let creates_before = app.count("subject = 'oauth.client.create'", "events");
+
+    // POST /rest/clients: a key or an impersonation flow, alone or together.
+    let sig = flow::SIGNATURE;
+    let jwt = flow::JWT_BEARER;
+    for extra in [
+        json!({"signatureKey": attacker_key}),
+        json!({"jwtPublicKey": attacker_pem}),
+        json!({"flow": flow::AUTH_CODE | sig}),
+        json!({"flow": flow::AUTH_CODE | jwt}),
+        json!({"signatureKey": attacker_key, "flow": flow::AUTH_CODE}),
+        json!({"jwtPublicKey": attacker_pem, "flow": flow::AUTH_CODE}),
+    ] {
+        let body = rest_client_body("Impersonator", extra.clone());
+        let r = app.rest("POST", "/rest/clients", &appadmin, Some(body));
+        assert_not_system_admin(&r);
+        assert!(!r.text.contains(attacker_key), "{}", r.text);
+    }
+    assert_eq!(app.count("1 = 1", "clients"), clients_before);
+    assert_eq!(app.count("name = 'Impersonator'", "clients"), 0);
+    assert_eq!(
+        app.count("subject = 'oauth.client.create'", "events"),
+        creates_before
+    );
+
+    // PUT /rest/clients/{id} on clients a system administrator set up: a plain one, a
+    // signature one and a JWT one. Nothing changes.
+    let (plain, _) = app.client(client_input("plain", APP_URI, flow::AUTH_CODE));
+    let (sig_id, sig_secret) = signature_client(&app);
+    let jwt_id = jwt_client(&app);
+    let updates_before = app.count("subject = 'oauth.client.update'", "events");
+    for (id, extra) in [
+        (&plain, json!({"signatureKey": attacker_key})),
+        (&plain, json!({"jwtPublicKey": attacker_pem})),
+        (&plain, json!({"flow": flow::AUTH_CODE | sig})),
+        (&plain, json!({"flow": flow::AUTH_CODE | jwt})),
+        (&sig_id, json!({"signatureKey": attacker_key})),
+        (&sig_id, json!({"signatureKey": attacker_key, "flow": sig})),
+        (&jwt_id, json!({"jwtPublicKey": attacker_pem})),
+        // A JWT client given the signature flow as well.
+        (&jwt_id, json!({"flow": jwt | flow::REFRESH_TOKEN | sig})),
+    ] {
+        let body = rest_client_body("renamed", extra.clone());
+        let r = app.rest("PUT", &format!("/rest/clients/{id}"), &appadmin, Some(body));
+        assert_not_system_admin(&r);
+    }
+    assert_eq!(
+        app.count("subject = 'oauth.client.update'", "events"),
+        updates_before
+    );
+    assert_eq!(app.count("name = 'renamed'", "clients"), 0);
+    assert_eq!(client_column(&app, &plain, "signature_key"), "-");
+    assert_eq!(client_column(&app, &plain, "jwt_public_key"), "-");
+    assert_eq!(
+        client_column(&app, &plain, "flow"),
+        flow::AUTH_CODE.to_string()
+    );
+    assert_eq!(client_column(&app, &sig_id, "signature_key"), SIGNATURE_KEY);
+    assert_eq!(
+        client_column(&app, &jwt_id, "jwt_public_key"),
+        rsa_key().public_pem
+    );
+
+    // The escalation path: codes and assertions signed with the keys the application
+    // administrator tried to register act for nobody.
+    let t = now();
+    for (who, nonce) in [(admin_email.as_str(), 1), ("gina@example.com", 2)] {
+        let forged = coffer_oauth::signature::make_code(&sig_id, who, attacker_key, t, nonce);
+        let r = signature_grant(&app, (&sig_id, &sig_secret), &forged);
+        assert_eq!(oauth_error(&r), "invalid_grant", "{who}");
+        let forged = sign_rs256_with(other_rsa_key(), &claims(&app, &jwt_id, who));
+        assert_eq!(
+            oauth_error(&jwt_grant(&app, &jwt_id, &forged)),
+            "invalid_grant"
+        );
+        let forged = sign_rs256_with(other_rsa_key(), &claims(&app, &plain, who));
+        assert_eq!(
+            oauth_error(&jwt_grant(&app, &plain, &forged)),
+            "unauthorized_client"
+        );
+    }
+    assert_eq!(app.count("1 = 1", "used_signature_codes"), 0);
+    assert_eq!(app.count("1 = 1", "used_assertions"), 0);
+    let impersonated = format!("token_families.client_id IN ('{plain}', '{sig_id}', '{jwt_id}')");
+    assert_eq!(app.count(&impersonated, ACCESS_TOKENS), 0);
+
+    // What an application administrator may still do with such a client: change its other
+    // fields (sending the JWT key back unchanged), or take the impersonation flows away.
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/clients/{jwt_id}"),
+        &appadmin,
+        Some(rest_client_body(
+            "jwt-app renamed",
+            json!({"jwtPublicKey": rsa_key().public_pem}),
+        )),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["flow"], flow::JWT_BEARER | flow::REFRESH_TOKEN);
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/clients/{sig_id}"),
+        &appadmin,
+        Some(rest_client_body(
+            "signature-app renamed",
+            json!({"flow": flow::AUTH_CODE}),
+        )),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["flow"], flow::AUTH_CODE);
+    let code = coffer_oauth::signature::make_code(&sig_id, "gina@example.com", SIGNATURE_KEY, t, 3);
+    assert_eq!(
+        oauth_error(&signature_grant(&app, (&sig_id, &sig_secret), &code)),
+        "unauthorized_client"
+    );
+    // The renamed JWT client still works for a plain user, with the key it had.
+    let ok = jwt_grant(
+        &app,
+        &jwt_id,
+        &sign_rs256(&claims(&app, &jwt_id, "gina@example.com")),
+    );
+    assert_eq!(ok.status, 200, "{}", ok.text);
+}
+
+#[test]
+fn system_admin_sets_up_impersonation_clients_over_rest() {
+    let app = TestApp::spawn();
+    let admin = app.admin_token();
+    app.user("gina@example.com", Role::User);
+    app.user("apps@example.com", Role::ApplicationAdmin);
+
+    // The signature flow, registered with a key.
+    let r = app.rest(
+        "POST",
+        "/rest/clients",
+        &admin,
+        Some(rest_client_body(
+            "signed",
+            json!({"signatureKey": SIGNATURE_KEY}),
+        )),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let body = r.json();
+    let sig_id = str_field(&body, "id").to_string();
+    let sig_secret = str_field(&body, "client_secret").to_string();
+    assert_eq!(
+        body["flow"],
+        flow::AUTH_CODE | flow::REFRESH_TOKEN | flow::SIGNATURE
+    );
+    // It acts for users, application administrators among them.
+    for (who, nonce) in [("gina@example.com", 1), ("apps@example.com", 2)] {
+        let code = coffer_oauth::signature::make_code(&sig_id, who, SIGNATURE_KEY, now(), nonce);
+        let r = signature_grant(&app, (&sig_id, &sig_secret), &code);
+        assert_eq!(r.status, 200, "{who}: {}", r.text);
+        assert_eq!(
+            me(&app, str_field(&r.json(), "access_token")).json()["email"],
+            who
+        );
+    }
+
+    // The JWT flow, registered on a plain client by a later update.
+    let r = app.rest(
+        "POST",
+        "/rest/clients",
+        &admin,
+        Some(rest_client_body("asserted", json!({}))),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let jwt_id = str_field(&r.json(), "id").to_string();
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/clients/{jwt_id}"),
+        &admin,
+        Some(rest_client_body(
+            "asserted",
+            json!({"jwtPublicKey": rsa_key().public_pem}),
+        )),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        r.json()["flow"],
+        flow::AUTH_CODE | flow::REFRESH_TOKEN | flow::JWT_BEARER
+    );
+    let ok = jwt_grant(
+        &app,
+        &jwt_id,
+        &sign_rs256(&claims(&app, &jwt_id, "gina@example.com")),
+    );
+    assert_eq!(ok.status, 200, "{}", ok.text);
+
+    // A new signature key replaces the old one.
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/clients/{sig_id}"),
+        &admin,
+        Some(rest_client_body(
+            "signed",
+            json!({"signatureKey": "rotated-key-0123456789"}),
+        )),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let old =
+        coffer_oauth::signature::make_code(&sig_id, "gina@example.com", SIGNATURE_KEY, now(), 3);
+    assert_eq!(
+        oauth_error(&signature_grant(&app, (&sig_id, &sig_secret), &old)),
+        "invalid_grant"
+    );
+    let new = coffer_oauth::signature::make_code(
+        &sig_id,
+        "gina@example.com",
+        "rotated-key-0123456789",
+        now(),
+        4,
+    );
+    let r = signature_grant(&app, (&sig_id, &sig_secret), &new);
+    assert_eq!(r.status, 200, "{}", r.text);
+}
+
+#[test]
+fn impersonation_flows_never_act_for_a_system_administrator() {
+    let app = TestApp::spawn();
+    // Clients a system administrator (here the operator) set up.
+    let (sig_id, sig_secret) = signature_client(&app);
+    let jwt_id = jwt_client(&app);
+    let admin_email = app.admin.admin_email.clone();
+    let (second_admin, _) = app.user("root2@example.com", Role::SystemAdmin);
+    app.user("apps@example.com", Role::ApplicationAdmin);
+    app.user("help@example.com", Role::HelpdeskAdmin);
+    app.user("gina@example.com", Role::User);
+    let logins_before = app.count("subject = 'user.login'", "events");
+
+    for (i, who) in [
+        admin_email.as_str(),
+        "root2@example.com",
+        "ROOT2@example.com",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let code =
+            coffer_oauth::signature::make_code(&sig_id, who, SIGNATURE_KEY, now(), 10 + i as u32);
+        let r = signature_grant(&app, (&sig_id, &sig_secret), &code);
+        assert_eq!(oauth_error(&r), "invalid_grant", "{who}");
+        assert!(
+            r.json()["error_description"]
+                .as_str()
+                .unwrap()
+                .contains("system administrator"),
+            "{}",
+            r.text
+        );
+        let r = jwt_grant(&app, &jwt_id, &sign_rs256(&claims(&app, &jwt_id, who)));
+        assert_eq!(oauth_error(&r), "invalid_grant", "{who}");
+    }
+    // Nothing is stored: no token, no sign-in, no used code or assertion.
+    let impersonated = format!("token_families.client_id IN ('{sig_id}', '{jwt_id}')");
+    assert_eq!(app.count(&impersonated, ACCESS_TOKENS), 0);
+    assert_eq!(app.count("subject = 'user.login'", "events"), logins_before);
+    assert_eq!(app.count("1 = 1", "used_signature_codes"), 0);
+    assert_eq!(app.count("1 = 1", "used_assertions"), 0);
+    assert_eq!(
+        app.count(
+            &format!("token_families.user_id = '{second_admin}'"),
+            ACCESS_TOKENS
+        ),
+        0
+    );
+
+    // Other users, administrators of other kinds included, are still served.
+    for (i, who) in ["apps@example.com", "help@example.com", "gina@example.com"]
+        .into_iter()
+        .enumerate()
+    {
+        let code =
+            coffer_oauth::signature::make_code(&sig_id, who, SIGNATURE_KEY, now(), 20 + i as u32);
+        let r = signature_grant(&app, (&sig_id, &sig_secret), &code);
+        assert_eq!(r.status, 200, "{who}: {}", r.text);
+        let r = jwt_grant(&app, &jwt_id, &sign_rs256(&claims(&app, &jwt_id, who)));
+        assert_eq!(r.status, 200, "{who}: {}", r.text);
+    }
+    assert_eq!(app.count(&impersonated, ACCESS_TOKENS), 6);
 }
 
 // ---------------------------------------------------------------------------------------------

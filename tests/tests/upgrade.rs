@@ -68,7 +68,7 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
             "https://app.example.com/cb",
             flow::PASSWORD | flow::REFRESH_TOKEN,
         ),
-        None,
+        coffer_service::clients::Registrar::Operator,
     )
     .unwrap()
     .id;

@@ -217,7 +217,12 @@ fn run(cli: Cli) -> Result<()> {
                     0
                 }),
             };
-            let view = coffer_service::clients::create(&ctx, input, None).map_err(api)?;
+            let view = coffer_service::clients::create(
+                &ctx,
+                input,
+                coffer_service::clients::Registrar::Operator,
+            )
+            .map_err(api)?;
             let mut out = serde_json::to_value(&view)?;
             out["client_id"] = json!(view.id);
             println!("{out}");

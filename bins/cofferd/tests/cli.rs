@@ -139,6 +139,22 @@ fn client_create_prints_the_secret_once() {
     assert!(v["client_secret"].as_str().unwrap().len() >= 40);
     assert_eq!(v["flow"], 1 | 8 | 16);
     assert_eq!(v["access_token_lifetime"], 2);
+    // The operator sets up the impersonation flows (over the API only a system administrator
+    // may).
+    let v = env.json(&[
+        "client",
+        "create",
+        "--name",
+        "signed",
+        "--redirect-uri",
+        "https://app.example.com/cb",
+        "--flows",
+        "signature",
+        "--signature-key",
+        "operator-key-0123456789",
+    ]);
+    assert_eq!(v["flow"], 4);
+    assert_eq!(v["signature_key"], "********");
     let (ok, _, err) = env.run(&[
         "client",
         "create",

@@ -1,5 +1,5 @@
-//! `/rest/clients`: the OAuth client registry (system and application administrators), and
-//! `/rest/clients/me` for any caller.
+//! `/rest/clients`: the OAuth client registry (system and application administrators; keys and
+//! impersonation flows system administrators only), and `/rest/clients/me` for any caller.
 
 use crate::error::RestError;
 use crate::extract::{AppAdmin, Caller, JsonBody, QueryPairs};
@@ -10,7 +10,7 @@ use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
 use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
-use coffer_service::clients::{self as svc, ClientInput};
+use coffer_service::clients::{self as svc, ClientInput, Registrar};
 use coffer_service::views::ClientView;
 
 pub const LIST: ListSpec = ListSpec {
@@ -93,7 +93,7 @@ pub async fn list(
     Ok(paged(&l))
 }
 
-#[utoipa::path(post, path = "/rest/clients", tag = "clients", request_body(content = serde_json::Value, description = "`{name, description, redirectUri, scope, signatureKey?, jwtPublicKey?, accessTokenLifetime?, refreshTokenLifetime?, flow?, flag?, addLinks?}`"), responses((status = 200, body = ClientView, description = "The new client with `client_secret`, shown only here"), (status = 403), (status = 409), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/clients", tag = "clients", request_body(content = serde_json::Value, description = "`{name, description, redirectUri, scope, signatureKey?, jwtPublicKey?, accessTokenLifetime?, refreshTokenLifetime?, flow?, flag?, addLinks?}`"), responses((status = 200, body = ClientView, description = "The new client with `client_secret`, shown only here"), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator; `ERR_ACCESS_SYSTEM_ADMIN`: `signatureKey`, `jwtPublicKey` or the signature or JWT flow from an application administrator"), (status = 409), (status = 422)), security(("bearer" = [])))]
 pub async fn create(
     AppAdmin(c): AppAdmin,
     st: Data<AppState>,
@@ -102,8 +102,10 @@ pub async fn create(
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let (input, add_links) = input(&body)?;
-    let actor = c.user.id.clone();
-    let v = blocking(&st, move |ctx| svc::create(ctx, input, Some(&actor))).await?;
+    let v = blocking(&st, move |ctx| {
+        svc::create(ctx, input, Registrar::Admin(&c))
+    })
+    .await?;
     let location = format!("{}/rest/clients/{}", st.base_url(), v.id);
     Ok(created(
         StatusCode::OK,
@@ -136,7 +138,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path)), request_body(content = serde_json::Value, description = "As create; a built-in client changes only its two lifetimes"), responses((status = 200, body = ClientView), (status = 403), (status = 404), (status = 409), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path)), request_body(content = serde_json::Value, description = "As create; a built-in client changes only its two lifetimes"), responses((status = 200, body = ClientView), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator, or a built-in client; `ERR_ACCESS_SYSTEM_ADMIN`: a new `signatureKey` or `jwtPublicKey`, or the signature or JWT flow added, by an application administrator"), (status = 404), (status = 409), (status = 422)), security(("bearer" = [])))]
 pub async fn update(
     AppAdmin(c): AppAdmin,
     st: Data<AppState>,
@@ -145,8 +147,10 @@ pub async fn update(
 ) -> Result<HttpResponse, RestError> {
     let (input, add_links) = input(&body)?;
     let id = id.into_inner();
-    let actor = c.user.id.clone();
-    let v = blocking(&st, move |ctx| svc::update(ctx, &id, input, Some(&actor))).await?;
+    let v = blocking(&st, move |ctx| {
+        svc::update(ctx, &id, input, Registrar::Admin(&c))
+    })
+    .await?;
     Ok(HttpResponse::Ok().json(with_links(&st, v, add_links)))
 }
 

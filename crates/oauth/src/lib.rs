@@ -1,6 +1,7 @@
 //! The OAuth 2.0 flows of Coffer as pure functions: authorize-request checks, authorization
-//! codes, PKCE, refresh-token rotation, JWT assertions, the signature flow, the password grant,
-//! scope resolution and token lifetimes; TOTP and the QR code that enrols it.
+//! codes, PKCE, refresh-token rotation, JWT assertions, the signature flow and whom these
+//! impersonation flows act for, the password grant, scope resolution and token lifetimes; TOTP
+//! and the QR code that enrols it.
 //!
 //! Nothing here does I/O: the service loads the records, passes them in with the current time
 //! (`now`, Unix seconds), and acts on the decision (issue, refuse, or revoke on replay).
@@ -8,6 +9,7 @@
 pub mod authorize;
 pub mod client_auth;
 pub mod code;
+pub mod impersonation;
 pub mod jwt;
 pub mod password_grant;
 pub mod pkce;

@@ -1,6 +1,11 @@
 //! The signature flow (interface §5.4, deprecated): parsing and verifying the HMAC-signed
 //! authorization code a trusted app builds itself to act for a user. Single use is the
-//! service's check; the code's syntax, signature and one-hour validity are checked here.
+//! service's check, on [`SignatureCode::replay_key`]; the code's syntax, signature and one-hour
+//! validity are checked here.
+//!
+//! The ids may be spelled in standard or URL-safe base64, padded or not (and a `+` may arrive as
+//! a space): every spelling decodes to the same text, and the replay key is derived from the
+//! decoded parts, so one code is used once however it is spelled.
 //!
 //! `auth_code = base64(client_id)|@@|base64(user_id)|@@|timestamp|@@|nonce|@@|signature`, where
 //! `signature` is the lowercase hex HMAC-SHA1, keyed by the client's signature key, of
@@ -14,6 +19,7 @@ use coffer_domain::client::flow;
 use coffer_errors::OAuthError;
 use hmac::{Hmac, Mac};
 use sha1::Sha1;
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 /// The separator of the code's and the base string's fields.
@@ -48,6 +54,10 @@ pub struct SignatureCode {
     /// Unix seconds (a millisecond timestamp is converted).
     pub timestamp: i64,
     pub nonce: u32,
+    /// What the code means, whatever its spelling: the lowercase hex SHA-256 of the decoded
+    /// client id, user id, timestamp (as written), nonce and signature bytes. The service
+    /// records it to refuse the code a second time.
+    pub replay_key: String,
 }
 
 /// Verifies a signature-flow `code` for `client` at `now`.
@@ -79,7 +89,7 @@ pub fn verify(client: &ClientInfo, code: &str, now: i64) -> Result<SignatureCode
         parsed.timestamp_text,
         parsed.nonce_text,
     );
-    if !bool::from(expected.as_bytes().ct_eq(parsed.signature.as_bytes())) {
+    if !bool::from(expected.as_bytes().ct_eq(parsed.signature_text.as_bytes())) {
         return Err(OAuthError::invalid_grant("The code signature is invalid."));
     }
     let timestamp = if parsed.timestamp > MILLIS_THRESHOLD {
@@ -95,11 +105,28 @@ pub fn verify(client: &ClientInfo, code: &str, now: i64) -> Result<SignatureCode
             "The code timestamp lies in the future.",
         ));
     }
+    let replay_key = replay_key(&parsed);
     Ok(SignatureCode {
         user_email: parsed.user_id,
         timestamp,
         nonce: parsed.nonce,
+        replay_key,
     })
+}
+
+/// The replay key of a parsed code: SHA-256 over its decoded parts, each text
+/// length-prefixed so that no two different codes share an encoding.
+fn replay_key(p: &Parsed<'_>) -> String {
+    let mut h = Sha256::new();
+    h.update(b"coffer-signature-code\0");
+    for text in [&p.client_id, &p.user_id] {
+        h.update((text.len() as u64).to_be_bytes());
+        h.update(text.as_bytes());
+    }
+    h.update(p.timestamp.to_be_bytes());
+    h.update(p.nonce.to_be_bytes());
+    h.update(p.signature);
+    hex::encode(h.finalize())
 }
 
 /// Builds a code (for tests and tools). The ids are encoded as padded standard base64.
@@ -140,12 +167,15 @@ struct Parsed<'a> {
     timestamp: i64,
     nonce_text: &'a str,
     nonce: u32,
-    signature: &'a str,
+    /// As written: checked to be 40 lowercase hex digits.
+    signature_text: &'a str,
+    /// The 20 bytes the hex spells.
+    signature: [u8; 20],
 }
 
 fn parse(code: &str) -> Result<Parsed<'_>, OAuthError> {
     let parts: Vec<&str> = code.split(SEPARATOR).collect();
-    let [client_b64, user_b64, timestamp_text, nonce_text, signature] = parts[..] else {
+    let [client_b64, user_b64, timestamp_text, nonce_text, signature_text] = parts[..] else {
         return Err(OAuthError::invalid_request(
             "The code must have five `|@@|`-separated fields.",
         ));
@@ -172,11 +202,11 @@ fn parse(code: &str) -> Result<Parsed<'_>, OAuthError> {
         .ok_or_else(|| {
             OAuthError::invalid_request("The code's nonce must be an integer from 1 to 999999.")
         })?;
-    if signature.len() != 40
-        || !signature
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    {
+    let mut signature = [0u8; 20];
+    let lowercase_hex = signature_text
+        .bytes()
+        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !lowercase_hex || hex::decode_to_slice(signature_text, &mut signature).is_err() {
         return Err(OAuthError::invalid_request(
             "The code's signature must be 40 lowercase hex digits.",
         ));
@@ -188,6 +218,7 @@ fn parse(code: &str) -> Result<Parsed<'_>, OAuthError> {
         timestamp,
         nonce_text,
         nonce,
+        signature_text,
         signature,
     })
 }
@@ -212,7 +243,7 @@ fn digits(s: &str, max: usize) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::testutil::{client, client_without_flow, CLIENT_ID};
-    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
     use coffer_errors::OAuthErrorCode::{self, InvalidGrant, InvalidRequest, UnauthorizedClient};
 
     const NOW: i64 = 1_700_000_000;
@@ -265,13 +296,10 @@ mod tests {
     fn verifies_and_normalises() {
         let ok = verify(&client(), &code_at(NOW), NOW).unwrap();
         assert_eq!(
-            ok,
-            SignatureCode {
-                user_email: USER.into(),
-                timestamp: NOW,
-                nonce: 4242
-            }
+            (ok.user_email.as_str(), ok.timestamp, ok.nonce),
+            (USER, NOW, 4242)
         );
+        assert_eq!(ok.replay_key.len(), 64);
         // Milliseconds: the base string keeps them as written, the result is in seconds.
         let ms = verify(&client(), &code_at(NOW * 1000 + 999), NOW).unwrap();
         assert_eq!(ms.timestamp, NOW);
@@ -320,6 +348,96 @@ mod tests {
             let code = make_code(CLIENT_ID, USER, KEY, NOW, nonce);
             assert_eq!(verify(&client(), &code, NOW).unwrap().nonce, nonce);
         }
+    }
+
+    /// The code with its two id fields spelled `client_b64` and `user_b64`.
+    fn respelled(code: &str, client_b64: &str, user_b64: &str) -> String {
+        let mut parts: Vec<&str> = code.split(SEPARATOR).collect();
+        parts[0] = client_b64;
+        parts[1] = user_b64;
+        parts.join(SEPARATOR)
+    }
+
+    fn key_of(code: &str) -> String {
+        verify(&client(), code, NOW).expect(code).replay_key
+    }
+
+    #[test]
+    fn replay_key_is_the_same_for_every_spelling() {
+        // `client-1` pads with one `=`; this user's id pads with `==` and has both `+` and `/`.
+        let user = "ab~cd?e@example.com";
+        assert_eq!(STANDARD.encode(user), "YWJ+Y2Q/ZUBleGFtcGxlLmNvbQ==");
+        let code = make_code(CLIENT_ID, user, KEY, NOW, 4242);
+        let key = key_of(&code);
+        /// How a field is spelled.
+        type Spell = fn(&str) -> String;
+        let spellings: [(&str, Spell); 5] = [
+            ("padding stripped", |s| STANDARD_NO_PAD.encode(s)),
+            ("URL-safe alphabet", |s| URL_SAFE.encode(s)),
+            ("URL-safe without padding", |s| URL_SAFE_NO_PAD.encode(s)),
+            ("`+` as a space", |s| STANDARD.encode(s).replace('+', " ")),
+            ("standard again", |s| STANDARD.encode(s)),
+        ];
+        for (what, spell) in spellings {
+            let other = respelled(&code, &spell(CLIENT_ID), &spell(user));
+            assert_eq!(key_of(&other), key, "{what}: {other}");
+        }
+        // Mixed: one field in each spelling.
+        let mixed = respelled(
+            &code,
+            &STANDARD.encode(CLIENT_ID),
+            &URL_SAFE_NO_PAD.encode(user),
+        );
+        assert_eq!(key_of(&mixed), key);
+        // Different spellings really are different texts.
+        assert_ne!(
+            respelled(
+                &code,
+                &URL_SAFE_NO_PAD.encode(CLIENT_ID),
+                &URL_SAFE_NO_PAD.encode(user)
+            ),
+            code
+        );
+    }
+
+    #[test]
+    fn replay_key_changes_with_what_the_code_means() {
+        let key = key_of(&code_at(NOW));
+        let others = [
+            make_code(CLIENT_ID, USER, KEY, NOW, 4243),
+            make_code(CLIENT_ID, USER, KEY, NOW - 1, 4242),
+            make_code(CLIENT_ID, USER, KEY, NOW * 1000, 4242),
+            make_code(CLIENT_ID, "bob@example.com", KEY, NOW, 4242),
+            // The same instant written with a leading zero is another base string, hence
+            // another signature: a key holder made it, it is not a replay.
+            raw(
+                &STANDARD.encode(CLIENT_ID),
+                &STANDARD.encode(USER),
+                "01700000000",
+                "4242",
+                CLIENT_ID,
+                USER,
+            ),
+        ];
+        for other in others {
+            assert_ne!(key_of(&other), key, "{other}");
+        }
+        // Another client with the same key and fields.
+        let c2 = ClientInfo {
+            id: "client-2".into(),
+            ..client()
+        };
+        let other_client = make_code("client-2", USER, KEY, NOW, 4242);
+        assert_ne!(verify(&c2, &other_client, NOW).unwrap().replay_key, key);
+        // Another key signs the same fields: other signature bytes.
+        let c3 = ClientInfo {
+            signature_key: Some("another-key".into()),
+            ..client()
+        };
+        let other_key = make_code(CLIENT_ID, USER, "another-key", NOW, 4242);
+        assert_ne!(verify(&c3, &other_key, NOW).unwrap().replay_key, key);
+        // The key is a function of the code: verifying twice gives the same key.
+        assert_eq!(key_of(&code_at(NOW)), key);
     }
 
     #[test]

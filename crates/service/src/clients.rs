@@ -1,5 +1,7 @@
 //! The registry of OAuth clients. Built-in clients change only their two lifetimes and are
-//! never deleted; a client keeps its id and secret whatever else changes.
+//! never deleted; a client keeps its id and secret whatever else changes. A signature key, a
+//! JWT key and the flows that use them let a client act for users without them: only a system
+//! administrator or the operator sets those up.
 
 use crate::auth::Caller;
 use crate::views::{ClientView, Listed};
@@ -27,6 +29,81 @@ pub struct ClientInput {
     pub refresh_token_lifetime: Option<i32>,
     pub flow: Option<i32>,
     pub flag: Option<i32>,
+}
+
+/// Who changes the registry.
+#[derive(Debug, Clone, Copy)]
+pub enum Registrar<'a> {
+    /// The operator, through `cofferd client create`: may set up every flow.
+    Operator,
+    /// An administrator through `/rest/clients`.
+    Admin(&'a Caller),
+}
+
+impl Registrar<'_> {
+    /// The user recorded as the actor of the change's event.
+    fn actor(&self) -> Option<&str> {
+        match self {
+            Registrar::Operator => None,
+            Registrar::Admin(c) => Some(c.user_id()),
+        }
+    }
+
+    /// Only the operator and system administrators register signature or JWT keys and give a
+    /// client an impersonation flow.
+    fn may_set_up_impersonation(&self) -> bool {
+        match self {
+            Registrar::Operator => true,
+            Registrar::Admin(c) => c.is_system_admin(),
+        }
+    }
+}
+
+/// The flow bits a client has after `input` is applied to a client with `before`: the
+/// explicit `flow`, else `before` with the flow of each key given.
+fn flow_after(input: &ClientInput, before: i32) -> i32 {
+    if let Some(f) = input.flow {
+        return f;
+    }
+    let mut bits = before;
+    if input.signature_key.is_some() {
+        bits |= flow::SIGNATURE;
+    }
+    if input.jwt_public_key.is_some() {
+        bits |= flow::JWT_BEARER;
+    }
+    bits
+}
+
+/// Refuses (403 `ERR_ACCESS_SYSTEM_ADMIN`) a registrar other than a system administrator or
+/// the operator who registers or changes a signature key or a JWT key, or gives the client the
+/// signature or JWT flow. `current` is the stored client of an update. Sending back the JWT
+/// public key the client already has changes nothing and passes; a signature key is a secret
+/// the API never shows, so any `signatureKey` is a change.
+fn check_impersonation(
+    by: Registrar<'_>,
+    input: &ClientInput,
+    current: Option<&Client>,
+) -> Result<()> {
+    if by.may_set_up_impersonation() {
+        return Ok(());
+    }
+    let before = current.map_or(0, |c| c.flow);
+    let default = current.map_or(flow::AUTH_CODE | flow::REFRESH_TOKEN, |c| c.flow);
+    let gained = flow_after(input, default) & !before & coffer_oauth::impersonation::FLOWS;
+    let new_jwt_key = input
+        .jwt_public_key
+        .as_deref()
+        .is_some_and(|k| current.and_then(|c| c.jwt_public_key.as_deref()) != Some(k));
+    if input.signature_key.is_some() || new_jwt_key || gained != 0 {
+        return Err(ApiError::new(ErrorCode::AccessSystemAdmin)
+            .with_message(
+                "The user is not a system administrator (only a system administrator registers \
+                 a signature key or a JWT key, or gives a client the signature or JWT flow).",
+            )
+            .into());
+    }
+    Ok(())
 }
 
 fn invalid(field: &str, why: &str) -> Error {
@@ -88,19 +165,13 @@ fn new_client_id() -> String {
 }
 
 /// Creates a custom client; returns its record with the secret, shown this once.
-pub fn create(ctx: &Ctx, input: ClientInput, actor: Option<&str>) -> Result<ClientView> {
+pub fn create(ctx: &Ctx, input: ClientInput, by: Registrar<'_>) -> Result<ClientView> {
     let scope = validate(&input)?;
+    check_impersonation(by, &input, None)?;
+    let actor = by.actor();
     let secret = coffer_oauth::secrets::new_token();
     let t = now();
-    let mut bits = input.flow.unwrap_or(flow::AUTH_CODE | flow::REFRESH_TOKEN);
-    if input.flow.is_none() {
-        if input.signature_key.is_some() {
-            bits |= flow::SIGNATURE;
-        }
-        if input.jwt_public_key.is_some() {
-            bits |= flow::JWT_BEARER;
-        }
-    }
+    let bits = flow_after(&input, flow::AUTH_CODE | flow::REFRESH_TOKEN);
     let client = Client {
         id: new_client_id(),
         secret_hash: coffer_oauth::secrets::hash_token(&secret),
@@ -232,10 +303,12 @@ pub fn scopes(ctx: &Ctx, caller: &Caller, id: &str) -> Result<Vec<String>> {
 
 /// Updates a client. A built-in client takes only the two lifetimes: any other change answers
 /// 403 `ERR_ACCESS_USER`.
-pub fn update(ctx: &Ctx, id: &str, input: ClientInput, actor: Option<&str>) -> Result<ClientView> {
+pub fn update(ctx: &Ctx, id: &str, input: ClientInput, by: Registrar<'_>) -> Result<ClientView> {
     let scope = validate(&input)?;
+    let actor = by.actor();
     let updated = ctx.write(|c| {
         let mut client = coffer_store::clients::by_id(c, id)?.ok_or_else(not_found)?;
+        check_impersonation(by, &input, Some(&client))?;
         let access = input.access_token_lifetime.unwrap_or(client.access_token_lifetime);
         let refresh = input.refresh_token_lifetime.unwrap_or(client.refresh_token_lifetime);
         if client.builtin {
@@ -261,20 +334,12 @@ pub fn update(ctx: &Ctx, id: &str, input: ClientInput, actor: Option<&str>) -> R
             client.description = input.description.clone();
             client.redirect_uri = input.redirect_uri.clone();
             client.scope = scope.clone();
+            client.flow = flow_after(&input, client.flow);
             if let Some(k) = &input.signature_key {
                 client.signature_key = Some(k.clone());
-                if input.flow.is_none() {
-                    client.flow |= flow::SIGNATURE;
-                }
             }
             if let Some(k) = &input.jwt_public_key {
                 client.jwt_public_key = Some(k.clone());
-                if input.flow.is_none() {
-                    client.flow |= flow::JWT_BEARER;
-                }
-            }
-            if let Some(f) = input.flow {
-                client.flow = f;
             }
             if let Some(f) = input.flag {
                 client.flag = f;

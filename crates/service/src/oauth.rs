@@ -3,7 +3,7 @@
 //! `coffer_oauth`; this module loads what they need, and stores what they decide.
 
 use crate::{devices, events, now, Ctx, Result};
-use coffer_domain::Scope;
+use coffer_domain::{Role, Scope};
 use coffer_errors::{Error, OAuthError};
 use coffer_oauth::authorize::{AuthorizeParams, Rejection, ValidAuthorize};
 use coffer_oauth::code::{CodeRecord, CodeRejection};
@@ -674,6 +674,13 @@ fn usable_user_by_email(c: &mut DbConn, email: &str) -> Result<Option<User>> {
     Ok(coffer_store::users::by_email(c, &email)?.filter(User::is_usable))
 }
 
+/// Whether the signature flow or the JWT grant may act for `user` (never for a system
+/// administrator, see `coffer_oauth::impersonation`).
+fn may_impersonate(user: &User) -> Result<std::result::Result<(), OAuthError>> {
+    let role = user.role.parse::<Role>().map_err(Error::internal)?;
+    Ok(coffer_oauth::impersonation::check_subject(role))
+}
+
 /// What every grant checks before touching the database: the grant type and the client's
 /// credentials as presented.
 fn token_request(
@@ -911,10 +918,14 @@ fn signature_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result
                 "The user credentials are not valid.",
             )));
         };
-        // The code is single use; it can matter until it expires an hour after its timestamp.
+        if let Err(e) = may_impersonate(&user)? {
+            return Ok(Tx::Refused(e));
+        }
+        // The code is single use, keyed on what it means rather than how it is spelled; it
+        // can matter until it expires an hour after its timestamp.
         if !coffer_store::grants::record_signature_code(
             c,
-            &hash_token(code),
+            &sig.replay_key,
             sig.timestamp + 3600 + 300,
         )? {
             return Ok(Tx::Refused(OAuthError::invalid_grant(
@@ -1078,6 +1089,9 @@ fn jwt_session(
             "The subject is not an active user.",
         )));
     };
+    if let Err(e) = may_impersonate(&user)? {
+        return Ok(Tx::Refused(e));
+    }
     if !coffer_store::grants::record_assertion(c, &client.id, &claims.jti, claims.exp)? {
         return Ok(Tx::Refused(OAuthError::invalid_grant(
             "The assertion's jti was used before.",

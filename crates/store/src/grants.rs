@@ -67,14 +67,15 @@ pub fn record_assertion(
     Ok(n == 1)
 }
 
-/// Records a signature-flow code; false when it was used before.
+/// Records a signature-flow code by its replay key (a hash of what the code means, the same for
+/// every spelling of it); false when it was used before.
 pub fn record_signature_code(
     conn: &mut DbConn,
-    code_hash: &str,
+    replay_key: &str,
     expires_at: i64,
 ) -> StoreResult<bool> {
     let n = db_run!(conn => diesel::insert_into(used_signature_codes::table)
-        .values((used_signature_codes::code_hash.eq(code_hash), used_signature_codes::expires_at.eq(expires_at)))
+        .values((used_signature_codes::code_hash.eq(replay_key), used_signature_codes::expires_at.eq(expires_at)))
         .on_conflict_do_nothing()
         .execute(conn))?;
     Ok(n == 1)
