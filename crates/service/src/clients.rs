@@ -151,12 +151,13 @@ pub fn create(ctx: &Ctx, input: ClientInput, actor: Option<&str>) -> Result<Clie
     Ok(view)
 }
 
-/// The first-party web client made on the first start.
+/// The first-party web client, made when the database is brought up to date
+/// (`accounts::ensure_system_records`).
 pub fn insert_builtin_web_client(
     c: &mut DbConn,
     secret: &str,
     redirect_uri: &str,
-    actor: &str,
+    actor: Option<&str>,
 ) -> Result<Client> {
     let t = now();
     let client = Client {
@@ -186,7 +187,7 @@ pub fn insert_builtin_web_client(
     events::record(
         c,
         "oauth.client.create",
-        Some(actor),
+        actor,
         serde_json::json!({"id": client.id, "name": client.name}),
     )?;
     Ok(client)
