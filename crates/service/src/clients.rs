@@ -6,6 +6,7 @@ use crate::views::{ClientView, Listed};
 use crate::{events, now, Ctx, Result};
 use coffer_domain::client::{
     flag, flow, kind, DEFAULT_ACCESS_TOKEN_LIFETIME_HOURS, DEFAULT_REFRESH_TOKEN_LIFETIME_HOURS,
+    MAX_SCOPE_BYTES, MAX_SCOPE_ITEMS,
 };
 use coffer_domain::list::ListQuery;
 use coffer_domain::Scope;
@@ -44,6 +45,11 @@ fn validate(input: &ClientInput) -> Result<String> {
         return Err(invalid("description", "at most 2000 characters"));
     }
     validate_redirect_uri(&input.redirect_uri)?;
+    if input.scope.len() > MAX_SCOPE_BYTES
+        || input.scope.split_ascii_whitespace().count() > MAX_SCOPE_ITEMS
+    {
+        return Err(invalid("scope", "at most 4096 bytes and 100 items"));
+    }
     let scope = Scope::parse(&input.scope).map_err(|e| invalid("scope", &e))?;
     if scope.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "scope").into());
