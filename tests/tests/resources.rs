@@ -2194,11 +2194,11 @@ fn system_settings_have_the_interface_fields() {
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(
         r.json(),
+        // No default location and no mobile number: left out, never null.
         json!({
             "languageId": 1,
-            "locationId": null,
+            "storageUsed": 0,
             "storageQuota": 10i64 * 1024 * 1024 * 1024,
-            "mobileNumber": null,
             "mobileNumberVerified": false,
         })
     );

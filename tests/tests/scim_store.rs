@@ -106,9 +106,7 @@ fn resource(u: &User, profile: &str) -> Value {
             json!([{"value": n, "type": "mobile", "primary": true}]),
         );
     }
-    if u.role != "user" {
-        r.insert("roles".into(), json!([{"value": u.role}]));
-    }
+    r.insert("roles".into(), json!([{"value": u.role}]));
     r.insert(
         "meta".into(),
         json!({
@@ -358,7 +356,7 @@ fn filters_select_what_matches_selects() {
         r#"phoneNumbers[primary eq true or value eq "+7"]"#,
         r#"not (phoneNumbers[primary eq true])"#,
         r#"phoneNumbers[not (value pr)]"#,
-        // roles: none for an ordinary user.
+        // roles: `user` for an ordinary user.
         r#"roles pr"#,
         r#"roles eq null"#,
         r#"roles eq "SYSTEM-ADMIN""#,
@@ -678,7 +676,7 @@ fn paged(
 fn keyset_paging_offsets_and_counts() {
     let fx = Fixture::new();
     let mut conn = fx.conn();
-    let active = translate("active eq true or roles pr");
+    let active = translate(r#"active eq true or roles.value ne "user""#);
     for filter in [None, Some(&active)] {
         for sort in SortKey::ALL {
             for descending in [false, true] {
@@ -691,7 +689,8 @@ fn keyset_paging_offsets_and_counts() {
                 let mut want: Vec<&Seeded> = fx
                     .listed()
                     .filter(|u| {
-                        filter.is_none() || parse("active eq true or roles pr").matches(&u.json)
+                        filter.is_none()
+                            || parse(r#"active eq true or roles.value ne "user""#).matches(&u.json)
                     })
                     .collect();
                 want.sort_by(|x, y| {

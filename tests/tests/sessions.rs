@@ -217,7 +217,7 @@ fn a_password_change_or_a_deletion_ends_sessions() {
     assert_eq!(
         app.rest("DELETE", &format!("/rest/admin/users/{id}"), &admin, None)
             .status,
-        200
+        204
     );
     assert_eq!(
         a.call(&app, "GET", "/rest/users/me", None, None).status,

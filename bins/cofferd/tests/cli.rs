@@ -344,6 +344,94 @@ fn first_start_prints_credentials_once_and_commands_run_beside_the_server() {
     );
 }
 
+/// Accounts provisioned with `cofferd user create` before the first `serve`: no administrator
+/// is printed, yet a browser session works (the system's own records exist whichever command
+/// ran first).
+#[test]
+fn web_sessions_work_when_accounts_were_provisioned_before_the_first_start() {
+    let env = Env::new();
+    let ann = env.json(&[
+        "user",
+        "create",
+        "--email",
+        "ann@example.com",
+        "--name",
+        "Ann",
+        "--role",
+        "system-admin",
+    ]);
+    let password = ann["password"].as_str().unwrap().to_string();
+    let port = free_port();
+    let server = serve(&env, port);
+    assert!(
+        field(&server.stdout, "administrator").is_none(),
+        "{:?}",
+        server.stdout
+    );
+
+    let (me, clients) = session_calls(port, "ann@example.com", &password);
+    assert_eq!(me["email"], "ann@example.com");
+    assert_eq!(me["id"], ann["id"]);
+    let builtin = |clients: &Value| {
+        clients["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["builtin"] == true)
+            .count()
+    };
+    assert_eq!(builtin(&clients), 1, "{clients}");
+    drop(server);
+
+    // A later `migrate` and `serve` make no second first-party client.
+    let (ok, _, err) = env.run(&["migrate"]);
+    assert!(ok, "{err}");
+    let port = free_port();
+    let again = serve(&env, port);
+    assert!(field(&again.stdout, "client_secret").is_none());
+    let (_, clients) = session_calls(port, "ann@example.com", &password);
+    assert_eq!(builtin(&clients), 1, "{clients}");
+}
+
+/// Signs in with `POST /rest/users/actions/login` and, with the session cookie alone, reads
+/// `GET /rest/users/me` and `GET /rest/clients`.
+fn session_calls(port: u16, email: &str, password: &str) -> (Value, Value) {
+    let agent = ureq::AgentBuilder::new().redirects(0).build();
+    let base = format!("http://127.0.0.1:{port}");
+    let login = agent
+        .post(&format!("{base}/rest/users/actions/login"))
+        .set("X-Coffer-Version", "28")
+        .send_json(serde_json::json!(
+            {"username": email, "password": password, "referral": "/#/home"}
+        ))
+        .expect("sign-in");
+    let session = login
+        .all("set-cookie")
+        .into_iter()
+        .find_map(|c| {
+            c.split(';')
+                .next()
+                .filter(|kv| kv.starts_with("coffer_session="))
+        })
+        .expect("a session cookie")
+        .to_string();
+    let get = |path: &str| -> Value {
+        match agent
+            .get(&format!("{base}{path}"))
+            .set("X-Coffer-Version", "28")
+            .set("Cookie", &session)
+            .call()
+        {
+            Ok(r) => r.into_json().unwrap(),
+            Err(ureq::Error::Status(s, r)) => {
+                panic!("{path}: {s} {}", r.into_string().unwrap())
+            }
+            Err(e) => panic!("{path}: {e}"),
+        }
+    };
+    (get("/rest/users/me"), get("/rest/clients"))
+}
+
 #[test]
 fn a_bad_database_url_reports_the_real_cause() {
     let env = Env::new();

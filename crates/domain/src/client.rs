@@ -55,6 +55,11 @@ pub mod kind {
 pub const DEFAULT_ACCESS_TOKEN_LIFETIME_HOURS: i32 = 1;
 pub const DEFAULT_REFRESH_TOKEN_LIFETIME_HOURS: i32 = 336;
 
+/// The largest scope a client may register, in bytes and in items: the scope is copied into
+/// every token row of the client.
+pub const MAX_SCOPE_BYTES: usize = 4096;
+pub const MAX_SCOPE_ITEMS: usize = 100;
+
 #[cfg(test)]
 mod tests {
     use super::*;

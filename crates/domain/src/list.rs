@@ -264,6 +264,11 @@ pub fn parse(pairs: &[(String, String)], spec: &ListSpec) -> Result<ListQuery, A
         extras: Vec::new(),
     };
     for (key, value) in pairs {
+        // The one rule for text (`input::is_clean`): no query value with a control character
+        // reaches a query of the database.
+        if !crate::input::is_clean(value, false) {
+            return Err(crate::input::unclean(key));
+        }
         match key.as_str() {
             k if ALWAYS.contains(&k) => {}
             "offset" => {

@@ -182,9 +182,12 @@ pub const USER_TYPES: &[&str] = &["Standard", "Restricted"];
 pub const LANGUAGES: &[&str] = &[
     "en", "en-US", "en-GB", "de", "de-CH", "fr", "fr-CH", "it", "it-CH", "es", "nl", "ja",
 ];
-/// The administrator roles a `roles` value names (an ordinary user has none). System
-/// administrators are out of SCIM's reach: managed with `cofferd` and the REST interface only.
+/// The administrator roles a `roles` value names. System administrators are out of SCIM's
+/// reach: managed with `cofferd` and the REST interface only.
 pub const ADMIN_ROLES: &[&str] = &["application-admin", "helpdesk-admin"];
+/// The `roles` values SCIM takes and answers: an ordinary user's `user`, or an administrator
+/// role. Every user has one.
+pub const ROLE_VALUES: &[&str] = &["user", "application-admin", "helpdesk-admin"];
 
 const EMAIL_SUBS: &[AttrDef] = &[
     attr("value", "The email address.", Kind::String).required(),
@@ -222,9 +225,9 @@ const PHONE_SUBS: &[AttrDef] = &[
     ),
 ];
 
-const ROLE_SUBS: &[AttrDef] = &[attr("value", "The administrator role.", Kind::String)
+const ROLE_SUBS: &[AttrDef] = &[attr("value", "The user's role.", Kind::String)
     .required()
-    .canonical(ADMIN_ROLES)];
+    .canonical(ROLE_VALUES)];
 
 const META_SUBS: &[AttrDef] = &[
     attr("resourceType", "Always User.", Kind::String)
@@ -298,7 +301,7 @@ pub const USER_ATTRS: &[AttrDef] = &[
         .subs(PHONE_SUBS),
     attr(
         "roles",
-        "The user's administrator role, at most one.",
+        "The user's role, exactly one (user for an ordinary user).",
         Kind::Complex,
     )
     .multi()

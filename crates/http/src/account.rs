@@ -155,7 +155,7 @@ pub async fn delete_users(
     Ok(HttpResponse::Ok().json(deleted_body(&d)))
 }
 
-#[utoipa::path(delete, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path)), request_body(content = serde_json::Value, description = "Delete options, as for DELETE /rest/users"), responses((status = 200, description = "`{data: [{id, email, deleted}]}`"), (status = 403), (status = 404), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path)), request_body(content = serde_json::Value, description = "Delete options, as for DELETE /rest/users"), responses((status = 204, description = "The user is marked as deleted"), (status = 403), (status = 404), (status = 422)), security(("bearer" = [])))]
 pub async fn delete_user(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -164,11 +164,11 @@ pub async fn delete_user(
 ) -> Result<HttpResponse, RestError> {
     let opts = delete_options(&body)?;
     let ids = vec![id.into_inner()];
-    let d = blocking(&st, move |ctx| {
+    blocking(&st, move |ctx| {
         coffer_service::users::delete(ctx, &c, &ids, &opts, false)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(deleted_body(&d)))
+    Ok(HttpResponse::NoContent().finish())
 }
 
 const QUOTA_SPEC: ListSpec = ListSpec {

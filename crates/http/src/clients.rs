@@ -63,11 +63,11 @@ fn input(body: &serde_json::Value) -> Result<(ClientInput, bool), RestError> {
     let f = Fields::of(body)?;
     let input = ClientInput {
         name: f.req_str("name")?.to_string(),
-        description: f.req_str("description")?.to_string(),
+        description: f.req_text("description")?.to_string(),
         redirect_uri: f.req_str("redirectUri")?.to_string(),
         scope: f.req_str("scope")?.to_string(),
         signature_key: f.opt_str("signatureKey")?.map(str::to_string),
-        jwt_public_key: f.opt_str("jwtPublicKey")?.map(str::to_string),
+        jwt_public_key: f.opt_text("jwtPublicKey")?.map(str::to_string),
         access_token_lifetime: f.opt_int_min("accessTokenLifetime", 1)?,
         refresh_token_lifetime: f.opt_int_min("refreshTokenLifetime", 1)?,
         flow: f.opt_int_min("flow", 0)?,

@@ -173,8 +173,9 @@ fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
     })
 }
 
-/// `/rest` gate: removed endpoints answer 404 naming their replacement; then the version header
-/// (`X-<Brand>-Version`) or `apiVersion` query must say 28.
+/// `/rest` gate: removed endpoints answer 404 naming their replacement, and so does a path with
+/// control characters; then the version header (`X-<Brand>-Version`) or `apiVersion` query must
+/// say 28.
 pub async fn rest_gate<B: MessageBody>(
     req: ServiceRequest,
     next: Next<B>,
@@ -183,6 +184,12 @@ pub async fn rest_gate<B: MessageBody>(
         let e = ApiError::new(ErrorCode::RequestNotFound).with_message(format!(
             "This endpoint was removed; use {replacement} instead."
         ));
+        return Ok(short_circuit(req, &e));
+    }
+    // The one rule for text (`coffer_domain::input::is_clean`): a path with a control character
+    // names no entity, and never reaches a query of the database.
+    if !coffer_domain::input::is_clean(&crate::waf::percent_decode(req.path()), false) {
+        let e = ApiError::new(ErrorCode::EntityNotFound);
         return Ok(short_circuit(req, &e));
     }
     let header_name = req

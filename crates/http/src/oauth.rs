@@ -49,13 +49,19 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/oauth_callback.php").route(web::get().to(callback)));
 }
 
-/// Decoded pairs, refusing a parameter given twice.
+/// Decoded pairs, refusing a parameter given twice or a value with control characters.
 fn unique_pairs(raw: &str) -> Result<Vec<(String, String)>, String> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw)
         .map_err(|_| "The request parameters are malformed.".to_string())?;
-    for (i, (k, _)) in pairs.iter().enumerate() {
+    for (i, (k, v)) in pairs.iter().enumerate() {
         if pairs[..i].iter().any(|(k2, _)| k2 == k) {
             return Err(format!("The parameter `{k}` was given more than once."));
+        }
+        // The one rule for text (`coffer_domain::input::is_clean`), as this area's 400.
+        if !coffer_domain::input::is_clean(v, false) {
+            return Err(format!(
+                "The parameter `{k}` must not contain control characters."
+            ));
         }
     }
     Ok(pairs)

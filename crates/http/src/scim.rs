@@ -128,10 +128,41 @@ impl FromRequest for ScimBody {
                 )
                 .into());
             }
-            serde_json::from_slice(&body)
-                .map(ScimBody)
-                .map_err(|_| ScimFail::bad("invalidSyntax", "The body is not valid JSON.").into())
+            let body: Value = serde_json::from_slice(&body)
+                .map_err(|_| ScimFail::bad("invalidSyntax", "The body is not valid JSON."))?;
+            if let Some(at) = unclean_at(&body) {
+                return Err(ScimFail::bad(
+                    "invalidValue",
+                    format!("{at} must not contain control characters."),
+                )
+                .into());
+            }
+            Ok(ScimBody(body))
         })
+    }
+}
+
+/// Where the first string of a body breaks the one rule for text
+/// (`coffer_domain::input::is_clean`), e.g. `name.givenName` or `Operations[0].value`.
+fn unclean_at(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !coffer_domain::input::is_clean(s, false) => Some(String::new()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| unclean_at(x).map(|rest| format!("[{i}]{}", dotted(&rest)))),
+        Value::Object(m) => m
+            .iter()
+            .find_map(|(k, x)| unclean_at(x).map(|rest| format!("{k}{}", dotted(&rest)))),
+        _ => None,
+    }
+}
+
+fn dotted(rest: &str) -> String {
+    if rest.is_empty() || rest.starts_with('[') {
+        rest.to_string()
+    } else {
+        format!(".{rest}")
     }
 }
 
@@ -144,10 +175,21 @@ fn scim_json(status: StatusCode, body: &Value) -> HttpResponse {
 fn query_value(req: &HttpRequest, name: &str) -> ScimResult<Option<String>> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(req.query_string())
         .map_err(|_| ScimFail::bad("invalidValue", "The query string is malformed."))?;
-    Ok(pairs
+    let value = pairs
         .into_iter()
         .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v))
+        .map(|(_, v)| v);
+    if value
+        .as_deref()
+        .is_some_and(|v| !coffer_domain::input::is_clean(v, false))
+    {
+        return Err(ScimFail::bad(
+            "invalidValue",
+            format!("{name} must not contain control characters."),
+        )
+        .into());
+    }
+    Ok(value)
 }
 
 fn if_match(req: &HttpRequest) -> Option<String> {

@@ -108,7 +108,7 @@ fn decoded_forms(raw: &str) -> Vec<String> {
     forms
 }
 
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -180,7 +180,14 @@ async fn input(payload: &mut web::Payload) -> Result<WebhookInput, WebhookErr> {
     let string = |name: &str| -> Result<Option<String>, WebhookErr> {
         match obj.get(name) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
+            // The one rule for text (`coffer_domain::input::is_clean`), in this area's 400.
+            Some(Value::String(s)) if coffer_domain::input::is_clean(s, false) => {
+                Ok(Some(s.clone()))
+            }
+            Some(Value::String(_)) => Err(WebhookErr::new(
+                400,
+                &format!("webhook.{name} must not contain control characters"),
+            )),
             Some(_) => Err(WebhookErr::new(
                 400,
                 &format!("webhook.{name} must be a string"),

@@ -338,8 +338,34 @@ pub struct Bootstrap {
     pub redirect_uri: String,
 }
 
-/// On the first start with an empty database, creates a system administrator and a first-party
-/// web client. Runs once per database, whatever the number of nodes starting together.
+/// Makes the records the system itself relies on when they are missing, whichever command
+/// brings the database up first (`serve`, `migrate`, `user create`, …): the first-party web
+/// client, on whose behalf browser sessions call the API. Idempotent, and made once when
+/// several processes start together.
+pub fn ensure_system_records(ctx: &Ctx) -> Result<()> {
+    if ctx
+        .with_conn(|c| Ok(coffer_store::web_sessions::web_client_id(c)?))?
+        .is_some()
+    {
+        return Ok(());
+    }
+    // No one is told this secret: the first start of `serve` on a database without accounts
+    // replaces it with one it prints (`bootstrap`); an operator who provisions first registers
+    // their own clients.
+    let secret = coffer_oauth::secrets::new_token();
+    let redirect_uri = format!("{}/oauth_callback.php", ctx.config.base_url);
+    ctx.write(|c| {
+        coffer_store::migrate::lock_setup(c)?;
+        if coffer_store::web_sessions::web_client_id(c)?.is_none() {
+            crate::clients::insert_builtin_web_client(c, &secret, &redirect_uri, None)?;
+        }
+        Ok(())
+    })
+}
+
+/// On the first start with an empty database, creates a system administrator and gives the
+/// first-party web client a new secret, both printed once. Runs once per database, whatever the
+/// number of nodes starting together; makes nothing when accounts were provisioned first.
 pub fn bootstrap(ctx: &Ctx) -> Result<Option<Bootstrap>> {
     let admin_password = generate_password();
     let hash = hash_password(&admin_password)?;
@@ -363,14 +389,31 @@ pub fn bootstrap(ctx: &Ctx) -> Result<Option<Bootstrap>> {
             None,
             None,
         )?;
-        let client =
-            crate::clients::insert_builtin_web_client(c, &secret, &redirect_uri, &admin.id)?;
+        coffer_store::migrate::lock_setup(c)?;
+        let existing = match coffer_store::web_sessions::web_client_id(c)? {
+            Some(id) => coffer_store::clients::by_id(c, &id)?,
+            None => None,
+        };
+        let client = match existing {
+            Some(mut client) => {
+                client.secret_hash = coffer_oauth::secrets::hash_token(&secret);
+                client.updated_at = now();
+                coffer_store::clients::update(c, &client)?;
+                client
+            }
+            None => crate::clients::insert_builtin_web_client(
+                c,
+                &secret,
+                &redirect_uri,
+                Some(&admin.id),
+            )?,
+        };
         Ok(Some(Bootstrap {
             admin_email: admin.email,
             admin_password,
             client_id: client.id,
             client_secret: secret,
-            redirect_uri,
+            redirect_uri: client.redirect_uri,
         }))
     })
 }

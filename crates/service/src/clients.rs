@@ -8,6 +8,7 @@ use crate::views::{ClientView, Listed};
 use crate::{events, now, Ctx, Result};
 use coffer_domain::client::{
     flag, flow, kind, DEFAULT_ACCESS_TOKEN_LIFETIME_HOURS, DEFAULT_REFRESH_TOKEN_LIFETIME_HOURS,
+    MAX_SCOPE_BYTES, MAX_SCOPE_ITEMS,
 };
 use coffer_domain::list::ListQuery;
 use coffer_domain::Scope;
@@ -121,6 +122,11 @@ fn validate(input: &ClientInput) -> Result<String> {
         return Err(invalid("description", "at most 2000 characters"));
     }
     validate_redirect_uri(&input.redirect_uri)?;
+    if input.scope.len() > MAX_SCOPE_BYTES
+        || input.scope.split_ascii_whitespace().count() > MAX_SCOPE_ITEMS
+    {
+        return Err(invalid("scope", "at most 4096 bytes and 100 items"));
+    }
     let scope = Scope::parse(&input.scope).map_err(|e| invalid("scope", &e))?;
     if scope.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "scope").into());
@@ -222,12 +228,13 @@ pub fn create(ctx: &Ctx, input: ClientInput, by: Registrar<'_>) -> Result<Client
     Ok(view)
 }
 
-/// The first-party web client made on the first start.
+/// The first-party web client, made when the database is brought up to date
+/// (`accounts::ensure_system_records`).
 pub fn insert_builtin_web_client(
     c: &mut DbConn,
     secret: &str,
     redirect_uri: &str,
-    actor: &str,
+    actor: Option<&str>,
 ) -> Result<Client> {
     let t = now();
     let client = Client {
@@ -257,7 +264,7 @@ pub fn insert_builtin_web_client(
     events::record(
         c,
         "oauth.client.create",
-        Some(actor),
+        actor,
         serde_json::json!({"id": client.id, "name": client.name}),
     )?;
     Ok(client)

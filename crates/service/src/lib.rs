@@ -154,14 +154,17 @@ pub fn rfc3339(ts: i64) -> String {
         .unwrap_or_default()
 }
 
-/// Opens the database, applies pending migrations, and returns the context.
+/// Opens the database, applies pending migrations, makes the system's own records when missing
+/// (`accounts::ensure_system_records`), and returns the context.
 pub fn open(url: &DatabaseUrl, pool_size: u32, config: Config) -> Result<Ctx> {
     let db = Db::open(url, pool_size)?;
     {
         let mut conn = db.get()?;
         coffer_store::migrate::run(&mut conn)?;
     }
-    Ok(Ctx::new(db, config))
+    let ctx = Ctx::new(db, config);
+    accounts::ensure_system_records(&ctx)?;
+    Ok(ctx)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! is written, so a refused call changes nothing.
 
 use crate::{accounts, events, now, rfc3339, Ctx, Error};
-use coffer_domain::scim_schema::{self as schema, ADMIN_ROLES, USER_SCHEMA};
+use coffer_domain::scim_schema::{self as schema, ADMIN_ROLES, ROLE_VALUES, USER_SCHEMA};
 use coffer_domain::{Email, Role};
 use coffer_errors::{ErrorCode, ScimError};
 pub use coffer_store::models::{ScimToken, User};
@@ -157,9 +157,8 @@ pub fn resource(user: &User, profile: &str, base_url: &str) -> Value {
             json!([{"value": n, "type": "mobile", "primary": user.mobile_primary.unwrap_or(true)}]),
         );
     }
-    if user.role != Role::User.as_str() {
-        r.insert("roles".into(), json!([{"value": user.role}]));
-    }
+    // Every user has one role, echoed as given (`user` for an ordinary user).
+    r.insert("roles".into(), json!([{"value": user.role}]));
     r.insert(
         "meta".into(),
         json!({
@@ -440,7 +439,12 @@ fn read_attr(input: &mut Input, name: &str, value: &Value) -> ScimResult<()> {
             if items.len() > 1 {
                 return Err(invalid("A user has at most one role."));
             }
-            let raw = items[0]
+            // No element: an ordinary user, as for `null`.
+            let Some(first) = items.first() else {
+                input.role = Some(Role::User);
+                return Ok(());
+            };
+            let raw = first
                 .as_object()
                 .and_then(|o| get_ci(o, "value"))
                 .and_then(Value::as_str)
@@ -455,7 +459,7 @@ fn read_attr(input: &mut Input, name: &str, value: &Value) -> ScimResult<()> {
                 .ok_or_else(|| {
                     invalid(format!(
                         "roles[].value must be one of {}.",
-                        ADMIN_ROLES.join(", ")
+                        ROLE_VALUES.join(", ")
                     ))
                 })?;
             input.role = Some(role);
@@ -745,7 +749,15 @@ pub fn patch(
     body: &Value,
 ) -> ScimResult<(User, Value)> {
     update(ctx, token, id, if_match, |_, current| {
-        let patched = coffer_domain::scim_patch::apply(current, body)
+        // An ordinary user's `user` role stands for no administrator role: adding a role gives
+        // that role, not a second one.
+        let mut base = current.clone();
+        if base.get("roles") == Some(&json!([{"value": Role::User.as_str()}])) {
+            if let Some(o) = base.as_object_mut() {
+                o.remove("roles");
+            }
+        }
+        let patched = coffer_domain::scim_patch::apply(&base, body)
             .map_err(|e| ScimFail::bad(e.scim_type, e.detail))?;
         read_input(&patched, false)
     })

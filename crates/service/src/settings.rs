@@ -40,6 +40,8 @@ pub fn system_settings(ctx: &Ctx, user: &User) -> Result<SystemSettingsView> {
     Ok(SystemSettingsView {
         language_id: int_setting(ctx, "languageId")?.unwrap_or(1),
         location_id: int_setting(ctx, "locationId")?,
+        // Coffer keeps no file content yet: the quota's `folder_quota_used` is 0 too.
+        storage_used: 0,
         storage_quota: int_setting(ctx, "storageQuota")?.unwrap_or(10 * 1024 * 1024 * 1024),
         mobile_number: user.mobile_number.clone(),
         mobile_number_verified: user.mobile_verified,

@@ -97,7 +97,10 @@ impl CurrentUser {
     }
 }
 
-/// An OAuth client record (snake_case). `client_secret` appears only in the create response.
+/// An OAuth client record (snake_case): every field of the reference's client record that
+/// Coffer can fill (`docs/api.md` lists the others). `client_secret` appears only in the create
+/// response; a field with no value (`signature_key` when none is registered) is left out, never
+/// `null`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ClientView {
     pub id: String,
@@ -113,13 +116,21 @@ pub struct ClientView {
     pub kind: i32,
     pub access_token_lifetime: i32,
     pub refresh_token_lifetime: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub signature_key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub jwt_public_key: Option<String>,
     pub touch_id: bool,
     pub min_version: i32,
     pub ask_pin: i32,
     pub pin_timeout: i32,
     pub max_pin_attempts: i32,
+    /// Apps on a device the client may call out to: Coffer keeps no such list, so none.
+    pub white_list: String,
+    /// Coffer puts no clipboard restriction on a client's app.
+    pub clipboard_enabled: bool,
+    /// Coffer distributes no client updates.
+    pub auto_update: bool,
     pub builtin: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub links: Option<Vec<Link>>,
@@ -147,6 +158,9 @@ impl ClientView {
             ask_pin: c.ask_pin,
             pin_timeout: c.pin_timeout,
             max_pin_attempts: c.max_pin_attempts,
+            white_list: String::new(),
+            clipboard_enabled: true,
+            auto_update: false,
             builtin: c.builtin,
             links: None,
         }
@@ -206,13 +220,19 @@ impl From<&Location> for LocationView {
     }
 }
 
-/// System settings (`GET /rest/settings/system`).
+/// System settings (`GET /rest/settings/system`), also the user settings answered by
+/// `PUT /rest/users/me/mobileNumber`. A setting with no value (no default location, no mobile
+/// number) is left out, never `null`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SystemSettingsView {
     pub language_id: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location_id: Option<i64>,
+    /// Bytes the user's folders hold (the quota's `folder_quota_used`).
+    pub storage_used: i64,
     pub storage_quota: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mobile_number: Option<String>,
     pub mobile_number_verified: bool,
 }

@@ -45,6 +45,21 @@ pub fn run(conn: &mut DbConn) -> StoreResult<usize> {
     }
 }
 
+/// An arbitrary constant naming the lock under which the system's own records are made.
+const PG_SETUP_LOCK_KEY: i64 = 0x0C0F_FE13;
+
+/// Inside a write transaction, waits until no other process is making the system's own records
+/// (the first-party web client): on PostgreSQL a transaction-scoped advisory lock; on SQLite the
+/// write transaction (`BEGIN IMMEDIATE`) already excludes every other writer.
+pub fn lock_setup(conn: &mut DbConn) -> StoreResult<()> {
+    if let DbConn::Pg(c) = conn {
+        c.batch_execute(&format!(
+            "SELECT pg_advisory_xact_lock({PG_SETUP_LOCK_KEY})"
+        ))?;
+    }
+    Ok(())
+}
+
 /// Runs the pending migrations, then the steps that must follow some of them in code.
 fn apply(conn: &mut DbConn) -> StoreResult<usize> {
     let mig = |e: Box<dyn std::error::Error + Send + Sync>| StoreError::Migration(e.to_string());
