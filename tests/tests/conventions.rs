@@ -345,6 +345,62 @@ fn security_headers_on_every_response() {
 }
 
 #[test]
+fn the_home_page_says_what_the_server_is() {
+    let app = TestApp::spawn();
+    let r = app.send("GET", "/", &[], None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    assert!(r.text.contains("<h1>Coffer</h1>"), "{}", r.text);
+    assert!(
+        r.text.contains(&format!(
+            "<span id=\"version\">{}</span>",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("href=\"/openapi.json\""), "{}", r.text);
+    assert!(
+        r.text
+            .contains("href=\"/.well-known/oauth-authorization-server\""),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("/oauth/authorize"), "{}", r.text);
+    assert!(
+        !r.text.to_ascii_lowercase().contains("<script"),
+        "{}",
+        r.text
+    );
+    // The same security headers as the sign-in page.
+    let query = serde_urlencoded::to_string([
+        ("client_id", app.admin.client_id.as_str()),
+        ("response_type", "code"),
+        ("redirect_uri", app.admin.redirect_uri.as_str()),
+    ])
+    .unwrap();
+    let sign_in = app.send("GET", &format!("/oauth/authorize?{query}"), &[], None);
+    assert_eq!(sign_in.status, 200, "{}", sign_in.text);
+    for h in [
+        "content-security-policy",
+        "x-content-type-options",
+        "x-frame-options",
+        "referrer-policy",
+        "cross-origin-opener-policy",
+        "cache-control",
+    ] {
+        assert!(r.header(h).is_some(), "{h}");
+        assert_eq!(r.header(h), sign_in.header(h), "{h}");
+    }
+    assert!(r
+        .header("content-security-policy")
+        .unwrap()
+        .contains("default-src 'none'"));
+    // Only GET: anything else is not a page.
+    assert_eq!(app.send("POST", "/", &[], None).status, 405);
+}
+
+#[test]
 fn openapi_describes_the_implemented_endpoints() {
     let app = TestApp::spawn();
     let r = app.send("GET", "/openapi.json", &[], None);

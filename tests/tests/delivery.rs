@@ -249,13 +249,62 @@ fn private_addresses_are_refused_unless_allowed() {
     let state = wait_state(&app, &t, &id, |v| v["status"] == "ERROR");
     assert_eq!(state["status"], "ERROR", "{state}");
     assert!(
-        state["description"].as_str().unwrap().contains("loopback"),
+        state["description"]
+            .as_str()
+            .unwrap()
+            .contains("127.0.0.0/8 Loopback"),
         "{state}"
     );
     assert_eq!(
         rx.wait_for(1, 0).len(),
         0,
         "nothing reached the loopback receiver"
+    );
+}
+
+/// A receiver that answers every request with a redirect to `location`.
+fn redirecting_receiver(location: &str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let answer = format!(
+        "HTTP/1.1 307 Temporary Redirect\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().map_while(Result::ok) {
+            let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+            let mut buf = [0u8; 65536];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(answer.as_bytes());
+        }
+    });
+    url
+}
+
+#[test]
+fn redirects_are_not_followed() {
+    // The guard checks the address each connection goes to; a redirect would be a second
+    // address, so the delivery fails instead of following it.
+    let mut app = TestApp::spawn();
+    app.start_delivery("10s");
+    let t = app.admin_token();
+    let target = Receiver::start(&[200]);
+    let url = redirecting_receiver(&target.url);
+    let id = create_hook(&app, &t, &url, &["location.>"]);
+    location(&app, &t, "EU");
+    let state = wait_state(&app, &t, &id, |v| v["status"] == "ERROR");
+    assert_eq!(state["status"], "ERROR", "{state}");
+    assert!(
+        state["description"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 307 (redirects are not followed)"),
+        "{state}"
+    );
+    assert_eq!(
+        target.wait_for(1, 1).len(),
+        0,
+        "the redirect target got nothing"
     );
 }
 

@@ -31,7 +31,8 @@ pub use waf::Waf;
 
 /// Every route of the server.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/health").route(web::get().to(health)))
+    cfg.service(web::resource("/").route(web::get().to(home)))
+        .service(web::resource("/health").route(web::get().to(health)))
         .service(web::resource("/ready").route(web::get().to(ready)))
         .service(web::resource("/openapi.json").route(web::get().to(openapi::serve)))
         .configure(oauth::routes)
@@ -58,6 +59,12 @@ pub(crate) fn resource_with(
         .into_iter()
         .fold(web::resource(path.into()), |r, route| r.route(route))
         .default_service(other)
+}
+
+/// The home page: what this server is, with links to its API description and OAuth metadata.
+#[utoipa::path(get, path = "/", tag = "operations", responses((status = 200, description = "An HTML page naming the server and its version", content_type = "text/html")))]
+pub async fn home() -> HttpResponse {
+    pages::home()
 }
 
 /// Liveness: answers without touching the database.

@@ -24,7 +24,8 @@ pub async fn log_and_headers(
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.path().to_string();
-    let html = path.starts_with("/oauth/authorize") || path.starts_with("/oauth_callback");
+    let html =
+        path == "/" || path.starts_with("/oauth/authorize") || path.starts_with("/oauth_callback");
     let secure = req
         .app_data::<Data<AppState>>()
         .is_some_and(|s| s.secure_cookies);
@@ -48,7 +49,11 @@ pub async fn log_and_headers(
             "default-src 'none'; frame-ancestors 'none'",
         );
     }
-    if path.starts_with("/rest") || path.starts_with("/oauth") || path.starts_with("/webhooks") {
+    if html
+        || path.starts_with("/rest")
+        || path.starts_with("/oauth")
+        || path.starts_with("/webhooks")
+    {
         set(h, "cache-control", "no-store");
     }
     if secure {

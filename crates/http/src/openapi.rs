@@ -30,6 +30,7 @@ impl Modify for BearerAuth {
 #[openapi(
     info(title = "Coffer", description = "Coffer's REST and OAuth 2.0 interface. Every `/rest` call needs `X-Coffer-Version: 28` (or `apiVersion=28`) and a bearer token."),
     paths(
+        crate::home,
         crate::health,
         crate::ready,
         crate::oauth::authorize,

@@ -1,5 +1,6 @@
-//! The HTML pages of the authorization flow: sign-in, consent, errors, and the landing page for
-//! clients that cannot be redirected. Every value written into a page is HTML-escaped.
+//! The HTML pages: the server's home page, and those of the authorization flow (sign-in,
+//! consent, errors, and the landing page for clients that cannot be redirected). Every value
+//! written into a page is HTML-escaped.
 
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
@@ -37,6 +38,26 @@ fn page(status: StatusCode, title: &str, mobile: bool, body: &str) -> HttpRespon
          <title>{} · Coffer</title><style>{STYLE}</style></head><body{class}><main>{body}</main></body></html>",
         esc(title)
     ))
+}
+
+/// The home page (`GET /`): what this server is, and where its interface is described.
+pub fn home() -> HttpResponse {
+    page(
+        StatusCode::OK,
+        "Coffer",
+        false,
+        &format!(
+            "<h1>Coffer</h1><p>This is a Coffer server, version <span id=\"version\">{}</span>: \
+             secure content collaboration over a REST API and OAuth 2.0.</p>\
+             <p>Applications sign you in: they send your browser to the sign-in page, \
+             <code>/oauth/authorize</code>, with their own client id. There is nothing to sign in \
+             to here directly.</p>\
+             <ul><li><a href=\"/openapi.json\">/openapi.json</a>: the API description (OpenAPI 3.1)</li>\
+             <li><a href=\"/.well-known/oauth-authorization-server\">/.well-known/oauth-authorization-server</a>: \
+             the OAuth 2.0 server metadata (endpoints and supported flows)</li></ul>",
+            esc(env!("CARGO_PKG_VERSION"))
+        ),
+    )
 }
 
 /// An error shown in the browser; the authorization flow never redirects to an unverified URI.
