@@ -87,19 +87,23 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
                    device_id, expires_at, used_at, revoked, created_at) VALUES \
                  ('r0', 'live', '{c}', '{u}', 'users', NULL, NULL, 150, FALSE, 90), \
                  ('r1', 'live', '{c}', '{u}', 'users', NULL, NULL, NULL, FALSE, 150), \
-                 ('r2', 'gone', '{c}', '{u}', '*', NULL, NULL, NULL, TRUE, 200);"
+                 ('r2', 'gone', '{c}', '{u}', '*', NULL, NULL, NULL, TRUE, 200); \
+                 INSERT INTO used_assertions (client_id, jti, expires_at) VALUES \
+                   ('{c}', 'jti-1', 4000000000);"
             ),
         )?)
     })
     .unwrap();
 
-    // 000015 (token families) and 000016 (folded userNames).
+    // 000015 (token families), 000016 (folded userNames), 000017 (assertions by expiry).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        2
+        3
     );
 
     let mut conn = db.get().unwrap();
+    // A used assertion stays used: recording it again is refused.
+    assert!(!coffer_store::grants::record_assertion(&mut conn, c, "jti-1", 4_000_000_000).unwrap());
     let (a1, owner, by) = coffer_store::tokens::access_with_owner(&mut conn, "a1")
         .unwrap()
         .expect("the live access token survives");
