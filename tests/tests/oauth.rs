@@ -1924,6 +1924,19 @@ fn system_admin_sets_up_impersonation_clients_over_rest() {
         body["flow"],
         flow::AUTH_CODE | flow::REFRESH_TOKEN | flow::SIGNATURE
     );
+    // The record read back shows the key masked; sending it back unchanged keeps the key.
+    let record = app.rest("GET", &format!("/rest/clients/{sig_id}"), &admin, None);
+    assert_eq!(record.json()["signature_key"], "********");
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/clients/{sig_id}"),
+        &admin,
+        Some(rest_client_body(
+            "signed",
+            json!({"signatureKey": "********"}),
+        )),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
     // It acts for users, application administrators among them.
     for (who, nonce) in [("gina@example.com", 1), ("apps@example.com", 2)] {
         let code = coffer_oauth::signature::make_code(&sig_id, who, SIGNATURE_KEY, now(), nonce);

@@ -66,7 +66,10 @@ fn input(body: &serde_json::Value) -> Result<(ClientInput, bool), RestError> {
         description: f.req_text("description")?.to_string(),
         redirect_uri: f.req_str("redirectUri")?.to_string(),
         scope: f.req_str("scope")?.to_string(),
-        signature_key: f.opt_str("signatureKey")?.map(str::to_string),
+        signature_key: f
+            .opt_str("signatureKey")?
+            .filter(|k| *k != coffer_service::views::MASKED_SIGNATURE_KEY)
+            .map(str::to_string),
         jwt_public_key: f.opt_text("jwtPublicKey")?.map(str::to_string),
         access_token_lifetime: f.opt_int_min("accessTokenLifetime", 1)?,
         refresh_token_lifetime: f.opt_int_min("refreshTokenLifetime", 1)?,

@@ -6,6 +6,10 @@ use coffer_store::models::{Client, Device, Location, User};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+/// How a registered signature key reads back. A client record sent back unchanged carries it
+/// as `signatureKey`, which then means "keep the key" (`http::clients`).
+pub const MASKED_SIGNATURE_KEY: &str = "********";
+
 /// A HATEOAS link.
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
 pub struct Link {
@@ -151,7 +155,10 @@ impl ClientView {
             access_token_lifetime: c.access_token_lifetime,
             refresh_token_lifetime: c.refresh_token_lifetime,
             // The signature key is a shared secret: it is never read back.
-            signature_key: c.signature_key.as_ref().map(|_| "********".to_string()),
+            signature_key: c
+                .signature_key
+                .as_ref()
+                .map(|_| MASKED_SIGNATURE_KEY.to_string()),
             jwt_public_key: c.jwt_public_key.clone(),
             touch_id: c.touch_id,
             min_version: c.min_version,
