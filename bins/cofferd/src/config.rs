@@ -87,6 +87,9 @@ pub struct Flags {
     /// Reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For names the client [default: none]
     #[arg(long, global = true, env = "COFFER_TRUSTED_PROXIES")]
     pub trusted_proxies: Option<String>,
+    /// Seconds a request body may take to arrive after the headers; then 408 [default: 30]
+    #[arg(long, global = true, env = "COFFER_BODY_TIMEOUT_SECONDS")]
+    pub body_timeout_seconds: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -116,6 +119,7 @@ struct FileConfig {
     ldap_name_attribute: Option<String>,
     sms_gateway_url: Option<String>,
     trusted_proxies: Option<String>,
+    body_timeout_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -133,6 +137,7 @@ pub struct Settings {
     pub ldap: Option<coffer_service::directory::LdapConfig>,
     pub sms_gateway: Option<String>,
     pub trusted_proxies: coffer_domain::net::TrustedProxies,
+    pub body_timeout: std::time::Duration,
 }
 
 impl Settings {
@@ -255,6 +260,12 @@ impl Settings {
                     .unwrap_or(""),
             )
             .map_err(|e| anyhow::anyhow!("trusted_proxies: {e}"))?,
+            body_timeout: flags
+                .body_timeout_seconds
+                .or(file.body_timeout_seconds)
+                .map_or(coffer_http::DEFAULT_BODY_TIMEOUT, |s| {
+                    std::time::Duration::from_secs(s.max(1))
+                }),
         })
     }
 

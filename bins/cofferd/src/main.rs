@@ -301,7 +301,8 @@ fn serve(settings: Settings) -> Result<()> {
         settings.base_url,
         settings.database_url
     );
-    let state = coffer_http::AppState::new(ctx, waf);
+    let mut state = coffer_http::AppState::new(ctx, waf);
+    state.body_timeout = settings.body_timeout;
     let workers = settings.workers;
     actix_web::rt::System::new()
         .block_on(async move { coffer_http::server(state, listener, workers)?.await })?;
