@@ -125,6 +125,8 @@ struct FileConfig {
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub listen: String,
+    /// Where the SQLite database lives by default, and the first-start credentials are written.
+    pub data_dir: PathBuf,
     pub base_url: String,
     pub database_url: DatabaseUrl,
     pub version_brand: String,
@@ -165,6 +167,7 @@ impl Settings {
             .map(|n| n.get())
             .unwrap_or(2);
         Ok(Settings {
+            data_dir: data_dir.clone(),
             listen: flags
                 .listen
                 .clone()
