@@ -168,15 +168,25 @@ impl TestApp {
     }
 
     pub fn spawn_with(waf: coffer_http::Waf) -> TestApp {
-        Self::spawn_custom(waf, |_| {})
+        Self::spawn_custom(waf, |_| {}, |_| {})
     }
 
     /// Starts a server with the services' configuration adjusted by `adjust`.
     pub fn spawn_configured(adjust: impl FnOnce(&mut Config)) -> TestApp {
-        Self::spawn_custom(coffer_http::Waf::default_rules(), adjust)
+        Self::spawn_custom(coffer_http::Waf::default_rules(), adjust, |_| {})
     }
 
-    fn spawn_custom(waf: coffer_http::Waf, adjust: impl FnOnce(&mut Config)) -> TestApp {
+    /// Starts a server with the HTTP layer's settings adjusted by `adjust` (e.g. the body
+    /// timeout).
+    pub fn spawn_http(adjust: impl FnOnce(&mut coffer_http::AppState)) -> TestApp {
+        Self::spawn_custom(coffer_http::Waf::default_rules(), |_| {}, adjust)
+    }
+
+    fn spawn_custom(
+        waf: coffer_http::Waf,
+        adjust: impl FnOnce(&mut Config),
+        adjust_http: impl FnOnce(&mut coffer_http::AppState),
+    ) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         let (url, pg) = fresh_database(dir.path());
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
@@ -187,7 +197,8 @@ impl TestApp {
         let admin = coffer_service::accounts::bootstrap(&ctx)
             .expect("bootstrap")
             .expect("first start");
-        let state = coffer_http::AppState::new(ctx.clone(), waf);
+        let mut state = coffer_http::AppState::new(ctx.clone(), waf);
+        adjust_http(&mut state);
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             actix_web::rt::System::new().block_on(async move {

@@ -204,6 +204,115 @@ fn malformed_bodies_get_catalogue_errors_and_store_nothing() {
     assert_eq!(app.count("1=1", "locations"), before);
 }
 
+/// Sends `head` (a request line and headers announcing a body) and then nothing, and reads the
+/// answer: `(status, body, seconds waited, whether the server closed the connection after it)`.
+fn stalled_body(app: &TestApp, head: &str) -> (u16, serde_json::Value, f64, bool) {
+    use std::io::{Read, Write};
+    let addr = app.base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(15)))
+        .unwrap();
+    let started = std::time::Instant::now();
+    write!(s, "{head}Host: {addr}\r\n\r\n").unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let (end, len) = loop {
+        let n = s.read(&mut buf).expect("an answer before the read timeout");
+        assert!(
+            n > 0,
+            "closed without an answer: {:?}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).to_string();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let len: usize = text[..end]
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse().ok())?
+                })
+                .expect("a content length");
+            if got.len() >= end + 4 + len {
+                break (end, len);
+            }
+        }
+    };
+    let waited = started.elapsed().as_secs_f64();
+    let text = String::from_utf8_lossy(&got).to_string();
+    let status = text.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = serde_json::from_str(&text[end + 4..end + 4 + len]).unwrap_or_default();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let closed = matches!(s.read(&mut buf), Ok(0));
+    (status, body, waited, closed)
+}
+
+#[test]
+fn request_bodies_have_a_time_limit() {
+    let app = TestApp::spawn_http(|s| s.body_timeout = std::time::Duration::from_secs(1));
+    let t = app.admin_token();
+    let scim = coffer_service::scim_tokens::create(&app.ctx, "idp")
+        .unwrap()
+        .1;
+    let json = "Content-Type: application/json\r\n";
+    let form = "Content-Type: application/x-www-form-urlencoded\r\n";
+    let huge = "Content-Length: 1000000000000\r\n";
+    let rest = format!("Authorization: Bearer {t}\r\nX-Coffer-Version: 28\r\n");
+    let cases = [
+        // A JSON body (the REST envelope), announced huge or small, or chunked and never ended.
+        format!("POST /rest/locations HTTP/1.1\r\n{rest}{json}{huge}"),
+        format!("POST /rest/locations HTTP/1.1\r\n{rest}{json}Content-Length: 40\r\n"),
+        format!("PUT /rest/users/me HTTP/1.1\r\n{rest}{json}Transfer-Encoding: chunked\r\n"),
+        // The OAuth forms: the token endpoint and the sign-in page.
+        format!("POST /oauth/token HTTP/1.1\r\n{form}{huge}"),
+        format!("POST /oauth/authorize HTTP/1.1\r\n{form}{huge}"),
+        // SCIM and the webhooks.
+        format!(
+            "POST /rest/scim/Users HTTP/1.1\r\nAuthorization: Bearer {scim}\r\nContent-Type: application/scim+json\r\n{huge}"
+        ),
+        format!("POST /webhooks HTTP/1.1\r\nAuthorization: Bearer {t}\r\n{json}{huge}"),
+    ];
+    for head in &cases {
+        let (status, body, waited, closed) = stalled_body(&app, head);
+        let line = head.lines().next().unwrap();
+        assert_eq!(status, 408, "{line}: {body}");
+        assert!(
+            (0.9..10.0).contains(&waited),
+            "{line}: answered after {waited}s"
+        );
+        assert!(closed, "{line}: the connection stays open");
+        let text = body.to_string();
+        if line.contains("/rest/scim") {
+            assert_eq!(body["status"], "408", "{body}");
+        } else if line.contains("/webhooks") {
+            assert!(
+                body["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("[Request Timeout]"),
+                "{body}"
+            );
+        } else {
+            assert_eq!(
+                body["errors"][0]["code"], "ERR_REQUEST_TIMEOUT",
+                "{line}: {text}"
+            );
+        }
+    }
+    // Nothing was stored by the stalled requests.
+    assert_eq!(app.count("1=1", "locations"), 0);
+    // A body sent in time is unaffected.
+    let r = app.rest(
+        "POST",
+        "/rest/locations",
+        &t,
+        Some(json!({"name": "EU", "domain": "eu.example.com"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+}
+
 #[test]
 fn bad_list_parameters() {
     let app = TestApp::spawn();

@@ -96,6 +96,9 @@ pub struct Flags {
     /// Reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For names the client [default: none]
     #[arg(long, global = true, env = "COFFER_TRUSTED_PROXIES")]
     pub trusted_proxies: Option<String>,
+    /// Seconds a request body may take to arrive after the headers; then 408 [default: 30]
+    #[arg(long, global = true, env = "COFFER_BODY_TIMEOUT_SECONDS")]
+    pub body_timeout_seconds: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -128,11 +131,14 @@ struct FileConfig {
     sms_max_codes: Option<i32>,
     sms_max_tests: Option<i32>,
     trusted_proxies: Option<String>,
+    body_timeout_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub listen: String,
+    /// Where the SQLite database lives by default, and the first-start credentials are written.
+    pub data_dir: PathBuf,
     pub base_url: String,
     pub database_url: DatabaseUrl,
     pub version_brand: String,
@@ -146,6 +152,7 @@ pub struct Settings {
     pub sms_gateway: Option<String>,
     pub sms_limits: coffer_service::throttle::SmsLimits,
     pub trusted_proxies: coffer_domain::net::TrustedProxies,
+    pub body_timeout: std::time::Duration,
 }
 
 impl Settings {
@@ -173,6 +180,7 @@ impl Settings {
             .map(|n| n.get())
             .unwrap_or(2);
         Ok(Settings {
+            data_dir: data_dir.clone(),
             listen: flags
                 .listen
                 .clone()
@@ -281,6 +289,12 @@ impl Settings {
                     .unwrap_or(""),
             )
             .map_err(|e| anyhow::anyhow!("trusted_proxies: {e}"))?,
+            body_timeout: flags
+                .body_timeout_seconds
+                .or(file.body_timeout_seconds)
+                .map_or(coffer_http::DEFAULT_BODY_TIMEOUT, |s| {
+                    std::time::Duration::from_secs(s.max(1))
+                }),
         })
     }
 

@@ -285,7 +285,7 @@ fn open(settings: &Settings, pool: u32) -> Result<Ctx> {
 fn serve(settings: Settings) -> Result<()> {
     let ctx = open(&settings, settings.pool_size)?;
     if let Some(b) = coffer_service::accounts::bootstrap(&ctx).map_err(api)? {
-        print_first_start(&settings, &b);
+        hand_over_first_start(&settings, &b)?;
     }
     let waf = match &settings.waf_rules {
         Some(path) => coffer_http::Waf::from_json(
@@ -306,17 +306,73 @@ fn serve(settings: Settings) -> Result<()> {
         settings.base_url,
         settings.database_url
     );
-    let state = coffer_http::AppState::new(ctx, waf);
+    let mut state = coffer_http::AppState::new(ctx, waf);
+    state.body_timeout = settings.body_timeout;
     let workers = settings.workers;
     actix_web::rt::System::new()
         .block_on(async move { coffer_http::server(state, listener, workers)?.await })?;
     Ok(())
 }
 
-fn print_first_start(s: &Settings, b: &coffer_service::accounts::Bootstrap) {
-    println!(
+/// The file the first-start credentials go to when stdout is not a terminal.
+const FIRST_START_FILE: &str = "first-start-credentials.txt";
+
+/// Hands the first-start credentials to the operator: on the terminal when there is one, else
+/// (a service whose stdout goes to a journal) in a file of the data directory that only its
+/// owner can read, whose path is logged.
+fn hand_over_first_start(s: &Settings, b: &coffer_service::accounts::Bootstrap) -> Result<()> {
+    use std::io::IsTerminal;
+    let text = first_start_text(s, b);
+    if std::io::stdout().is_terminal() {
+        println!("{text}");
+        return Ok(());
+    }
+    let path = s.data_dir.join(FIRST_START_FILE);
+    write_owner_only(&path, &text).with_context(|| {
+        format!(
+            "writing the first-start credentials to {} (they are lost: create an administrator \
+             with `cofferd user create --role system-admin` and a client with `cofferd client create`)",
+            path.display()
+        )
+    })?;
+    log::warn!(
+        "first start: the administrator's and the first-party client's credentials are in {} \
+         (readable by its owner only); read them, then delete the file",
+        path.display()
+    );
+    Ok(())
+}
+
+/// Writes a new file that only its owner may read or write. It is created with that mode, so
+/// it is never readable by others, not even briefly; an older file of the name is replaced.
+fn write_owner_only(path: &std::path::Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir)?;
+    }
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    // `create_new` refuses an existing file or symlink, so the mode below is the file's mode.
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    Ok(())
+}
+
+fn first_start_text(s: &Settings, b: &coffer_service::accounts::Bootstrap) -> String {
+    format!(
         "\nCoffer first start: an administrator and a first-party client were created.\n\
-         These credentials are shown only now.\n\n  \
+         These credentials are given only this once.\n\n  \
          administrator  {email}\n  password       {pw}\n  client_id      {cid}\n  client_secret  {secret}\n\n\
          Get an access token:\n  curl -s {base}/oauth/token -d grant_type=password \\\n    \
          --data-urlencode username={email} --data-urlencode 'password={pw}' \\\n    \
@@ -328,7 +384,7 @@ fn print_first_start(s: &Settings, b: &coffer_service::accounts::Bootstrap) {
         secret = b.client_secret,
         base = s.base_url,
         redirect = b.redirect_uri,
-    );
+    )
 }
 
 /// Deletes expired tokens and one-time records every hour.

@@ -229,6 +229,7 @@ fn free_port() -> u16 {
 struct Server {
     child: Child,
     stdout: Vec<String>,
+    stderr: Vec<String>,
 }
 
 impl Drop for Server {
@@ -238,25 +239,32 @@ impl Drop for Server {
     }
 }
 
-/// Starts `cofferd serve` and waits until it answers; returns it with its first lines of output.
+/// Collects the lines a child writes to one of its pipes.
+fn lines_of(pipe: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Starts `cofferd serve` and waits until it answers; returns it with its first lines of output
+/// (stdout and stderr are pipes, as under a service manager).
 fn serve(env: &Env, port: u16) -> Server {
     let mut child = env
         .cmd(&["serve"])
         .env("COFFER_LISTEN", format!("127.0.0.1:{port}"))
         .env("COFFER_BASE_URL", format!("http://127.0.0.1:{port}"))
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = lines_of(child.stdout.take().unwrap());
+    let rx_err = lines_of(child.stderr.take().unwrap());
     let deadline = Instant::now() + Duration::from_secs(60);
     let agent = ureq::AgentBuilder::new()
         .timeout(Duration::from_secs(2))
@@ -274,7 +282,12 @@ fn serve(env: &Env, port: u16) -> Server {
     }
     std::thread::sleep(Duration::from_millis(200));
     let stdout = rx.try_iter().collect();
-    Server { child, stdout }
+    let stderr = rx_err.try_iter().collect();
+    Server {
+        child,
+        stdout,
+        stderr,
+    }
 }
 
 fn field(lines: &[String], name: &str) -> Option<String> {
@@ -284,16 +297,46 @@ fn field(lines: &[String], name: &str) -> Option<String> {
 }
 
 #[test]
-fn first_start_prints_credentials_once_and_commands_run_beside_the_server() {
+fn first_start_writes_credentials_to_an_owner_only_file_and_commands_run_beside_the_server() {
+    use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     let port = free_port();
     let server = serve(&env, port);
-    let admin = field(&server.stdout, "administrator").expect("administrator printed");
-    let password = field(&server.stdout, "password").expect("password printed");
-    let client_id = field(&server.stdout, "client_id").expect("client_id printed");
-    let secret = field(&server.stdout, "client_secret").expect("client_secret printed");
 
-    // The printed credentials work.
+    // stdout is a pipe (a service's journal): the credentials go to a file only its owner can
+    // read, and the log names the file.
+    let path = env.dir.path().join("first-start-credentials.txt");
+    let mode = std::fs::metadata(&path)
+        .expect("the credentials file exists")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "mode {mode:o}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let admin = field(&lines, "administrator").expect("administrator in the file");
+    let password = field(&lines, "password").expect("password in the file");
+    let client_id = field(&lines, "client_id").expect("client_id in the file");
+    let secret = field(&lines, "client_secret").expect("client_secret in the file");
+    let output = [server.stdout.clone(), server.stderr.clone()]
+        .concat()
+        .join("\n");
+    assert!(
+        !output.contains(&secret),
+        "the secret was printed: {output}"
+    );
+    assert!(
+        !output.contains(&password),
+        "the password was printed: {output}"
+    );
+    assert!(
+        server
+            .stderr
+            .iter()
+            .any(|l| l.contains(&path.display().to_string())),
+        "the log names the file: {output}"
+    );
+
+    // The credentials in the file work.
     let agent = ureq::AgentBuilder::new().build();
     let token = |user: &str, pw: &str| -> Value {
         agent
@@ -335,13 +378,15 @@ fn first_start_prints_credentials_once_and_commands_run_beside_the_server() {
     assert_eq!(me["email"], "bob@example.com");
     drop(server);
 
-    // The second start prints no credentials.
+    // The second start makes no credentials: the file is left as it was.
+    std::fs::remove_file(&path).unwrap();
     let again = serve(&env, free_port());
     assert!(
         field(&again.stdout, "client_secret").is_none(),
         "{:?}",
         again.stdout
     );
+    assert!(!path.exists());
 }
 
 /// Accounts provisioned with `cofferd user create` before the first `serve`: no administrator

@@ -97,6 +97,7 @@ catalogue! {
     // Coffer's own codes, for conditions the interface gives no code for.
     RequestMethodNotAllowed => ("ERR_REQUEST_METHOD_NOT_ALLOWED", 405, "The method is not allowed for this endpoint."),
     RequestTooLarge => ("ERR_REQUEST_TOO_LARGE", 413, "The request body is too large."),
+    RequestTimeout => ("ERR_REQUEST_TIMEOUT", 408, "The request body did not arrive in time."),
     RequestRateLimited => ("ERR_REQUEST_RATE_LIMITED", 429, "Too many requests; retry later."),
     RequestBlockedByWaf => ("ERR_REQUEST_BLOCKED_BY_WAF", 490, "Request blocked by WAF"),
     InternalServerError => ("ERR_INTERNAL_SERVER_ERROR", 500, "Internal server error."),
@@ -396,6 +397,7 @@ pub fn status_text(status: u16) -> &'static str {
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        408 => "Request Timeout",
         409 => "Conflict",
         412 => "Precondition Failed",
         413 => "Payload Too Large",

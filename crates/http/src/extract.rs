@@ -150,14 +150,18 @@ impl FromRequest for QueryPairs {
 /// The largest JSON body accepted.
 pub const MAX_JSON_BODY: usize = 1024 * 1024;
 
-/// Reads a body up to `limit` bytes; a larger one answers 413.
+/// Reads a body up to `limit` bytes; a larger one answers 413, one that does not arrive within
+/// the body timeout (see [`crate::middleware::body_deadline`]) 408.
 pub async fn read_body<S>(payload: &mut S, limit: usize) -> Result<Bytes, RestError>
 where
     S: futures_util::Stream<Item = Result<Bytes, actix_web::error::PayloadError>> + Unpin,
 {
     let mut buf = actix_web::web::BytesMut::new();
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|_| {
+        let chunk = chunk.map_err(|e| {
+            if crate::middleware::is_body_timeout(&e) {
+                return RestError(ApiError::new(ErrorCode::RequestTimeout));
+            }
             RestError(
                 ApiError::new(ErrorCode::RequestInvalidJson)
                     .with_message("The request body could not be read."),

@@ -26,7 +26,7 @@ use actix_web::{App, HttpResponse, HttpServer};
 use coffer_errors::{ApiError, ErrorCode};
 use std::net::TcpListener;
 
-pub use state::AppState;
+pub use state::{AppState, DEFAULT_BODY_TIMEOUT};
 pub use waf::Waf;
 
 /// Every route of the server.
@@ -115,6 +115,7 @@ pub fn server(state: AppState, listener: TcpListener, workers: usize) -> std::io
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
+            .wrap(from_fn(middleware::body_deadline))
             .wrap(ErrorHandlers::new().handler(StatusCode::METHOD_NOT_ALLOWED, method_not_allowed))
             .wrap(from_fn(middleware::waf))
             .wrap(from_fn(middleware::log_and_headers))

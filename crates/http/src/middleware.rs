@@ -1,5 +1,6 @@
 //! The layers every request passes: the access log and security headers (all routes), the
-//! firewall (all routes), and for `/rest` the removed-endpoint answers and the API version check.
+//! firewall (all routes), the body deadline (all routes), and for `/rest` the removed-endpoint
+//! answers and the API version check.
 
 use crate::error::rest_error;
 use crate::state::AppState;
@@ -8,8 +9,13 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::web::Data;
-use actix_web::Error;
+use actix_web::{Error, HttpMessage};
 use coffer_errors::{ApiError, ErrorCode};
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 /// The only supported API version.
@@ -70,6 +76,103 @@ pub async fn log_and_headers(
         started.elapsed().as_secs_f64() * 1000.0
     );
     Ok(res)
+}
+
+/// A request body that must arrive by a deadline: past it, the stream ends with a timeout error,
+/// which the body readers answer 408.
+struct Deadline {
+    inner: Rc<RefCell<actix_web::dev::Payload>>,
+    sleep: Pin<Box<actix_web::rt::time::Sleep>>,
+    expired: bool,
+}
+
+impl futures_util::Stream for Deadline {
+    type Item = Result<actix_web::web::Bytes, actix_web::error::PayloadError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if this.expired {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(item) = Pin::new(&mut *this.inner.borrow_mut()).poll_next(cx) {
+            return Poll::Ready(item);
+        }
+        if this.sleep.as_mut().poll(cx).is_ready() {
+            this.expired = true;
+            return Poll::Ready(Some(Err(actix_web::error::PayloadError::Io(
+                std::io::Error::new(std::io::ErrorKind::TimedOut, BODY_TIMEOUT),
+            ))));
+        }
+        Poll::Pending
+    }
+}
+
+const BODY_TIMEOUT: &str = "the request body did not arrive in time";
+
+/// Whether a body read failed because the body deadline passed.
+pub fn is_body_timeout(e: &actix_web::error::PayloadError) -> bool {
+    matches!(e, actix_web::error::PayloadError::Io(io) if io.kind() == std::io::ErrorKind::TimedOut)
+}
+
+/// A response body that holds the request's body until the response is sent.
+pub struct HoldingBody {
+    inner: actix_web::body::BoxBody,
+    _request_body: Rc<RefCell<actix_web::dev::Payload>>,
+}
+
+impl MessageBody for HoldingBody {
+    type Error = Box<dyn std::error::Error>;
+
+    fn size(&self) -> actix_web::body::BodySize {
+        self.inner.size()
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<actix_web::web::Bytes, Self::Error>>> {
+        Pin::new(&mut self.get_mut().inner).poll_next(cx)
+    }
+}
+
+/// The body deadline: a request's body must arrive within the body timeout of the end of its
+/// headers (actix-web's own timeout covers only the headers). Every body reader reads through
+/// this, so JSON, forms and SCIM alike answer 408 instead of holding the connection.
+///
+/// The response holds the request body until it is sent: actix-web then closes a connection
+/// whose body was not read to the end, where it would otherwise go on reading a dropped chunked
+/// body with no time limit.
+pub async fn body_deadline<B: MessageBody + 'static>(
+    mut req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B, HoldingBody>>, Error> {
+    let payload = req.take_payload();
+    if matches!(payload, actix_web::dev::Payload::None) {
+        req.set_payload(payload);
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_left_body);
+    }
+    let timeout = req
+        .app_data::<Data<AppState>>()
+        .map_or(crate::state::DEFAULT_BODY_TIMEOUT, |s| s.body_timeout);
+    let body = Rc::new(RefCell::new(payload));
+    let deadline = Deadline {
+        inner: body.clone(),
+        sleep: Box::pin(actix_web::rt::time::sleep(timeout)),
+        expired: false,
+    };
+    req.set_payload(actix_web::dev::Payload::Stream {
+        payload: Box::pin(deadline),
+    });
+    let res = next.call(req).await?;
+    Ok(res
+        .map_body(|_, b| HoldingBody {
+            inner: actix_web::body::BoxBody::new(b),
+            _request_body: body,
+        })
+        .map_into_right_body())
 }
 
 fn short_circuit<B>(req: ServiceRequest, e: &ApiError) -> ServiceResponse<EitherBody<B>> {

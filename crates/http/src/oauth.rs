@@ -418,6 +418,8 @@ async fn token_form(
     }
     let body = match read_body(payload, MAX_FORM).await {
         Ok(b) => b,
+        // A body that never arrived: 408 in the REST envelope (OAuth has no code for it).
+        Err(e) if e.0.code == coffer_errors::ErrorCode::RequestTimeout => return Err(e),
         Err(_) => {
             return Ok(Err(OAuthError::invalid_request(
                 "The request body is too large.",

@@ -3,6 +3,10 @@
 use crate::waf::Waf;
 use coffer_service::Ctx;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a request body may take to arrive, unless configured.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Clone)]
 pub struct AppState {
@@ -12,6 +16,8 @@ pub struct AppState {
     pub waf: Arc<Waf>,
     /// Whether cookies get the `Secure` attribute (the base URL is https).
     pub secure_cookies: bool,
+    /// How long a request's body may take to arrive, from the end of its headers; then 408.
+    pub body_timeout: Duration,
 }
 
 impl AppState {
@@ -26,6 +32,7 @@ impl AppState {
             version_header,
             waf: Arc::new(waf),
             secure_cookies,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
         }
     }
 

@@ -167,6 +167,8 @@ async fn input(payload: &mut web::Payload) -> Result<WebhookInput, WebhookErr> {
             e.0.status,
             if e.0.status == 413 {
                 "request body is too large"
+            } else if e.0.status == 408 {
+                "request body did not arrive in time"
             } else {
                 "request body could not be read"
             },
