@@ -12,6 +12,8 @@
 #   OPENAPI_FUZZ_MAX_EXAMPLES      test cases per operation and phase (default 25: the whole run
 #                                  takes about three minutes on two cores)
 #   COFFER_FUZZ_VENV               the virtual environment (default: under the cargo target dir)
+#   OPENAPI_FUZZ_ARGS              more schemathesis options (e.g. `--include-path-regex ^/webhooks`)
+#   OPENAPI_FUZZ_LOG, OPENAPI_FUZZ_KEEP_LOG   the server's RUST_LOG, and a file to keep its log in
 #
 # Authentication follows the document's security schemes (scripts/openapi-fuzz/schemathesis.toml):
 # `bearer` gets the system administrator's access token, `scim` the SCIM token. The version header
@@ -56,6 +58,7 @@ DATA="$(mktemp -d)"
 PID=""
 cleanup() {
   if [[ -n "$PID" ]]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
+  if [[ -n "${OPENAPI_FUZZ_KEEP_LOG:-}" && -f "$DATA/server.log" ]]; then cp "$DATA/server.log" "$OPENAPI_FUZZ_KEEP_LOG"; fi
   rm -rf "$DATA"
 }
 trap cleanup EXIT
@@ -76,7 +79,7 @@ CLIENT_ID="$(json_field id <<<"$CLIENT")"
 CLIENT_SECRET="$(json_field client_secret <<<"$CLIENT")"
 SCIM_TOKEN="$("$COFFERD" scim-token create --name openapi-fuzz | json_field token)"
 
-COFFER_LISTEN="127.0.0.1:$PORT" COFFER_BASE_URL="$BASE" RUST_LOG=warn "$COFFERD" serve >"$DATA/server.log" 2>&1 &
+COFFER_LISTEN="127.0.0.1:$PORT" COFFER_BASE_URL="$BASE" RUST_LOG="${OPENAPI_FUZZ_LOG:-warn}" "$COFFERD" serve >"$DATA/server.log" 2>&1 &
 PID=$!
 for _ in $(seq 1 100); do
   if "$PY" -c "import urllib.request; urllib.request.urlopen('$BASE/health')" 2>/dev/null; then break; fi
@@ -105,7 +108,7 @@ status=0
 started=$(date +%s)
 (cd "$DATA" && SCHEMATHESIS_HOOKS=hooks PYTHONPATH="$ROOT/scripts/openapi-fuzz" \
   "$VENV/bin/schemathesis" --config-file "$ROOT/scripts/openapi-fuzz/schemathesis.toml" run \
-  "$BASE/openapi.json" --url "$BASE" --checks all --max-examples "$MAX_EXAMPLES" --workers 2 \
+  "$BASE/openapi.json" --url "$BASE" --checks all --max-examples "$MAX_EXAMPLES" --workers 1 \
   --seed "${OPENAPI_FUZZ_SEED:-20261124}" --generation-codec ascii --no-color \
   ${OPENAPI_FUZZ_ARGS:-}) || status=$?
 echo "openapi-fuzz: schemathesis ran $(( $(date +%s) - started ))s, exit $status"

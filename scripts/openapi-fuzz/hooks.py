@@ -1,7 +1,9 @@
 """schemathesis hooks for scripts/openapi-fuzz.sh: they keep the fuzzer's own credentials alive.
 
 - `DELETE /rest/devices/me/actions/logout` ends the session of the token it is called with, so
-  every call of it gets a token of its own (the password grant of the fuzzer's client).
+  a call of it that carries the fuzzer's token gets a fresh token of its own instead (the
+  password grant of the fuzzer's client). Calls without a token, or with a spoilt one, go as
+  generated.
 - The fuzzer's OAuth client is the one its tokens come from: a PUT or DELETE of it (its id shows
   in `GET /rest/clients/me`) would disable or remove the fuzzer's access mid-run, so such a call
   is sent for another id instead.
@@ -16,6 +18,7 @@ import schemathesis
 
 BASE = os.environ["COFFER_FUZZ_BASE"]
 CLIENT_ID = os.environ["COFFER_FUZZ_CLIENT_ID"]
+MAIN = "Bearer " + os.environ["COFFER_FUZZ_TOKEN"]
 
 
 def fresh_token() -> str:
@@ -37,18 +40,15 @@ def fresh_token() -> str:
         return json.load(r)["access_token"]
 
 
-@schemathesis.auth(refresh_interval=None).apply_to(path="/rest/devices/me/actions/logout")
-class SessionOfItsOwn:
-    def get(self, case, ctx):
-        return fresh_token()
-
-    def set(self, case, data, ctx):
-        case.headers = case.headers or {}
-        case.headers["Authorization"] = f"Bearer {data}"
-
-
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
-    if case.operation.path == "/rest/clients/{id}" and case.method.upper() in ("PUT", "DELETE"):
+    path, method = case.operation.path, case.method.upper()
+    if path == "/rest/devices/me/actions/logout":
+        headers = case.headers or {}
+        for name in list(headers):
+            if name.lower() == "authorization" and headers[name] == MAIN:
+                headers[name] = "Bearer " + fresh_token()
+        case.headers = headers
+    if path == "/rest/clients/{id}" and method in ("PUT", "DELETE"):
         if (case.path_parameters or {}).get("id") == CLIENT_ID:
             case.path_parameters["id"] = "not-the-fuzzers-client"

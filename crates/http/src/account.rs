@@ -405,7 +405,7 @@ fn step_response(st: &AppState, step: coffer_service::tfa::Step) -> HttpResponse
     }
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/challenge", tag = "users", request_body(content = Option<crate::schema::ChallengeBody>), responses((status = 200, body = crate::schema::TfaStep, description = "`{challengeMsg}` or `{redirectUrl}`, never both; for an SMS user a new code is sent"), (status = 429, description = "An SMS code was sent less than 30 seconds ago (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/challenge", tag = "users", request_body(content = Option<crate::schema::ChallengeBody>), responses((status = 200, body = crate::schema::TfaStep, description = "`{challengeMsg}` or `{redirectUrl}`, never both; for an SMS user a new code is sent"), (status = 422, description = "`ERR_INPUT_NOT_STRING` (referral)"), (status = 429, description = "An SMS code was sent less than 30 seconds ago (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
 pub async fn tfa_challenge(
     Caller(c): Caller,
     st: Data<AppState>,

@@ -136,7 +136,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(with_links(&st, d, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path, description = "A device id", minimum = 1)), request_body(content = Option<crate::schema::DeviceUpdateBody>), responses((status = 200, body = DeviceView, description = "The updated device"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_NOT_STRING`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path, description = "A device id", minimum = 1)), request_body(content = crate::schema::DeviceUpdateBody, description = "`mobileKeyStore`, `registrationToken`, or both"), responses((status = 200, body = DeviceView, description = "The updated device"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED` (neither field), `ERR_INPUT_NOT_STRING`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
 pub async fn update(
     Caller(c): Caller,
     st: Data<AppState>,

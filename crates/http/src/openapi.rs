@@ -321,6 +321,19 @@ fn list_params(spec: &ListSpec, creates: bool) -> Vec<Value> {
     out
 }
 
+/// `get /rest/users/{id}/devices` → `getRestUsersIdDevices`.
+fn operation_id(method: &str, path: &str) -> String {
+    let mut id = method.to_string();
+    for word in path.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            id.push(first.to_ascii_uppercase());
+            id.extend(chars);
+        }
+    }
+    id
+}
+
 fn schema_ref(name: &str) -> Value {
     json!({"$ref": format!("#/components/schemas/{name}")})
 }
@@ -355,6 +368,11 @@ fn refine(doc: &mut Value) {
         {"required": ["password", "previousPassword"],
          "properties": {"password": {"type": "string"}, "previousPassword": {"type": "string"}}},
     ]);
+    // A device update changes the key store, the registration token, or both.
+    schemas["DeviceUpdateBody"]["anyOf"] = json!([
+        {"required": ["mobileKeyStore"], "properties": {"mobileKeyStore": {"type": "string"}}},
+        {"required": ["registrationToken"], "properties": {"registrationToken": {"type": "string"}}},
+    ]);
     // `deleteUnsharedData` and `retainData` are opposites; retaining names the receiver.
     schemas["DeleteOptionsBody"]["oneOf"] = json!([
         {"title": "delete the unshared data", "properties": {
@@ -369,8 +387,10 @@ fn refine(doc: &mut Value) {
     ]);
     schemas["ScimUserBody"]["properties"]["schemas"]["contains"] =
         json!({"const": coffer_domain::scim_schema::USER_SCHEMA});
-    // A search names only the SearchRequest's parameters.
+    // A search names only the SearchRequest's parameters; its `schemas` is not read.
     schemas["ScimSearchBody"]["additionalProperties"] = json!(false);
+    schemas["ScimSearchBody"]["properties"]["schemas"] =
+        json!({"description": "The SearchRequest URN; not read"});
     // An optional body is absent, not `null`.
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return;
@@ -413,6 +433,9 @@ fn conventions(doc: &mut Value, version_header: &str) {
             continue;
         };
         for (method, op) in item.iter_mut() {
+            // Handlers in different modules share names (`get`, `list`): the operation id is the
+            // method and the path, unique by construction.
+            op["operationId"] = operation_id(method, path).into();
             let secured = op.get("security").is_some();
             let has_body = op.get("requestBody").is_some();
             let params = op["parameters"].as_array().cloned().unwrap_or_default();
