@@ -27,7 +27,7 @@ SCHEMATHESIS_VERSION=4.32.5
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 VENV="${COFFER_FUZZ_VENV:-$TARGET/openapi-fuzz-venv}"
-MAX_EXAMPLES="${OPENAPI_FUZZ_MAX_EXAMPLES:-25}"
+MAX_EXAMPLES="${OPENAPI_FUZZ_MAX_EXAMPLES:-50}"
 
 if [[ ! -x "$VENV/bin/python" ]]; then
   python3 -m venv "$VENV"

@@ -145,12 +145,23 @@ pub fn document_for(version_header: &str) -> String {
 }
 
 pub async fn serve(st: actix_web::web::Data<crate::AppState>) -> HttpResponse {
-    static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let doc =
-        DOC.get_or_init(|| document_for(&format!("X-{}-Version", st.ctx.config.version_brand)));
+    // One document per version header (servers in one process may name different brands).
+    static DOCS: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<str>>>,
+    > = std::sync::OnceLock::new();
+    let header = format!("X-{}-Version", st.ctx.config.version_brand);
+    let doc = {
+        let mut docs = DOCS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        docs.entry(header)
+            .or_insert_with_key(|h| document_for(h).into())
+            .clone()
+    };
     HttpResponse::Ok()
         .content_type("application/json")
-        .body(doc.clone())
+        .body(doc.to_string())
 }
 
 /// The areas of the interface, each with its own error envelope.

@@ -384,8 +384,11 @@ pub struct ChallengeBody {
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TfaAuthBody {
-    /// Six digits.
-    #[schema(pattern = "^\\s*[0-9]{6}\\s*$")]
+    /// The six-digit code of the user's method (TOTP or SMS); not read when the user has no
+    /// second step.
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
     otp: String,
     referral: Option<String>,
     remember_device: Option<bool>,
