@@ -62,6 +62,9 @@ fn every_operation_declares_its_parameters_bodies_and_errors() {
             success_bodies > 0 || empty_success || redirect,
             "{name}: no success response"
         );
+        if op.get("requestBody").is_some() {
+            assert!(responses.contains_key("408"), "{name}: no 408");
+        }
         if let Some(body) = op.get("requestBody") {
             for media in body["content"].as_object().unwrap().values() {
                 let schema = &media["schema"];

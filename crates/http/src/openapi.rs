@@ -356,7 +356,7 @@ fn error_response(op: &mut Value, area: Area, status: &str, description: &str) {
     if responses.get(status).is_none() {
         responses[status] = json!({ "description": description });
     }
-    let (media, schema) = if status == "490" {
+    let (media, schema) = if status == "490" || status == "408" {
         ("application/json", "RestErrors")
     } else if status == "400" && area == Area::Rest {
         ("application/json", "RestBadRequest")
@@ -505,6 +505,9 @@ fn conventions(doc: &mut Value, version_header: &str) {
             }
             if has_body && area != Area::OAuthApi {
                 error_response(op, area, "413", "The body is larger than 1 MiB");
+            }
+            if has_body {
+                error_response(op, area, "408", "The body did not arrive in time");
             }
             error_response(op, area, "490", "Request blocked by WAF");
         }
