@@ -7,6 +7,7 @@
 #                                                      (the end-to-end suite on a throwaway PostgreSQL)
 #   just test-ldap scripts/ldap-test-server.sh run -- cargo test -p coffer-tests --test ldap
 #   just scim      scripts/scim-conformance.sh         (every check of scim2-tester, on a fresh server)
+#   just fuzz      scripts/openapi-fuzz.sh             (schemathesis, every check, over /openapi.json)
 #   just lint      cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings
 #   just bench     scripts/bench.sh                    (writes docs/benchmarks.md)
 #   just ci        bash .ci/run                        (what CI runs)
@@ -37,6 +38,10 @@ test-ldap:
 # the SCIM compliance checker scim2-tester against a fresh server
 scim:
     scripts/scim-conformance.sh
+
+# schemathesis with every check over every operation of /openapi.json, on a fresh server
+fuzz:
+    scripts/openapi-fuzz.sh
 
 # cargo fmt --check and clippy -D warnings
 lint:

@@ -8,7 +8,7 @@ use actix_web::HttpResponse;
 use coffer_domain::input::Fields;
 use coffer_domain::list::{self, ListSpec};
 use coffer_service::users::DeleteOptions;
-use coffer_service::views::{AuthRedirect, CurrentUser, Link, SystemSettingsView, TotpSetup};
+use coffer_service::views::{CurrentUser, Link, SystemSettingsView};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -40,7 +40,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/settings/system").route(web::get().to(system)));
 }
 
-#[utoipa::path(get, path = "/rest/users/me", tag = "users", responses((status = 200, body = CurrentUser), (status = 401)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/me", tag = "users", responses((status = 200, body = CurrentUser, description = "The current user")), security(("bearer" = [])))]
 pub async fn me(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -57,7 +57,7 @@ pub async fn me(
     Ok(HttpResponse::Ok().json(u))
 }
 
-#[utoipa::path(get, path = "/rest/settings/passwordPolicy", tag = "settings", responses((status = 200, description = "`{enabled, minLength, minNumeric, minLower, minUpper, minSpecial, allowBrowserAutofill}`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/settings/passwordPolicy", tag = "settings", responses((status = 200, body = crate::schema::PasswordPolicyView, description = "The password policy")), security(("bearer" = [])))]
 pub async fn password_policy(
     Caller(_c): Caller,
     st: Data<AppState>,
@@ -66,7 +66,7 @@ pub async fn password_policy(
     Ok(HttpResponse::Ok().json(p))
 }
 
-#[utoipa::path(get, path = "/rest/settings/system", tag = "settings", responses((status = 200, body = SystemSettingsView)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/settings/system", tag = "settings", responses((status = 200, body = SystemSettingsView, description = "The system settings; `locationId` is left out when the user has none")), security(("bearer" = [])))]
 pub async fn system(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     let s = blocking(&st, move |ctx| {
         coffer_service::settings::system_settings(ctx, &c.user)
@@ -75,7 +75,7 @@ pub async fn system(Caller(c): Caller, st: Data<AppState>) -> Result<HttpRespons
     Ok(HttpResponse::Ok().json(s))
 }
 
-#[utoipa::path(put, path = "/rest/users/me", tag = "users", request_body(content = serde_json::Value, description = "`{name?, password?, previousPassword?}`; a new password ends the user's other sessions"), responses((status = 200, body = CurrentUser), (status = 422, description = "`ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_REQUIRED`; `ERR_INVALID_PARAMETER` on `previousPassword` when it does not match"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/users/me", tag = "users", request_body(content = crate::schema::UpdateMeBody, description = "`name`, or `password` with `previousPassword`, or both; a new password ends the user's other sessions"), responses((status = 200, body = CurrentUser, description = "The updated user"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT` (name), `ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the previous password does not match), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`"), (status = 429, description = "Too many wrong previous passwords (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn update_me(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
@@ -114,7 +114,7 @@ fn delete_options(body: &serde_json::Value) -> Result<DeleteOptions, RestError> 
     )?)
 }
 
-const DELETE_SPEC: ListSpec = ListSpec {
+pub(crate) const DELETE_SPEC: ListSpec = ListSpec {
     bulk: true,
     ..ListSpec::PLAIN
 };
@@ -132,7 +132,7 @@ fn deleted_body(d: &coffer_service::users::Deleted) -> serde_json::Value {
     body
 }
 
-#[utoipa::path(delete, path = "/rest/users", tag = "users", params(("id:in" = String, Query, description = "User ids, comma-separated"), ("partialSuccess" = Option<bool>, Query)), request_body(content = serde_json::Value, description = "Delete options: `remoteWipe`, `deleteUnsharedData`, `retainData` (opposite of deleteUnsharedData), `retainToUser`, …"), responses((status = 200, description = "`{data: [{id, email, deleted}], failedIds?}`"), (status = 403), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/users", tag = "users", request_body(content = Option<crate::schema::DeleteOptionsBody>, description = "The delete options; none: delete the unshared data"), responses((status = 200, body = crate::schema::DeletedUsers, description = "The users marked deleted; with `partialSuccess`, `failedIds`"), (status = 403, description = "`ERR_ACCESS_USER`: not a user administrator, the caller's own account, or an administrator a helpdesk administrator may not delete (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: an unknown id (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_ATTRIBUTE_FORBIDDEN`, `ERR_INVALID_PARAMETER` (retainToUser)")), security(("bearer" = [])))]
 pub async fn delete_users(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -155,7 +155,7 @@ pub async fn delete_users(
     Ok(HttpResponse::Ok().json(deleted_body(&d)))
 }
 
-#[utoipa::path(delete, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path)), request_body(content = serde_json::Value, description = "Delete options, as for DELETE /rest/users"), responses((status = 204, description = "The user is marked as deleted"), (status = 403), (status = 404), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = Option<crate::schema::DeleteOptionsBody>, description = "The delete options, as for DELETE /rest/users"), responses((status = 204, description = "The user is marked deleted"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "The delete options are invalid")), security(("bearer" = [])))]
 pub async fn delete_user(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -171,12 +171,12 @@ pub async fn delete_user(
     Ok(HttpResponse::NoContent().finish())
 }
 
-const QUOTA_SPEC: ListSpec = ListSpec {
+pub(crate) const QUOTA_SPEC: ListSpec = ListSpec {
     extra_params: &["filter"],
     ..ListSpec::PLAIN
 };
 
-#[utoipa::path(get, path = "/rest/users/me/quota", tag = "users", params(("filter" = Option<String>, Query, description = "send or folder")), responses((status = 200, body = coffer_service::users::Quota), (status = 404, description = "The profile gives no such quota")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/me/quota", tag = "users", params(("filter" = Option<String>, Query, description = "`send` or `folder`; none: both", pattern = "^(send|folder)$")), responses((status = 200, body = coffer_service::users::Quota, description = "The quota"), (status = 404, description = "The profile gives no such quota")), security(("bearer" = [])))]
 pub async fn quota(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -191,7 +191,7 @@ pub async fn quota(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(put, path = "/rest/users/me/mobileNumber", tag = "users", request_body(content = serde_json::Value, description = "`{password (the current one), mobileNumber, testOnly?}`"), responses((status = 200, description = "The user settings; empty when testOnly"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`; `ERR_INVALID_PARAMETER` on `password` when it does not match"), (status = 429, description = "Too many wrong passwords, or too many test messages to this user or number (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/users/me/mobileNumber", tag = "users", request_body(content = crate::schema::MobileNumberBody), responses((status = 200, body = crate::schema::UserSettings, description = "The user settings; with `testOnly` a test message was sent and the body is empty"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT` (mobileNumber), `ERR_INVALID_PARAMETER` (the password does not match), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (the number receives two-factor codes)"), (status = 429, description = "Too many wrong passwords, or too many test messages to this user or number (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
 pub async fn mobile_number(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
@@ -221,12 +221,12 @@ pub async fn mobile_number(
     })
 }
 
-const LDAP_SPEC: ListSpec = ListSpec {
+pub(crate) const LDAP_SPEC: ListSpec = ListSpec {
     extra_params: &["value"],
     ..ListSpec::PLAIN
 };
 
-#[utoipa::path(get, path = "/rest/users/ldapSearch", tag = "users", params(("value" = String, Query, description = "Part of an email or a name")), responses((status = 200, description = "`{matches: [{email, name}]}`"), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/ldapSearch", tag = "users", params(("value" = String, Query, description = "Part of an email or a name, at most 256 characters", max_length = 256, pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]")), responses((status = 200, body = crate::schema::DirectoryMatches, description = "The matches"), (status = 503, description = "The directory server failed")), security(("bearer" = [])))]
 pub async fn ldap_search(
     Caller(_c): Caller,
     st: Data<AppState>,
@@ -241,7 +241,7 @@ pub async fn ldap_search(
     Ok(HttpResponse::Ok().json(serde_json::json!({ "matches": matches })))
 }
 
-#[utoipa::path(post, path = "/rest/users/actions/login", tag = "users", request_body(content = serde_json::Value, description = "`{username, password, referral?}`"), responses((status = 200, description = "`{success: true, redirectUrl}`, with the session cookie and the `XSRF-TOKEN` cookie"), (status = 401), (status = 422), (status = 429)))]
+#[utoipa::path(post, path = "/rest/users/actions/login", tag = "users", request_body(content = crate::schema::LoginBody), responses((status = 200, body = crate::schema::LoginResponse, description = "Signed in, with the session cookie and the `XSRF-TOKEN` cookie"), (status = 401, description = "`ERR_AUTH_UNAUTHORIZED`: wrong credentials"), (status = 422, description = "`ERR_INPUT_REQUIRED`"), (status = 429, description = "Too many failed sign-ins (`Retry-After`)")))]
 pub async fn login(
     req: actix_web::HttpRequest,
     st: Data<AppState>,
@@ -283,7 +283,7 @@ pub async fn login(
         .json(serde_json::json!({"success": true, "redirectUrl": l.redirect_url})))
 }
 
-#[utoipa::path(put, path = "/rest/users/aliveToken", tag = "users", responses((status = 200, description = "The session goes on for another full period"), (status = 401)), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/users/aliveToken", tag = "users", responses((status = 200, body = crate::schema::Empty, description = "The session goes on for another full period")), security(("bearer" = [])))]
 pub async fn alive_token(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     blocking(&st, move |ctx| {
         coffer_service::sessions::keep_alive(ctx, &c)
@@ -292,7 +292,7 @@ pub async fn alive_token(Caller(c): Caller, st: Data<AppState>) -> Result<HttpRe
     Ok(HttpResponse::Ok().json(serde_json::json!({})))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/forcedPasswordChange", tag = "users", request_body(content = serde_json::Value, description = "`{password, previousPassword, referral?}`"), responses((status = 200, description = "`{redirectUrl}`"), (status = 422), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/forcedPasswordChange", tag = "users", request_body(content = crate::schema::ForcedPasswordChangeBody), responses((status = 200, body = crate::schema::AuthRedirectResponse, description = "Changed; where the sign-in goes next"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the previous password does not match), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`"), (status = 429, description = "Too many wrong previous passwords (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn forced_password_change(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
@@ -321,13 +321,13 @@ pub async fn forced_password_change(
 /// The cookie of a browser that passed two-factor sign-in with `rememberDevice`.
 pub const REMEMBER_COOKIE: &str = "coffer_tfa_remember";
 
-#[utoipa::path(get, path = "/rest/users/me/tfa/config", tag = "users", responses((status = 200, description = "`{enabled, type (totp, sms or null), pendingSetup}`; with a method on, also the reference's `module` (TOTP or SMSOTP), `passcodeLabel`, `passcodeDescription`, `rechallengeLabel`, `challengeShouldSendPassword`, `challengeWaitMessage`, `rechallengeMessage`, `rememberDeviceEnabled`, `passcodeMask`, and for SMSOTP `mobileNumber` (masked) and `allowNumberChange`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/me/tfa/config", tag = "users", responses((status = 200, body = crate::schema::TfaConfig, description = "`{enabled, type, pendingSetup}`, and with a method on the module description")), security(("bearer" = [])))]
 pub async fn tfa_config(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     let v = blocking(&st, move |ctx| coffer_service::tfa::config(ctx, &c)).await?;
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/setupSms", tag = "users", responses((status = 200, description = "`{challengeMsg, mobileNumber (masked)}`: an enrolment code was sent to the saved mobile number"), (status = 404, description = "No mobile number is set"), (status = 409, description = "Two-factor sign-in is on"), (status = 429, description = "A code was sent less than 30 seconds ago, or the user or the number had as many codes as the window allows (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/setupSms", tag = "users", responses((status = 200, body = crate::schema::SmsChallenge, description = "An enrolment code was sent to the saved mobile number"), (status = 404, description = "No mobile number is set"), (status = 409, description = "Two-factor sign-in is on"), (status = 429, description = "A code was sent less than 30 seconds ago, or the user or the number had as many codes as the window allows (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
 pub async fn tfa_setup_sms(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -336,7 +336,7 @@ pub async fn tfa_setup_sms(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/verifySms", tag = "users", request_body(content = serde_json::Value, description = "`{otp}`: the enrolment code"), responses((status = 200, description = "`{enabled: true, type: \"sms\"}`: the number is verified and SMS two-factor sign-in is on"), (status = 409), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/verifySms", tag = "users", request_body(content = crate::schema::OtpBody, description = "The enrolment code"), responses((status = 200, body = crate::schema::TfaState, description = "The number is verified and SMS two-factor sign-in is on"), (status = 404, description = "No enrolment code is pending"), (status = 409, description = "Two-factor sign-in is on"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (a wrong or expired code)"), (status = 429, description = "Too many wrong codes (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_verify_sms(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -350,7 +350,7 @@ pub async fn tfa_verify_sms(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/resetSms", tag = "users", request_body(content = serde_json::Value, description = "`{password}`: the current password"), responses((status = 200, description = "`{enabled: false}`: SMS two-factor sign-in off"), (status = 422, description = "`ERR_INPUT_REQUIRED`; `ERR_INVALID_PARAMETER` on `password` when it does not match"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/resetSms", tag = "users", request_body(content = crate::schema::PasswordBody), responses((status = 200, body = crate::schema::TfaState, description = "SMS two-factor sign-in is off"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the password does not match)"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_reset_sms(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
@@ -366,13 +366,13 @@ pub async fn tfa_reset_sms(
     Ok(HttpResponse::Ok().json(serde_json::json!({"enabled": false})))
 }
 
-#[utoipa::path(get, path = "/rest/users/me/tfa/setupTotpSecret", tag = "users", responses((status = 200, body = TotpSetup, description = "A new TOTP secret, pending until verified: `{username, issuer, secret, image}`, `image` the QR code of the `otpauth://totp/…` URI as `data:image/png;base64,…`"), (status = 409, description = "Two-factor sign-in is on")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/me/tfa/setupTotpSecret", tag = "users", responses((status = 200, body = crate::schema::TotpSetupResponse, description = "A new TOTP secret, pending until verified"), (status = 409, description = "Two-factor sign-in is on; reset it first")), security(("bearer" = [])))]
 pub async fn tfa_setup(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     let v = blocking(&st, move |ctx| coffer_service::tfa::setup(ctx, &c)).await?;
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/verifyTotpSecret", tag = "users", request_body(content = serde_json::Value, description = "`{otp, referral?}`: a code of the pending secret"), responses((status = 200, body = AuthRedirect, description = "TOTP sign-in is on; `redirectUrl` is the referral when it stays on this server, else the base URL"), (status = 404, description = "No secret is pending"), (status = 409, description = "Two-factor sign-in is on"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`; `ERR_INVALID_PARAMETER` on `otp` when the code does not match")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/verifyTotpSecret", tag = "users", request_body(content = crate::schema::OtpBody), responses((status = 200, body = crate::schema::AuthRedirectResponse, description = "TOTP two-factor sign-in is on; `redirectUrl` is the referral when it stays on this server, else the base URL"), (status = 404, description = "No secret is pending"), (status = 409, description = "Two-factor sign-in is on"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (a wrong code)"), (status = 429, description = "Too many wrong codes (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_verify(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -388,7 +388,7 @@ pub async fn tfa_verify(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/resetTotpSecret", tag = "users", request_body(content = serde_json::Value, description = "`{password, otp?}`: the current password; without `otp` TOTP sign-in goes off and a new secret is pending, with `otp` (a code of the new secret) it is on again"), responses((status = 200, body = TotpSetup, description = "Without `otp`: the new secret, `{username, issuer, secret, image}`; with `otp`: `{code: 1}`"), (status = 409, description = "SMS two-factor sign-in is on; with `otp`, TOTP sign-in is on already"), (status = 422, description = "`ERR_INPUT_REQUIRED`; `ERR_INVALID_PARAMETER` on `password` or `otp` when it does not match"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/resetTotpSecret", tag = "users", request_body(content = crate::schema::TotpResetBody), responses((status = 200, body = crate::schema::TotpResetResponse, description = "Without `otp`: TOTP sign-in is off and a new secret is pending; with `otp`: `{code: 1}`, TOTP sign-in is on again"), (status = 409, description = "SMS two-factor sign-in is on; with `otp`, TOTP sign-in is on already"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the password or the code does not match)"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_reset(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
@@ -439,7 +439,7 @@ fn step_response(st: &AppState, step: coffer_service::tfa::Step) -> HttpResponse
     }
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/challenge", tag = "users", request_body(content = serde_json::Value, description = "`{referral?}`"), responses((status = 200, description = "`{challengeMsg}` or `{redirectUrl}`, never both; for an SMS user a new code is sent"), (status = 429, description = "An SMS code was sent less than 30 seconds ago, or the user or the number had as many codes as the window allows (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/challenge", tag = "users", request_body(content = Option<crate::schema::ChallengeBody>), responses((status = 200, body = crate::schema::TfaStep, description = "`{challengeMsg}` or `{redirectUrl}`, never both; for an SMS user a new code is sent"), (status = 422, description = "`ERR_INPUT_NOT_STRING` (referral)"), (status = 429, description = "An SMS code was sent less than 30 seconds ago, or the user or the number had as many codes as the window allows (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
 pub async fn tfa_challenge(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -453,7 +453,7 @@ pub async fn tfa_challenge(
     Ok(step_response(&st, step))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/auth", tag = "users", request_body(content = serde_json::Value, description = "`{otp (TOTP or SMS code), referral?, rememberDevice?}`"), responses((status = 200, description = "`{redirectUrl}` when accepted, `{challengeMsg}` for another round, never both"), (status = 422), (status = 429, description = "Too many failed sign-ins (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/auth", tag = "users", request_body(content = crate::schema::TfaAuthBody), responses((status = 200, body = crate::schema::TfaStep, description = "`{redirectUrl}` when accepted, `{challengeMsg}` for another round, never both"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (a wrong code)"), (status = 429, description = "Too many failed sign-ins (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_auth(
     req: actix_web::HttpRequest,
     Caller(c): Caller,

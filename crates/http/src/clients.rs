@@ -79,7 +79,7 @@ fn input(body: &serde_json::Value) -> Result<(ClientInput, bool), RestError> {
     Ok((input, f.add_links()?))
 }
 
-#[utoipa::path(get, path = "/rest/clients", tag = "clients", params(("name" = Option<String>, Query), ("name:contains" = Option<String>, Query), ("description:contains" = Option<String>, Query), ("orderBy" = Option<String>, Query), ("offset" = Option<i64>, Query), ("limit" = Option<i64>, Query)), responses((status = 200, description = "`{data, total, page, pageSize}`; hidden clients are left out"), (status = 403)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/clients", tag = "clients", responses((status = 200, body = crate::schema::Paged<ClientView>, description = "The clients; hidden clients are left out"), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator")), security(("bearer" = [])))]
 pub async fn list(
     AppAdmin(_c): AppAdmin,
     st: Data<AppState>,
@@ -96,7 +96,7 @@ pub async fn list(
     Ok(paged(&l))
 }
 
-#[utoipa::path(post, path = "/rest/clients", tag = "clients", request_body(content = serde_json::Value, description = "`{name, description, redirectUri, scope, signatureKey?, jwtPublicKey?, accessTokenLifetime?, refreshTokenLifetime?, flow?, flag?, addLinks?}`"), responses((status = 200, body = ClientView, description = "The new client with `client_secret`, shown only here"), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator; `ERR_ACCESS_SYSTEM_ADMIN`: `signatureKey`, `jwtPublicKey` or the signature or JWT flow from an application administrator"), (status = 409), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/clients", tag = "clients", request_body(content = crate::schema::ClientBody), responses((status = 200, body = ClientView, description = "The new client with `client_secret`, shown only here, and `Location`"), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator; `ERR_ACCESS_SYSTEM_ADMIN`: `signatureKey`, `jwtPublicKey` or the signature or JWT flow from an application administrator"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_INTEGER`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
 pub async fn create(
     AppAdmin(c): AppAdmin,
     st: Data<AppState>,
@@ -117,7 +117,7 @@ pub async fn create(
     ))
 }
 
-#[utoipa::path(get, path = "/rest/clients/me", tag = "clients", responses((status = 200, body = ClientView)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/clients/me", tag = "clients", responses((status = 200, body = ClientView, description = "The client of the caller's token")), security(("bearer" = [])))]
 pub async fn me(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -128,7 +128,7 @@ pub async fn me(
     Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
 }
 
-#[utoipa::path(get, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path)), responses((status = 200, body = ClientView), (status = 403), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path, description = "A client id")), responses((status = 200, body = ClientView, description = "The client"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn get(
     AppAdmin(_c): AppAdmin,
     st: Data<AppState>,
@@ -141,7 +141,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path)), request_body(content = serde_json::Value, description = "As create; a built-in client changes only its two lifetimes"), responses((status = 200, body = ClientView), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator, or a built-in client; `ERR_ACCESS_SYSTEM_ADMIN`: a new `signatureKey` or `jwtPublicKey`, or the signature or JWT flow added, by an application administrator"), (status = 404), (status = 409), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path, description = "A client id")), request_body(content = crate::schema::ClientBody, description = "As create; a built-in client changes only its two lifetimes"), responses((status = 200, body = ClientView, description = "The updated client"), (status = 403, description = "`ERR_ACCESS_USER`: not an administrator, or a change of a built-in client other than its lifetimes; `ERR_ACCESS_SYSTEM_ADMIN`: a new `signatureKey` or `jwtPublicKey`, or the signature or JWT flow added, by an application administrator"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken"), (status = 422, description = "As create")), security(("bearer" = [])))]
 pub async fn update(
     AppAdmin(c): AppAdmin,
     st: Data<AppState>,
@@ -157,7 +157,7 @@ pub async fn update(
     Ok(HttpResponse::Ok().json(with_links(&st, v, add_links)))
 }
 
-#[utoipa::path(delete, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path)), responses((status = 204), (status = 403, description = "Not an administrator, or a built-in client"), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path, description = "A client id")), responses((status = 204, description = "Deleted; its tokens stop working"), (status = 403, description = "Not an administrator, or a built-in client"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn delete(
     AppAdmin(c): AppAdmin,
     st: Data<AppState>,
@@ -169,7 +169,7 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(get, path = "/rest/clients/{id}/scopes", tag = "clients", params(("id" = String, Path)), responses((status = 200, description = "`{data: [scope items]}`"), (status = 403), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/clients/{id}/scopes", tag = "clients", params(("id" = String, Path, description = "A client id")), responses((status = 200, body = crate::schema::DataOf<String>, description = "The items of the client's scope"), (status = 403, description = "`ERR_ACCESS_USER`: another client needs an administrator"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn scopes(
     Caller(c): Caller,
     st: Data<AppState>,

@@ -65,7 +65,7 @@ fn with_links(st: &AppState, mut d: DeviceView, on: bool) -> DeviceView {
     d
 }
 
-#[utoipa::path(get, path = "/rest/devices", tag = "devices", params(("installTagId" = Option<String>, Query), ("userId" = Option<String>, Query), ("clientId" = Option<String>, Query), ("orderBy" = Option<String>, Query), ("offset" = Option<i64>, Query), ("limit" = Option<i64>, Query)), responses((status = 200, description = "`{data, total, page, pageSize}`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/devices", tag = "devices", responses((status = 200, body = crate::schema::Paged<DeviceView>, description = "The caller's devices; an administrator's: every device")), security(("bearer" = [])))]
 pub async fn list(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -82,7 +82,7 @@ pub async fn list(
     Ok(paged(&l))
 }
 
-#[utoipa::path(get, path = "/rest/users/{id}/devices", tag = "devices", params(("id" = String, Path)), responses((status = 200, description = "`{data, total, page, pageSize}`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/{id}/devices", tag = "devices", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::schema::Paged<DeviceView>, description = "The user's devices"), (status = 403, description = "`ERR_ACCESS_USER`: another user's devices need an administrator"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such user")), security(("bearer" = [])))]
 pub async fn user_devices(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -101,7 +101,7 @@ pub async fn user_devices(
     Ok(paged(&l))
 }
 
-#[utoipa::path(post, path = "/rest/devices", tag = "devices", request_body(content = serde_json::Value, description = "`{clientId?, userId?, installTagId, installName?, mobileKeyStore?, addLinks?}`"), responses((status = 200, body = DeviceView), (status = 403), (status = 409), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/devices", tag = "devices", request_body(content = crate::schema::DeviceCreateBody), responses((status = 200, body = DeviceView, description = "The new device, with `Location`"), (status = 403, description = "`ERR_ACCESS_USER`: another user or client needs an administrator"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the user has this install tag on this client"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INVALID_PARAMETER` (userId or clientId unknown)")), security(("bearer" = [])))]
 pub async fn create(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -123,7 +123,7 @@ pub async fn create(
     Ok(created(StatusCode::OK, location, &with_links(&st, d, on)))
 }
 
-#[utoipa::path(get, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path)), responses((status = 200, body = DeviceView), (status = 403), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path, description = "A device id", minimum = 1)), responses((status = 200, body = DeviceView, description = "The device"), (status = 403, description = "`ERR_ACCESS_USER`: another user's device"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn get(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -136,7 +136,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(with_links(&st, d, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path)), request_body(content = serde_json::Value, description = "`{mobileKeyStore?, registrationToken?, addLinks?}`"), responses((status = 200, body = DeviceView), (status = 403), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path, description = "A device id", minimum = 1)), request_body(content = crate::schema::DeviceUpdateBody, description = "`mobileKeyStore`, `registrationToken`, or both"), responses((status = 200, body = DeviceView, description = "The updated device"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED` (neither field), `ERR_INPUT_NOT_STRING`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
 pub async fn update(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -152,7 +152,7 @@ pub async fn update(
     Ok(HttpResponse::Ok().json(with_links(&st, d, on)))
 }
 
-#[utoipa::path(delete, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path)), responses((status = 204), (status = 403), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path, description = "A device id", minimum = 1)), responses((status = 204, description = "Deleted; its tokens stop working"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn delete(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -163,7 +163,7 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(get, path = "/rest/devices/{install_tag_id}/wipe", tag = "devices", params(("install_tag_id" = String, Path)), responses((status = 200, description = "`{status}`: the wipe flag; reading a set flag (1) moves it to notified (2)"), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/devices/{install_tag_id}/wipe", tag = "devices", params(("install_tag_id" = String, Path, description = "The install tag of one of the caller's devices")), responses((status = 200, body = crate::schema::WipeStatus, description = "The wipe flag; reading a set flag (1) moves it to notified (2)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn wipe_status(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -174,7 +174,7 @@ pub async fn wipe_status(
     Ok(HttpResponse::Ok().json(serde_json::json!({ "status": status })))
 }
 
-#[utoipa::path(patch, path = "/rest/devices/me/actions/wipe", tag = "devices", responses((status = 200, description = "The current device reported its wipe done (flag 3)"), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(patch, path = "/rest/devices/me/actions/wipe", tag = "devices", responses((status = 200, description = "The current device reported its wipe done (flag 3); no content"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: the token has no device")), security(("bearer" = [])))]
 pub async fn complete_wipe(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -183,7 +183,7 @@ pub async fn complete_wipe(
     Ok(HttpResponse::Ok().finish())
 }
 
-#[utoipa::path(post, path = "/rest/devices/{id}/actions/wipe", tag = "devices", params(("id" = i64, Path)), responses((status = 200, body = DeviceView, description = "Coffer: an administrator requests a remote wipe (flag 1)"), (status = 403), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/devices/{id}/actions/wipe", tag = "devices", params(("id" = i64, Path, description = "A device id", minimum = 1)), responses((status = 200, body = DeviceView, description = "Coffer: an administrator requests a remote wipe (flag 1)"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn request_wipe(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -194,7 +194,7 @@ pub async fn request_wipe(
     Ok(HttpResponse::Ok().json(d))
 }
 
-#[utoipa::path(delete, path = "/rest/devices/me/actions/logout", tag = "devices", responses((status = 200, description = "`{redirectUri}`; every token of the session stops working"), (status = 401)), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/devices/me/actions/logout", tag = "devices", responses((status = 200, body = crate::schema::LogoutResponse, description = "Logged out: every token of the session stops working")), security(("bearer" = [])))]
 pub async fn logout(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     let url = blocking(&st, move |ctx| svc::logout(ctx, &c)).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "redirectUri": url })))

@@ -13,6 +13,7 @@ pub mod oauth;
 pub mod openapi;
 pub mod pages;
 pub mod respond;
+pub mod schema;
 pub mod scim;
 pub mod state;
 pub mod waf;
@@ -49,16 +50,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         );
 }
 
-/// A resource with its routes; any other method goes to `other`, the area's own 405 answer.
+/// A resource with its routes; any other method answers 405 with `Allow` (see
+/// [`method_not_allowed`]).
 pub(crate) fn resource_with(
     path: impl Into<String>,
     routes: Vec<actix_web::Route>,
-    other: actix_web::Route,
 ) -> actix_web::Resource {
     routes
         .into_iter()
         .fold(web::resource(path.into()), |r, route| r.route(route))
-        .default_service(other)
 }
 
 /// The home page: what this server is, with links to its API description and OAuth metadata.
@@ -68,13 +68,13 @@ pub async fn home() -> HttpResponse {
 }
 
 /// Liveness: answers without touching the database.
-#[utoipa::path(get, path = "/health", tag = "operations", responses((status = 200, description = "`{status: \"ok\"}`")))]
+#[utoipa::path(get, path = "/health", tag = "operations", responses((status = 200, body = crate::schema::Status, description = "Alive")))]
 pub async fn health() -> HttpResponse {
     HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
 }
 
 /// Readiness: the database answers.
-#[utoipa::path(get, path = "/ready", tag = "operations", responses((status = 200), (status = 503)))]
+#[utoipa::path(get, path = "/ready", tag = "operations", responses((status = 200, body = crate::schema::Status, description = "The database answers"), (status = 503, body = crate::schema::Status, description = "The database does not answer")))]
 pub async fn ready(st: Data<AppState>) -> HttpResponse {
     let ok = state::blocking(&st, |ctx| ctx.with_conn(|_| Ok(())))
         .await
@@ -90,17 +90,26 @@ async fn not_found() -> HttpResponse {
     error::rest_error(&ApiError::new(ErrorCode::RequestNotFound))
 }
 
-/// A known path with a method it does not take: 405 in the REST envelope (webhook routes answer
-/// in their own envelope already).
+/// A known path with a method it does not take: 405 in the area's envelope (REST, webhook or
+/// SCIM), keeping the `Allow` header with the methods the path takes (RFC 9110 §15.5.6).
 fn method_not_allowed<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let allow = res.headers().get(actix_web::http::header::ALLOW).cloned();
     let path = res.request().path();
-    if path.starts_with("/webhooks") || path.starts_with("/rest/scim") {
-        return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
+    let mut answer = if path.starts_with("/webhooks") {
+        webhooks::method_not_allowed()
+    } else if path.starts_with("/rest/scim") {
+        scim::method_not_allowed()
+    } else {
+        error::rest_error(&ApiError::new(ErrorCode::RequestMethodNotAllowed))
+    };
+    if let Some(allow) = allow {
+        answer
+            .headers_mut()
+            .insert(actix_web::http::header::ALLOW, allow);
     }
     let (req, _) = res.into_parts();
-    let res = error::rest_error(&ApiError::new(ErrorCode::RequestMethodNotAllowed));
     Ok(ErrorHandlerResponse::Response(
-        ServiceResponse::new(req, res).map_into_right_body(),
+        ServiceResponse::new(req, answer).map_into_right_body(),
     ))
 }
 

@@ -43,7 +43,7 @@ fn with_links(st: &AppState, mut v: LocationView, on: bool) -> LocationView {
     v
 }
 
-#[utoipa::path(get, path = "/rest/locations", tag = "locations", params(("limit" = Option<i64>, Query, description = "1 to 10000"), ("offset" = Option<i64>, Query), ("orderBy" = Option<String>, Query, description = "name, name:asc, name:desc")), responses((status = 200, description = "`{data, metadata}`"), (status = 401), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/locations", tag = "locations", responses((status = 200, body = crate::schema::WithMetadata<LocationView>, description = "The locations")), security(("bearer" = [])))]
 pub async fn list(
     Caller(_c): Caller,
     st: Data<AppState>,
@@ -60,7 +60,7 @@ pub async fn list(
     Ok(with_metadata(&l))
 }
 
-#[utoipa::path(post, path = "/rest/locations", tag = "locations", request_body(content = serde_json::Value, description = "`{name, domain, addLinks?}`"), responses((status = 200, description = "`{id, name, dns}`; the full entity with returnEntity=true"), (status = 403), (status = 409), (status = 422)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/locations", tag = "locations", request_body(content = crate::schema::LocationBody), responses((status = 200, body = crate::schema::LocationCreated, description = "`{id, name, dns}`; the whole entity with `returnEntity=true` or links; with `Location`"), (status = 403, description = "`ERR_ACCESS_SYSTEM_ADMIN`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
 pub async fn create(
     SystemAdmin(c): SystemAdmin,
     st: Data<AppState>,
@@ -87,7 +87,7 @@ pub async fn create(
     }
 }
 
-#[utoipa::path(get, path = "/rest/locations/{id}", tag = "locations", params(("id" = i64, Path)), responses((status = 200, body = LocationView), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/locations/{id}", tag = "locations", params(("id" = i64, Path, description = "A location id", minimum = 1)), responses((status = 200, body = LocationView, description = "The location"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn get(
     Caller(_c): Caller,
     st: Data<AppState>,
@@ -100,7 +100,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
 }
 
-#[utoipa::path(delete, path = "/rest/locations/{id}", tag = "locations", params(("id" = i64, Path)), responses((status = 204), (status = 403, description = "`ERR_ACCESS_SYSTEM_ADMIN`, or `ERR_ACCESS_USER` for the default location"), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/locations/{id}", tag = "locations", params(("id" = i64, Path, description = "A location id", minimum = 1)), responses((status = 204, description = "Deleted"), (status = 403, description = "`ERR_ACCESS_SYSTEM_ADMIN`, or `ERR_ACCESS_USER` for the default location"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn delete(
     SystemAdmin(c): SystemAdmin,
     st: Data<AppState>,

@@ -186,7 +186,7 @@ fn sign_in_page(
     r
 }
 
-#[utoipa::path(get, path = "/oauth/authorize", tag = "oauth", params(("client_id" = String, Query), ("redirect_uri" = Option<String>, Query), ("response_type" = String, Query), ("scope" = Option<String>, Query), ("state" = Option<String>, Query), ("code_challenge" = Option<String>, Query), ("code_challenge_method" = Option<String>, Query, description = "S256"), ("m" = Option<String>, Query, description = "1 for the mobile layout")), responses((status = 200, description = "The sign-in page"), (status = 302, description = "An error redirect"), (status = 400, description = "Unknown client or redirect URI: an error page")))]
+#[utoipa::path(get, path = "/oauth/authorize", tag = "oauth", params(("client_id" = String, Query), ("redirect_uri" = Option<String>, Query, description = "Starts with the registered redirect URI"), ("response_type" = String, Query, description = "`code`"), ("scope" = Option<String>, Query, description = "A subset of the registered scope; none: the registered scope"), ("state" = Option<String>, Query), ("code_challenge" = Option<String>, Query), ("code_challenge_method" = Option<String>, Query, description = "S256"), ("m" = Option<String>, Query, description = "1 for the mobile layout")), responses((status = 200, body = String, content_type = "text/html", description = "The sign-in page"), (status = 302, description = "To the redirect URI with an error (`access_denied`, `invalid_scope`, `invalid_request`, `unauthorized_client`) and the state"), (status = 400, body = String, content_type = "text/html", description = "An unknown client or redirect URI, or a parameter given twice: an error page")))]
 pub async fn authorize(req: HttpRequest, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     let pairs = match unique_pairs(req.query_string()) {
         Ok(p) => p,
@@ -200,7 +200,7 @@ pub async fn authorize(req: HttpRequest, st: Data<AppState>) -> Result<HttpRespo
     }
 }
 
-#[utoipa::path(post, path = "/oauth/authorize", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "The authorization parameters, `email`, `password`, `csrf`"), responses((status = 302, description = "To the client with a code, or an error"), (status = 200, description = "The consent page"), (status = 401, description = "Wrong credentials: the sign-in page again")))]
+#[utoipa::path(post, path = "/oauth/authorize", tag = "oauth", request_body(content = crate::schema::SignInForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = String, content_type = "text/html", description = "The consent, two-factor or password-change page"), (status = 302, description = "To the client with a code, or an error"), (status = 400, body = String, content_type = "text/html", description = "A malformed form, an unknown client or redirect URI: an error page"), (status = 401, body = String, content_type = "text/html", description = "Wrong credentials or an expired form: the sign-in page again"), (status = 429, body = String, content_type = "text/html", description = "Too many failed sign-ins: the sign-in page again, with `Retry-After`")))]
 pub async fn sign_in(
     req: HttpRequest,
     st: Data<AppState>,
@@ -267,7 +267,7 @@ pub async fn sign_in(
     Ok(next_page(next, &name, &scope, &csrf, mobile))
 }
 
-#[utoipa::path(post, path = "/oauth/tfa", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`ticket`, `csrf`, and `code` or (SMS codes) `resend=1` for a new code"), responses((status = 302, description = "To the client with a code"), (status = 200, description = "The consent page, or the page again after a new code was sent"), (status = 401, description = "A wrong code: the page again"), (status = 400)))]
+#[utoipa::path(post, path = "/oauth/tfa", tag = "oauth", request_body(content = crate::schema::SecondFactorForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = String, content_type = "text/html", description = "The consent page, or the page again after a new code was sent"), (status = 302, description = "To the client with a code"), (status = 400, body = String, content_type = "text/html", description = "An expired or malformed form: an error page"), (status = 401, body = String, content_type = "text/html", description = "A wrong code: the page again")))]
 pub async fn second_factor(
     req: HttpRequest,
     st: Data<AppState>,
@@ -306,7 +306,7 @@ pub async fn second_factor(
     })
 }
 
-#[utoipa::path(post, path = "/oauth/password", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`ticket`, `csrf`, `previousPassword`, `password`"), responses((status = 302, description = "To the client with a code"), (status = 200, description = "The consent page"), (status = 422, description = "Refused: the page again"), (status = 429, description = "Too many wrong passwords for the account or address: the page again, with `Retry-After`"), (status = 400)))]
+#[utoipa::path(post, path = "/oauth/password", tag = "oauth", request_body(content = crate::schema::PasswordStepForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = String, content_type = "text/html", description = "The consent page"), (status = 302, description = "To the client with a code"), (status = 400, body = String, content_type = "text/html", description = "An expired or malformed form: an error page"), (status = 422, body = String, content_type = "text/html", description = "Refused: the page again"), (status = 429, body = String, content_type = "text/html", description = "Too many wrong passwords for the account or address: the page again, with `Retry-After`")))]
 pub async fn password_step(
     req: HttpRequest,
     st: Data<AppState>,
@@ -360,7 +360,7 @@ pub async fn password_step(
     })
 }
 
-#[utoipa::path(post, path = "/oauth/consent", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`ticket`, `csrf`, `decision` (allow or deny)"), responses((status = 302, description = "To the client with a code, or with access_denied"), (status = 400)))]
+#[utoipa::path(post, path = "/oauth/consent", tag = "oauth", request_body(content = crate::schema::ConsentForm, content_type = "application/x-www-form-urlencoded"), responses((status = 302, description = "To the client with a code, or with access_denied"), (status = 400, body = String, content_type = "text/html", description = "An expired or malformed form: an error page")))]
 pub async fn consent(
     req: HttpRequest,
     st: Data<AppState>,
@@ -442,7 +442,7 @@ async fn token_form(
     }))
 }
 
-#[utoipa::path(post, path = "/oauth/token", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "grant_type authorization_code (also the signature flow), refresh_token, password, urn:ietf:params:oauth:grant-type:jwt-bearer"), responses((status = 200, description = "`{access_token, expires_in, token_type, scope, refresh_token?}`"), (status = 400, description = "`{error, error_description}`")))]
+#[utoipa::path(post, path = "/oauth/token", tag = "oauth", request_body(content = crate::schema::TokenForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = crate::schema::TokenResponseBody, description = "Tokens, with `Cache-Control: no-store`"), (status = 400, description = "`{error, error_description}`"), (status = 429, description = "Too many failures (`Retry-After`): `temporarily_unavailable`"), (status = 503, description = "`temporarily_unavailable`")))]
 pub async fn token(
     req: HttpRequest,
     st: Data<AppState>,
@@ -483,7 +483,7 @@ pub async fn token(
     })
 }
 
-#[utoipa::path(post, path = "/oauth/revoke", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`token`, `token_type_hint?`, client credentials"), responses((status = 200), (status = 400)))]
+#[utoipa::path(post, path = "/oauth/revoke", tag = "oauth", request_body(content = crate::schema::TokenOfClientForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, description = "Revoked, or an unknown token; no content"), (status = 400, description = "`{error, error_description}`")))]
 pub async fn revoke(
     req: HttpRequest,
     st: Data<AppState>,
@@ -503,7 +503,7 @@ pub async fn revoke(
     })
 }
 
-#[utoipa::path(post, path = "/oauth/introspect", tag = "oauth", request_body(content = String, content_type = "application/x-www-form-urlencoded", description = "`token`, client credentials"), responses((status = 200, description = "`{active, scope?, client_id?, username?, token_type?, exp?, iat?, sub?}`"), (status = 400)))]
+#[utoipa::path(post, path = "/oauth/introspect", tag = "oauth", request_body(content = crate::schema::TokenOfClientForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = crate::schema::IntrospectionBody, description = "The token, as the calling client may see it"), (status = 400, description = "`{error, error_description}`")))]
 pub async fn introspect(
     req: HttpRequest,
     st: Data<AppState>,
@@ -526,12 +526,12 @@ pub async fn introspect(
     })
 }
 
-#[utoipa::path(get, path = "/.well-known/oauth-authorization-server", tag = "oauth", responses((status = 200, description = "RFC 8414 metadata")))]
+#[utoipa::path(get, path = "/.well-known/oauth-authorization-server", tag = "oauth", responses((status = 200, body = crate::schema::ServerMetadata, description = "RFC 8414 metadata")))]
 pub async fn metadata(st: Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(svc::metadata(&st.ctx))
 }
 
-#[utoipa::path(get, path = "/oauth_callback.php", tag = "oauth", params(("code" = Option<String>, Query), ("state" = Option<String>, Query), ("error" = Option<String>, Query)), responses((status = 200, description = "A page showing the code and state")))]
+#[utoipa::path(get, path = "/oauth_callback.php", tag = "oauth", params(("code" = Option<String>, Query), ("state" = Option<String>, Query), ("error" = Option<String>, Query), ("error_description" = Option<String>, Query)), responses((status = 200, body = String, content_type = "text/html", description = "A page showing the code and state, or the error")))]
 pub async fn callback(req: HttpRequest) -> HttpResponse {
     let pairs: Vec<(String, String)> =
         serde_urlencoded::from_str(req.query_string()).unwrap_or_default();

@@ -2,6 +2,8 @@
 //! from the handlers' annotations.
 
 use actix_web::HttpResponse;
+use coffer_domain::list::{Kind, ListSpec, Op};
+use serde_json::{json, Value};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -108,6 +110,13 @@ impl Modify for BearerAuth {
         crate::scim::resource_type,
     ),
     components(schemas(
+        crate::schema::RestErrors,
+        crate::schema::RestErrorItem,
+        crate::schema::RestBadRequest,
+        crate::schema::LegacyError,
+        crate::schema::OAuthErrorBody,
+        crate::schema::WebhookErrorBody,
+        crate::schema::ScimErrorBody,
         coffer_service::views::CurrentUser,
         coffer_service::views::ClientView,
         coffer_service::views::DeviceView,
@@ -123,18 +132,387 @@ impl Modify for BearerAuth {
 )]
 pub struct ApiDoc;
 
-/// The document as JSON.
+/// The document as JSON, for the default version header `X-Coffer-Version`.
 pub fn document() -> String {
-    ApiDoc::openapi()
-        .to_json()
-        .unwrap_or_else(|_| "{}".to_string())
+    document_for("X-Coffer-Version")
 }
 
-pub async fn serve() -> HttpResponse {
-    static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+/// The document as JSON, naming the version header this server reads.
+pub fn document_for(version_header: &str) -> String {
+    let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+    conventions(&mut doc, version_header);
+    refine(&mut doc);
+    doc.to_string()
+}
+
+pub async fn serve(st: actix_web::web::Data<crate::AppState>) -> HttpResponse {
+    // One document per version header (servers in one process may name different brands).
+    static DOCS: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<str>>>,
+    > = std::sync::OnceLock::new();
+    let header = format!("X-{}-Version", st.ctx.config.version_brand);
+    let doc = {
+        let mut docs = DOCS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        docs.entry(header)
+            .or_insert_with_key(|h| document_for(h).into())
+            .clone()
+    };
     HttpResponse::Ok()
         .content_type("application/json")
-        .body(DOC.get_or_init(document).clone())
+        .body(doc.to_string())
+}
+
+/// The areas of the interface, each with its own error envelope.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Area {
+    /// `/rest/...`: version header, REST envelope.
+    Rest,
+    /// `/rest/scim/...`: SCIM token, SCIM errors.
+    Scim,
+    /// `/webhooks...`: webhook envelope.
+    Webhooks,
+    /// `/oauth/token`, `/oauth/revoke`, `/oauth/introspect`: OAuth errors.
+    OAuthApi,
+    /// The HTML pages of the authorization flow, the metadata, the operational endpoints.
+    Other,
+}
+
+impl Area {
+    fn of(path: &str) -> Area {
+        if path.starts_with("/rest/scim") {
+            Area::Scim
+        } else if path.starts_with("/rest/") {
+            Area::Rest
+        } else if path.starts_with("/webhooks") {
+            Area::Webhooks
+        } else if matches!(path, "/oauth/token" | "/oauth/revoke" | "/oauth/introspect") {
+            Area::OAuthApi
+        } else {
+            Area::Other
+        }
+    }
+
+    /// The media type and schema of this area's errors.
+    fn error(self) -> (&'static str, &'static str) {
+        match self {
+            Area::Rest | Area::Other => ("application/json", "RestErrors"),
+            Area::Scim => ("application/scim+json", "ScimErrorBody"),
+            Area::Webhooks => ("application/json", "WebhookErrorBody"),
+            Area::OAuthApi => ("application/json", "OAuthErrorBody"),
+        }
+    }
+}
+
+/// The operations that read the list grammar (`coffer_domain::list`), with the grammar each
+/// reads; their query parameters are generated from it, so the document says exactly what the
+/// parser takes.
+const LISTS: &[(&str, &str, &ListSpec)] = &[
+    ("get", "/rest/users/me", &ListSpec::PLAIN),
+    ("delete", "/rest/users", &crate::account::DELETE_SPEC),
+    ("get", "/rest/users/me/quota", &crate::account::QUOTA_SPEC),
+    ("get", "/rest/users/ldapSearch", &crate::account::LDAP_SPEC),
+    ("get", "/rest/clients", &crate::clients::LIST),
+    ("post", "/rest/clients", &ListSpec::PLAIN),
+    ("get", "/rest/clients/me", &ListSpec::PLAIN),
+    ("get", "/rest/clients/{id}", &ListSpec::PLAIN),
+    ("get", "/rest/clients/{id}/scopes", &ListSpec::PLAIN),
+    ("get", "/rest/devices", &crate::devices::LIST),
+    ("get", "/rest/users/{id}/devices", &crate::devices::LIST),
+    ("post", "/rest/devices", &ListSpec::PLAIN),
+    ("get", "/rest/devices/{id}", &ListSpec::PLAIN),
+    ("get", "/rest/locations", &crate::locations::LIST),
+    ("post", "/rest/locations", &ListSpec::PLAIN),
+    ("get", "/rest/locations/{id}", &ListSpec::PLAIN),
+];
+
+/// A value of an `:in` filter or `id:in`: a comma-separated list (optionally in parentheses)
+/// with at least one item that is not blank.
+const EMPTY_LIST: &str = "^\\s*(\\([,\\s]*\\)|[,\\s]*)\\s*$";
+
+fn query(name: &str, required: bool, schema: Value, description: &str) -> Value {
+    let mut p = json!({"name": name, "in": "query", "required": required, "schema": schema});
+    if !description.is_empty() {
+        p["description"] = description.into();
+    }
+    p
+}
+
+/// The query parameters a list grammar reads.
+fn list_params(spec: &ListSpec, creates: bool) -> Vec<Value> {
+    let mut out = Vec::new();
+    let boolean = json!({"type": "string", "enum": ["true", "false", "1", "0"]});
+    for f in spec.filters {
+        for op in f.ops {
+            let suffix = match op {
+                Op::Eq => "",
+                Op::Contains => ":contains",
+                Op::StartsWith => ":startswith",
+                Op::In => ":in",
+                Op::Gt => ":gt",
+                Op::Gte => ":gte",
+                Op::Lt => ":lt",
+                Op::Lte => ":lte",
+            };
+            let one = match f.kind {
+                Kind::Text => json!({"type": "string", "maxLength": 1024}),
+                Kind::Int => json!({"type": "integer", "format": "int64"}),
+                Kind::Bool => boolean.clone(),
+            };
+            let schema = if *op == Op::In {
+                json!({"type": "string", "not": {"pattern": EMPTY_LIST},
+                       "description": "Comma-separated values, 1 to 1000"})
+            } else {
+                one
+            };
+            out.push(query(&format!("{}{suffix}", f.name), false, schema, ""));
+        }
+    }
+    if !spec.order_fields.is_empty() {
+        let orders: Vec<String> = spec
+            .order_fields
+            .iter()
+            .flat_map(|f| [f.to_string(), format!("{f}:asc"), format!("{f}:desc")])
+            .collect();
+        out.push(query(
+            "orderBy",
+            false,
+            json!({"type": "string", "enum": orders}),
+            &format!(
+                "Default `{}:{}`",
+                spec.default_order.0,
+                match spec.default_order.1 {
+                    coffer_domain::list::Dir::Asc => "asc",
+                    coffer_domain::list::Dir::Desc => "desc",
+                }
+            ),
+        ));
+        out.push(query(
+            "offset",
+            false,
+            json!({"type": "integer", "format": "int64", "minimum": 0}),
+            "Items to skip",
+        ));
+        out.push(query(
+            "limit",
+            false,
+            json!({"type": "integer", "format": "int64", "minimum": 1, "maximum": spec.max_limit}),
+            &format!("Default {}", spec.default_limit),
+        ));
+    }
+    out.push(query(
+        "mode",
+        false,
+        json!({"type": "string", "enum": ["full", "full_with_links", "full_no_links", "compact"]}),
+        "`full_with_links` adds HATEOAS links",
+    ));
+    if creates {
+        out.push(query(
+            "returnEntity",
+            false,
+            boolean.clone(),
+            "Answer the whole new entity",
+        ));
+    }
+    if spec.bulk {
+        out.push(query(
+            "id:in",
+            true,
+            json!({"type": "string", "not": {"pattern": EMPTY_LIST}}),
+            "Comma-separated ids, 1 to 1000",
+        ));
+        out.push(query(
+            "partialSuccess",
+            false,
+            boolean,
+            "Go on with the valid ids when some fail",
+        ));
+    }
+    out
+}
+
+/// `get /rest/users/{id}/devices` → `getRestUsersIdDevices`.
+fn operation_id(method: &str, path: &str) -> String {
+    let mut id = method.to_string();
+    for word in path.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            id.push(first.to_ascii_uppercase());
+            id.extend(chars);
+        }
+    }
+    id
+}
+
+fn schema_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// Adds `status` with the area's error body unless the operation declares it already; a
+/// declared error status without a body gets the area's error body.
+fn error_response(op: &mut Value, area: Area, status: &str, description: &str) {
+    let responses = &mut op["responses"];
+    if responses.get(status).is_none() {
+        responses[status] = json!({ "description": description });
+    }
+    let (media, schema) = if status == "490" || status == "408" {
+        ("application/json", "RestErrors")
+    } else if status == "400" && area == Area::Rest {
+        ("application/json", "RestBadRequest")
+    } else {
+        area.error()
+    };
+    let r = &mut responses[status];
+    if r.get("content").is_none() {
+        r["content"] = json!({ media: { "schema": schema_ref(schema) } });
+    }
+}
+
+/// What the derived schemas cannot say: rules that tie fields together, and optional bodies.
+fn refine(doc: &mut Value) {
+    let schemas = &mut doc["components"]["schemas"];
+    // A password change needs the previous password; a call changes the name, the password,
+    // or both.
+    schemas["UpdateMeBody"]["anyOf"] = json!([
+        {"required": ["name"], "properties": {"name": {"type": "string"}}},
+        {"required": ["password", "previousPassword"],
+         "properties": {"password": {"type": "string"}, "previousPassword": {"type": "string"}}},
+    ]);
+    // A device update changes the key store, the registration token, or both.
+    schemas["DeviceUpdateBody"]["anyOf"] = json!([
+        {"required": ["mobileKeyStore"], "properties": {"mobileKeyStore": {"type": "string"}}},
+        {"required": ["registrationToken"], "properties": {"registrationToken": {"type": "string"}}},
+    ]);
+    // `deleteUnsharedData` and `retainData` are opposites; retaining names the receiver.
+    schemas["DeleteOptionsBody"]["oneOf"] = json!([
+        {"title": "delete the unshared data", "properties": {
+            "retainData": {"enum": [false, null]},
+            "deleteUnsharedData": {"enum": [true, null]},
+            "retainToUser": {"type": "null"},
+            "retainPermissionToSharedData": {"enum": [false, null]}}},
+        {"title": "retain the data", "required": ["retainData", "retainToUser"], "properties": {
+            "retainData": {"const": true},
+            "deleteUnsharedData": {"enum": [false, null]},
+            "retainToUser": {"type": "string"}}},
+    ]);
+    schemas["ScimUserBody"]["properties"]["schemas"]["contains"] =
+        json!({"const": coffer_domain::scim_schema::USER_SCHEMA});
+    // A search names only the SearchRequest's parameters; its `schemas` is not read.
+    schemas["ScimSearchBody"]["additionalProperties"] = json!(false);
+    schemas["ScimSearchBody"]["properties"]["schemas"] =
+        json!({"description": "The SearchRequest URN; not read"});
+    // An optional body is absent, not `null`.
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for op in paths
+        .values_mut()
+        .filter_map(Value::as_object_mut)
+        .flat_map(|i| i.values_mut())
+    {
+        let Some(content) = op
+            .pointer_mut("/requestBody/content")
+            .and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        for media in content.values_mut() {
+            let one_of = media["schema"]["oneOf"].as_array().cloned();
+            if let Some(alternatives) = one_of {
+                let not_null: Vec<Value> = alternatives
+                    .into_iter()
+                    .filter(|a| a["type"] != "null")
+                    .collect();
+                if let [only] = not_null.as_slice() {
+                    media["schema"] = only.clone();
+                }
+            }
+        }
+    }
+}
+
+/// What holds for every operation of an area, written once: the version header, the list
+/// grammar's parameters, and the error statuses with their envelopes.
+fn conventions(doc: &mut Value, version_header: &str) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let area = Area::of(path);
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, op) in item.iter_mut() {
+            // Handlers in different modules share names (`get`, `list`): the operation id is the
+            // method and the path, unique by construction.
+            op["operationId"] = operation_id(method, path).into();
+            let secured = op.get("security").is_some();
+            let has_body = op.get("requestBody").is_some();
+            let params = op["parameters"].as_array().cloned().unwrap_or_default();
+            let mut params: Vec<Value> = params;
+            let mut reads_list = false;
+            if area == Area::Rest {
+                params.insert(
+                    0,
+                    json!({
+                        "name": version_header, "in": "header", "required": true,
+                        "description": "The API version, 28 (the query parameter `apiVersion=28` works as well). Without it 400 `ERR_REQUEST_API_VERSION_MISSING`; another version 400 `ERR_REQUEST_VERSION_NOT_SUPPORTED` (versions 1 to 4 in the legacy `{message}` form).",
+                        "schema": {"type": "string", "enum": ["28"]},
+                    }),
+                );
+                if let Some((_, _, spec)) = LISTS.iter().find(|(m, p, _)| m == method && p == path)
+                {
+                    reads_list = true;
+                    let creates = method == "post";
+                    for p in list_params(spec, creates) {
+                        let declared = params
+                            .iter()
+                            .any(|q| q["name"] == p["name"] && q["in"] == "query");
+                        if !declared {
+                            params.push(p);
+                        }
+                    }
+                }
+            }
+            if !params.is_empty() {
+                op["parameters"] = Value::Array(params);
+            }
+            let statuses: Vec<String> = op["responses"]
+                .as_object()
+                .map(|r| r.keys().cloned().collect())
+                .unwrap_or_default();
+            for s in statuses.iter().filter(|s| s.as_str() >= "400") {
+                error_response(op, area, s, "");
+            }
+            match area {
+                Area::Rest => {
+                    error_response(op, area, "400", "The version header is missing or names another version; the body is not JSON; a filter is malformed");
+                    if reads_list {
+                        error_response(op, area, "422", "A query parameter has a wrong value");
+                    }
+                }
+                Area::Scim => error_response(op, area, "400", "A malformed request"),
+                Area::Webhooks => error_response(op, area, "400", "A malformed request"),
+                Area::OAuthApi => error_response(op, area, "400", "`{error, error_description}`"),
+                Area::Other => {}
+            }
+            if secured {
+                error_response(op, area, "401", "No valid bearer token");
+                if area == Area::Scim {
+                    error_response(op, area, "403", "SCIM provisioning is paused");
+                }
+            }
+            if has_body && area != Area::OAuthApi {
+                error_response(op, area, "413", "The body is larger than 1 MiB");
+            }
+            if has_body {
+                error_response(op, area, "408", "The body did not arrive in time");
+            }
+            error_response(op, area, "490", "Request blocked by WAF");
+        }
+    }
 }
 
 #[cfg(test)]

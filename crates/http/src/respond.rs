@@ -15,7 +15,7 @@ pub fn links(base: &str, collection: &str, id: &str) -> Vec<Link> {
 /// The devices and clients envelope: `{data, total, page, pageSize}`.
 pub fn paged<T: Serialize>(l: &Listed<T>) -> HttpResponse {
     let page = if l.limit > 0 {
-        l.offset / l.limit + 1
+        (l.offset / l.limit).saturating_add(1)
     } else {
         1
     };

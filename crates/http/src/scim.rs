@@ -225,7 +225,7 @@ fn user_response(
 }
 
 /// `GET /rest/scim/Users`: a listing, streamed from the database.
-#[utoipa::path(get, path = "/rest/scim/Users", tag = "scim", params(("filter" = Option<String>, Query), ("attributes" = Option<String>, Query), ("excludedAttributes" = Option<String>, Query), ("sortBy" = Option<String>, Query), ("sortOrder" = Option<String>, Query), ("startIndex" = Option<i64>, Query), ("count" = Option<i64>, Query, description = "0 to 1,000,000")), responses((status = 200, description = "ListResponse (application/scim+json)"), (status = 400, description = "invalidFilter, invalidValue"), (status = 401)), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/Users", tag = "scim", params(("filter" = Option<String>, Query, description = "A SCIM filter (RFC 7644 §3.4.2.2)"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated"), ("sortBy" = Option<String>, Query), ("sortOrder" = Option<String>, Query, description = "`ascending` or `descending`"), ("startIndex" = Option<i64>, Query, description = "1-based; less than 1 counts as 1"), ("count" = Option<i64>, Query, description = "0 to 1,000,000; negative counts as 0")), responses((status = 200, body = crate::schema::ScimListResponse, content_type = "application/scim+json", description = "The users"), (status = 400, description = "`invalidFilter`, `invalidValue`")), security(("scim" = [])))]
 pub async fn list(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -244,7 +244,7 @@ pub async fn list(
 }
 
 /// `POST /rest/scim/Users/.search` and `POST /rest/scim/.search`.
-#[utoipa::path(post, path = "/rest/scim/Users/.search", tag = "scim", request_body(content = serde_json::Value, description = "SearchRequest"), responses((status = 200, description = "ListResponse"), (status = 400), (status = 401)), security(("scim" = [])))]
+#[utoipa::path(post, path = "/rest/scim/Users/.search", tag = "scim", request_body(content = crate::schema::ScimSearchBody, content_type = "application/scim+json"), responses((status = 200, body = crate::schema::ScimListResponse, content_type = "application/scim+json", description = "The users"), (status = 400, description = "`invalidFilter`, `invalidValue`, `invalidSyntax`")), security(("scim" = [])))]
 pub async fn search(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -358,7 +358,7 @@ async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpRespo
 }
 
 /// `POST /rest/scim/Users`.
-#[utoipa::path(post, path = "/rest/scim/Users", tag = "scim", request_body(content = serde_json::Value, description = "A User: schemas (with the core User URN), userName, emails, displayName, userType, phoneNumbers, roles (at most one), password, active, notify, userMustChange"), responses((status = 201, description = "The new user, with Location and ETag"), (status = 400), (status = 401), (status = 409, description = "uniqueness")), security(("scim" = [])))]
+#[utoipa::path(post, path = "/rest/scim/Users", tag = "scim", params(("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), request_body(content = crate::schema::ScimUserBody, content_type = "application/scim+json"), responses((status = 201, body = crate::schema::ScimUser, content_type = "application/scim+json", description = "The new user, with `Location` and `ETag`"), (status = 400, description = "`invalidValue`, `invalidSyntax`"), (status = 409, description = "`uniqueness`: the userName is taken")), security(("scim" = [])))]
 pub async fn create(
     ScimCaller(token): ScimCaller,
     st: Data<AppState>,
@@ -371,7 +371,7 @@ pub async fn create(
 }
 
 /// `GET /rest/scim/Users/{id}`.
-#[utoipa::path(get, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path), ("attributes" = Option<String>, Query), ("excludedAttributes" = Option<String>, Query)), responses((status = 200), (status = 401), (status = 404)), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path, description = "A user id"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), responses((status = 200, body = crate::schema::ScimUser, content_type = "application/scim+json", description = "The user, with `ETag`"), (status = 404, description = "No such user")), security(("scim" = [])))]
 pub async fn get(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -385,7 +385,7 @@ pub async fn get(
 }
 
 /// `PUT /rest/scim/Users/{id}`.
-#[utoipa::path(put, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)), request_body(content = serde_json::Value, description = "The whole User"), responses((status = 200), (status = 400), (status = 401), (status = 404), (status = 409), (status = 412)), security(("scim" = [])))]
+#[utoipa::path(put, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path, description = "A user id"), ("If-Match" = Option<String>, Header, description = "The `ETag` the change starts from"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), request_body(content = crate::schema::ScimUserBody, content_type = "application/scim+json", description = "The whole user"), responses((status = 200, body = crate::schema::ScimUser, content_type = "application/scim+json", description = "The replaced user, with `ETag`"), (status = 404, description = "No such user"), (status = 409, description = "`uniqueness`, or a concurrent change"), (status = 412, description = "Changed since the version in `If-Match`")), security(("scim" = [])))]
 pub async fn replace(
     caller: ScimCaller,
     st: Data<AppState>,
@@ -397,7 +397,7 @@ pub async fn replace(
 }
 
 /// `PATCH /rest/scim/Users/{id}`.
-#[utoipa::path(patch, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path), ("If-Match" = Option<String>, Header)), request_body(content = serde_json::Value, description = "PatchOp: add, remove, replace"), responses((status = 200), (status = 400), (status = 401), (status = 404), (status = 409), (status = 412)), security(("scim" = [])))]
+#[utoipa::path(patch, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path, description = "A user id"), ("If-Match" = Option<String>, Header, description = "The `ETag` the change starts from"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), request_body(content = crate::schema::ScimPatchBody, content_type = "application/scim+json", description = "PatchOp: add, remove, replace"), responses((status = 200, body = crate::schema::ScimUser, content_type = "application/scim+json", description = "The changed user, with `ETag`"), (status = 404, description = "No such user"), (status = 409, description = "`uniqueness`, or a concurrent change"), (status = 412, description = "Changed since the version in `If-Match`")), security(("scim" = [])))]
 pub async fn patch(
     caller: ScimCaller,
     st: Data<AppState>,
@@ -444,7 +444,7 @@ fn flag(req: &HttpRequest, name: &str) -> ScimResult<Option<bool>> {
 
 /// `DELETE /rest/scim/Users/{id}`: the delete options of an administrator's delete as query
 /// parameters.
-#[utoipa::path(delete, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path), ("remoteWipe" = Option<bool>, Query), ("deleteUnsharedData" = Option<bool>, Query), ("retainData" = Option<bool>, Query), ("retainPermissionToSharedData" = Option<bool>, Query), ("retainToUser" = Option<String>, Query)), responses((status = 204), (status = 400), (status = 401), (status = 404)), security(("scim" = [])))]
+#[utoipa::path(delete, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path, description = "A user id"), ("If-Match" = Option<String>, Header, description = "The `ETag` the change starts from"), ("remoteWipe" = Option<bool>, Query), ("deleteUnsharedData" = Option<bool>, Query), ("retainData" = Option<bool>, Query), ("retainPermissionToSharedData" = Option<bool>, Query), ("retainToUser" = Option<String>, Query)), responses((status = 204, description = "Deleted"), (status = 400, description = "`invalidValue`: the delete options"), (status = 404, description = "No such user"), (status = 412, description = "Changed since the version in `If-Match`")), security(("scim" = [])))]
 pub async fn delete(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -488,7 +488,7 @@ fn not_found(what: &str) -> ScimHttpError {
 }
 
 /// `GET /rest/scim/ServiceProviderConfig`.
-#[utoipa::path(get, path = "/rest/scim/ServiceProviderConfig", tag = "scim", responses((status = 200), (status = 401)), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/ServiceProviderConfig", tag = "scim", responses((status = 200, body = crate::schema::ScimDocument, content_type = "application/scim+json", description = "What this SCIM service supports")), security(("scim" = [])))]
 pub async fn service_provider_config(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -500,7 +500,7 @@ pub async fn service_provider_config(
 }
 
 /// `GET /rest/scim/Schemas`.
-#[utoipa::path(get, path = "/rest/scim/Schemas", tag = "scim", responses((status = 200), (status = 401)), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/Schemas", tag = "scim", responses((status = 200, body = crate::schema::ScimListResponse, content_type = "application/scim+json", description = "The schemas")), security(("scim" = [])))]
 pub async fn schemas(_caller: ScimCaller, st: Data<AppState>) -> ScimResult<HttpResponse> {
     Ok(scim_json(
         StatusCode::OK,
@@ -509,7 +509,7 @@ pub async fn schemas(_caller: ScimCaller, st: Data<AppState>) -> ScimResult<Http
 }
 
 /// `GET /rest/scim/Schemas/{id}`.
-#[utoipa::path(get, path = "/rest/scim/Schemas/{id}", tag = "scim", params(("id" = String, Path)), responses((status = 200), (status = 401), (status = 404)), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/Schemas/{id}", tag = "scim", params(("id" = String, Path, description = "A schema URN")), responses((status = 200, body = crate::schema::ScimDocument, content_type = "application/scim+json", description = "The schema"), (status = 404, description = "No such schema")), security(("scim" = [])))]
 pub async fn schema(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -520,7 +520,7 @@ pub async fn schema(
 }
 
 /// `GET /rest/scim/ResourceTypes`.
-#[utoipa::path(get, path = "/rest/scim/ResourceTypes", tag = "scim", responses((status = 200), (status = 401)), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/ResourceTypes", tag = "scim", responses((status = 200, body = crate::schema::ScimListResponse, content_type = "application/scim+json", description = "The resource types")), security(("scim" = [])))]
 pub async fn resource_types(_caller: ScimCaller, st: Data<AppState>) -> ScimResult<HttpResponse> {
     Ok(scim_json(
         StatusCode::OK,
@@ -529,7 +529,7 @@ pub async fn resource_types(_caller: ScimCaller, st: Data<AppState>) -> ScimResu
 }
 
 /// `GET /rest/scim/ResourceTypes/{id}`.
-#[utoipa::path(get, path = "/rest/scim/ResourceTypes/{id}", tag = "scim", params(("id" = String, Path)), responses((status = 200), (status = 401), (status = 404)), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/ResourceTypes/{id}", tag = "scim", params(("id" = String, Path, description = "A resource type name")), responses((status = 200, body = crate::schema::ScimDocument, content_type = "application/scim+json", description = "The resource type"), (status = 404, description = "No such resource type")), security(("scim" = [])))]
 pub async fn resource_type(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -540,8 +540,14 @@ pub async fn resource_type(
     Ok(scim_json(StatusCode::OK, &doc))
 }
 
-async fn method_not_allowed() -> ScimResult<HttpResponse> {
-    Err(ScimFail::new(405, None, "The method is not allowed on this path.").into())
+/// The 405 answer of a SCIM path.
+pub(crate) fn method_not_allowed() -> HttpResponse {
+    ScimHttpError(ScimFail::new(
+        405,
+        None,
+        "The method is not allowed on this path.",
+    ))
+    .error_response()
 }
 
 async fn unknown_path() -> ScimResult<HttpResponse> {
@@ -550,7 +556,7 @@ async fn unknown_path() -> ScimResult<HttpResponse> {
 
 /// A resource with its routes; any other method answers 405 in the SCIM form.
 fn resource(path: impl Into<String>, routes: Vec<actix_web::Route>) -> actix_web::Resource {
-    crate::resource_with(path, routes, web::to(method_not_allowed))
+    crate::resource_with(path, routes)
 }
 
 /// The SCIM routes, mounted before the `/rest` scope (they need no version header).

@@ -95,9 +95,7 @@ impl FromRequest for WebhookCaller {
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    let resource = |path: &str, routes: Vec<actix_web::Route>| {
-        crate::resource_with(path, routes, web::to(method_not_allowed))
-    };
+    let resource = |path: &str, routes: Vec<actix_web::Route>| crate::resource_with(path, routes);
     cfg.service(resource(
         "/webhooks",
         vec![web::get().to(list), web::post().to(create)],
@@ -123,7 +121,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     ));
 }
 
-async fn method_not_allowed() -> HttpResponse {
+/// The 405 answer of a webhook path.
+pub(crate) fn method_not_allowed() -> HttpResponse {
     WebhookErr::new(405, "method not allowed").error_response()
 }
 
@@ -269,7 +268,7 @@ fn page(req: &HttpRequest) -> Result<(i64, i64), WebhookErr> {
     Ok((offset, limit))
 }
 
-#[utoipa::path(get, path = "/webhooks", tag = "webhooks", params(("offset" = Option<i64>, Query), ("limit" = Option<i64>, Query)), responses((status = 200, description = "`{items, totalItems}`: the caller's webhooks"), (status = 400), (status = 401)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/webhooks", tag = "webhooks", params(("offset" = Option<i64>, Query, description = "Items to skip", minimum = 0), ("limit" = Option<i64>, Query, description = "Items per page: 0 (the default, 100) to 1000; more is cut to 1000", minimum = 0)), responses((status = 200, body = crate::schema::Items<WebhookView>, description = "The caller's webhooks")), security(("bearer" = [])))]
 pub async fn list(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,
@@ -280,7 +279,7 @@ pub async fn list(
     Ok(HttpResponse::Ok().json(serde_json::json!({"items": items, "totalItems": total})))
 }
 
-#[utoipa::path(post, path = "/webhooks", tag = "webhooks", request_body(content = serde_json::Value, description = "`{url, secret, subscriptions, token?, enabled?}`"), responses((status = 201, body = WebhookView), (status = 400), (status = 401)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/webhooks", tag = "webhooks", request_body(content = crate::schema::WebhookBody), responses((status = 201, body = WebhookView, description = "The new webhook, with `Location`", headers(("ETag" = String, description = "The webhook's version, for `If-Match`"), ("Location" = String)))), security(("bearer" = [])))]
 pub async fn create(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,
@@ -294,7 +293,7 @@ pub async fn create(
         .json(v))
 }
 
-#[utoipa::path(get, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "UUID")), responses((status = 200, body = WebhookView, description = "With an `ETag` for `If-Match`"), (status = 400), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")), responses((status = 200, body = WebhookView, description = "The webhook", headers(("ETag" = String, description = "The webhook's version, for `If-Match`"))), (status = 404, description = "No such webhook of the caller")), security(("bearer" = [])))]
 pub async fn get(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,
@@ -324,7 +323,7 @@ async fn update(
     Ok(HttpResponse::Ok().insert_header(("ETag", etag(&v))).json(v))
 }
 
-#[utoipa::path(put, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)), request_body(content = serde_json::Value, description = "As create; `If-Match` with the `ETag` guards against lost updates"), responses((status = 200, body = WebhookView), (status = 400), (status = 404), (status = 409)), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("If-Match" = Option<String>, Header, description = "The `ETag` the update starts from (`\"3\"`, `W/\"3\"`), or `*`", pattern = "^\\s*(\\*|(W/)?\"*[+-]?[0-9]+\"*)\\s*$")), request_body(content = crate::schema::WebhookBody, description = "As create; an absent `token` is removed"), responses((status = 200, body = WebhookView, description = "The updated webhook", headers(("ETag" = String, description = "The webhook's version, for `If-Match`"))), (status = 404, description = "No such webhook of the caller"), (status = 409, description = "Changed since the version in `If-Match`")), security(("bearer" = [])))]
 pub async fn replace(
     c: WebhookCaller,
     st: Data<AppState>,
@@ -335,7 +334,7 @@ pub async fn replace(
     update(c, st, id, req, payload, UpdateKind::Replace).await
 }
 
-#[utoipa::path(patch, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)), request_body(content = serde_json::Value, description = "Any of the create fields"), responses((status = 200, body = WebhookView), (status = 400), (status = 404), (status = 409)), security(("bearer" = [])))]
+#[utoipa::path(patch, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("If-Match" = Option<String>, Header, description = "The `ETag` the update starts from (`\"3\"`, `W/\"3\"`), or `*`", pattern = "^\\s*(\\*|(W/)?\"*[+-]?[0-9]+\"*)\\s*$")), request_body(content = crate::schema::WebhookPatchBody, description = "Any of the create fields"), responses((status = 200, body = WebhookView, description = "The updated webhook", headers(("ETag" = String, description = "The webhook's version, for `If-Match`"))), (status = 404, description = "No such webhook of the caller"), (status = 409, description = "Changed since the version in `If-Match`")), security(("bearer" = [])))]
 pub async fn patch(
     c: WebhookCaller,
     st: Data<AppState>,
@@ -346,7 +345,7 @@ pub async fn patch(
     update(c, st, id, req, payload, UpdateKind::Patch).await
 }
 
-#[utoipa::path(delete, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path)), responses((status = 204), (status = 400), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")), responses((status = 204, description = "Deleted"), (status = 404, description = "No such webhook of the caller")), security(("bearer" = [])))]
 pub async fn delete(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,
@@ -357,7 +356,7 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks", params(("id" = String, Path), ("offset" = Option<i64>, Query), ("limit" = Option<i64>, Query)), responses((status = 200, description = "Coffer: `{items, totalItems}`, the delivery log, newest first, each with its attempts"), (status = 400), (status = 404)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("offset" = Option<i64>, Query, description = "Items to skip", minimum = 0), ("limit" = Option<i64>, Query, description = "Items per page: 0 (the default, 100) to 1000; more is cut to 1000", minimum = 0)), responses((status = 200, body = crate::schema::Items<coffer_service::webhooks::DeliveryView>, description = "Coffer: the delivery log, newest first, each with its attempts"), (status = 404, description = "No such webhook of the caller")), security(("bearer" = [])))]
 pub async fn deliveries(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,
@@ -370,7 +369,7 @@ pub async fn deliveries(
     Ok(HttpResponse::Ok().json(serde_json::json!({"items": items, "totalItems": total})))
 }
 
-#[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks", params(("id" = String, Path), ("delivery_id" = String, Path)), responses((status = 202, description = "Coffer: the delivery is sent again now, with the same webhook-id"), (status = 404), (status = 409, description = "The webhook is disabled")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("delivery_id" = String, Path, description = "A delivery id")), responses((status = 202, body = crate::schema::DeliveryId, description = "Coffer: the delivery is sent again now, with the same webhook-id"), (status = 404, description = "No such webhook or delivery"), (status = 409, description = "The webhook is disabled")), security(("bearer" = [])))]
 pub async fn redeliver(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,
@@ -383,7 +382,7 @@ pub async fn redeliver(
     Ok(HttpResponse::Accepted().json(serde_json::json!({"id": delivery_id})))
 }
 
-#[utoipa::path(post, path = "/webhooks/{id}/ping", tag = "webhooks", params(("id" = String, Path)), responses((status = 202, description = "Coffer: `{id}` of a `webhook.webhook.ping` delivery to this webhook"), (status = 404), (status = 409)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/webhooks/{id}/ping", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")), responses((status = 202, body = crate::schema::DeliveryId, description = "Coffer: a `webhook.webhook.ping` delivery to this webhook"), (status = 404, description = "No such webhook of the caller"), (status = 409, description = "The webhook is disabled")), security(("bearer" = [])))]
 pub async fn ping(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,

@@ -1,0 +1,851 @@
+//! The schemas of the OpenAPI document that handlers build as JSON rather than from a typed
+//! record: request bodies (as `coffer_domain::input::Fields` reads them: `null` is the same as an
+//! absent field), the error envelopes of every area, and the list envelopes. One place for all of
+//! them, so that `#[utoipa::path]` annotations name them and `openapi.rs` adds the shared ones to
+//! every operation. The types exist for the document only; nothing constructs them.
+#![allow(dead_code)]
+
+use coffer_service::views::{Link, SystemSettingsView};
+use utoipa::ToSchema;
+
+/// A string with a character that is not white space (blank counts as missing).
+pub const NON_BLANK: &str =
+    "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+/// A text without control characters.
+pub const NO_CONTROL: &str = "^[^\\x00-\\x1f\\x7f-\\x9f]*$";
+/// A text with a character that is not white space and without control characters.
+pub const TEXT: &str = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$";
+
+// ---------------------------------------------------------------------------------------------
+// Error envelopes
+
+/// One error of the REST envelope.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RestErrorItem {
+    /// A code of the error catalogue, e.g. `ERR_ACCESS_USER`.
+    #[schema(pattern = "^ERR_[A-Z0-9_]+$")]
+    code: String,
+    message: String,
+    /// The input field at fault.
+    #[schema(nullable = false)]
+    field: Option<String>,
+    /// Where to go next (`ERR_ACCESS_DENIED`).
+    #[schema(nullable = false)]
+    redirect_url: Option<String>,
+}
+
+/// The REST error envelope (interface §7.1).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RestErrors {
+    #[schema(min_items = 1)]
+    errors: Vec<RestErrorItem>,
+    /// The ids that failed in a bulk operation.
+    #[schema(nullable = false)]
+    failed_ids: Option<Vec<String>>,
+}
+
+/// The legacy error of API versions 1 to 4: `{message}` alone.
+#[derive(ToSchema)]
+pub struct LegacyError {
+    message: String,
+}
+
+/// A 400 of a `/rest` call: the REST envelope, or for API versions 1 to 4 the legacy form.
+#[derive(ToSchema)]
+#[serde(untagged)]
+pub enum RestBadRequest {
+    Envelope(RestErrors),
+    Legacy(LegacyError),
+}
+
+/// The OAuth error (RFC 6749 §5.2).
+#[derive(ToSchema)]
+pub struct OAuthErrorBody {
+    #[schema(value_type = String, pattern = "^(invalid_request|invalid_client|invalid_grant|unauthorized_client|unsupported_grant_type|unsupported_response_type|invalid_scope|access_denied|server_error|temporarily_unavailable)$")]
+    error: String,
+    error_description: String,
+}
+
+/// The webhook error envelope: `code` is the HTTP status, `message` `[Status Text] detail`.
+#[derive(ToSchema)]
+pub struct WebhookErrorBody {
+    code: u16,
+    #[schema(pattern = "^\\[[^\\]]+\\] ")]
+    message: String,
+}
+
+/// A SCIM error (RFC 7644 §3.12).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScimErrorBody {
+    schemas: Vec<String>,
+    /// The HTTP status, as a string.
+    #[schema(pattern = "^[0-9]{3}$")]
+    status: String,
+    #[schema(nullable = false)]
+    scim_type: Option<String>,
+    detail: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// List envelopes
+
+/// The devices and clients envelope.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Paged<T> {
+    data: Vec<T>,
+    #[schema(minimum = 0)]
+    total: i64,
+    #[schema(minimum = 1)]
+    page: i64,
+    #[schema(minimum = 1)]
+    page_size: i64,
+}
+
+/// `{total, limit, offset}` of the usual envelope.
+#[derive(ToSchema)]
+pub struct ListMetadata {
+    #[schema(minimum = 0)]
+    total: i64,
+    #[schema(minimum = 1)]
+    limit: i64,
+    #[schema(minimum = 0)]
+    offset: i64,
+}
+
+/// The usual list envelope.
+#[derive(ToSchema)]
+pub struct WithMetadata<T> {
+    data: Vec<T>,
+    metadata: ListMetadata,
+}
+
+/// The webhook list envelope.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Items<T> {
+    items: Vec<T>,
+    #[schema(minimum = 0)]
+    total_items: i64,
+}
+
+/// `{data: [...]}` without paging.
+#[derive(ToSchema)]
+pub struct DataOf<T> {
+    data: Vec<T>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Users and settings
+
+/// `PUT /rest/users/me`: at least one of `name` and `password`; a new password needs the
+/// current one in `previousPassword`, meets the password policy, and ends the user's other
+/// sessions.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateMeBody {
+    /// 1 to 255 bytes, not blank, no control characters.
+    #[schema(
+        max_length = 255,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
+    name: Option<String>,
+    password: Option<String>,
+    previous_password: Option<String>,
+}
+
+/// The delete options of `DELETE /rest/users` and `DELETE /rest/admin/users/{id}`.
+/// `deleteUnsharedData` and `retainData` are opposites: give one, or both with opposite values.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteOptionsBody {
+    remote_wipe: Option<bool>,
+    delete_unshared_data: Option<bool>,
+    retain_data: Option<bool>,
+    retain_permission_to_shared_data: Option<bool>,
+    withdraw_file_links: Option<bool>,
+    withdraw_request_files: Option<bool>,
+    /// The user (id) who receives the retained data.
+    retain_to_user: Option<String>,
+    retain_to_advanced_form_user: Option<String>,
+}
+
+/// One deleted user.
+#[derive(ToSchema)]
+pub struct DeletedUser {
+    id: String,
+    email: String,
+    deleted: bool,
+}
+
+/// The users a delete marked deleted; with `partialSuccess`, the ids that failed.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletedUsers {
+    data: Vec<DeletedUser>,
+    #[schema(nullable = false)]
+    failed_ids: Option<Vec<String>>,
+}
+
+/// `PUT /rest/users/me/mobileNumber`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MobileNumberBody {
+    /// The current password.
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    password: String,
+    /// A phone number: digits, optionally a leading `+`, spaces, dots, dashes and parentheses.
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    mobile_number: String,
+    /// Send a test message and save nothing.
+    test_only: Option<bool>,
+}
+
+/// A directory match.
+#[derive(ToSchema)]
+pub struct DirectoryMatch {
+    email: String,
+    name: String,
+}
+
+/// `GET /rest/users/ldapSearch`.
+#[derive(ToSchema)]
+pub struct DirectoryMatches {
+    matches: Vec<DirectoryMatch>,
+}
+
+/// `POST /rest/users/actions/login`.
+#[derive(ToSchema)]
+pub struct LoginBody {
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    username: String,
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    password: String,
+    /// Where to go after signing in (a path on this server).
+    referral: Option<String>,
+}
+
+/// A signed-in session's next step.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoginResponse {
+    /// Always true.
+    success: bool,
+    redirect_url: String,
+}
+
+/// `POST /rest/users/me/forcedPasswordChange`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ForcedPasswordChangeBody {
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    password: String,
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    previous_password: String,
+    referral: Option<String>,
+}
+
+/// `{redirectUrl}`: where the sign-in goes next.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthRedirectResponse {
+    redirect_url: String,
+}
+
+/// `{}`: done.
+#[derive(ToSchema)]
+pub struct Empty {}
+
+/// The two-factor configuration of the current user.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TfaConfig {
+    enabled: bool,
+    /// `totp`, `sms`, or null when off.
+    #[schema(value_type = Option<String>, pattern = "^(totp|sms)$")]
+    r#type: Option<String>,
+    pending_setup: bool,
+    /// With a method on: `TOTP` or `SMSOTP`.
+    #[schema(nullable = false, pattern = "^(TOTP|SMSOTP)$")]
+    module: Option<String>,
+    #[schema(nullable = false)]
+    passcode_label: Option<String>,
+    #[schema(nullable = false)]
+    passcode_description: Option<String>,
+    #[schema(nullable = false)]
+    rechallenge_label: Option<String>,
+    #[schema(nullable = false)]
+    challenge_should_send_password: Option<bool>,
+    #[schema(nullable = false)]
+    challenge_wait_message: Option<String>,
+    #[schema(nullable = false)]
+    rechallenge_message: Option<String>,
+    #[schema(nullable = false)]
+    remember_device_enabled: Option<bool>,
+    #[schema(nullable = false)]
+    passcode_mask: Option<bool>,
+    /// SMSOTP: the number, masked.
+    #[schema(nullable = false)]
+    mobile_number: Option<String>,
+    #[schema(nullable = false)]
+    allow_number_change: Option<bool>,
+}
+
+/// A new TOTP secret, pending until a code confirms it: the account name, the issuer, the
+/// base32 secret and the QR code image of the `otpauth://` URI (older servers answer `uri`
+/// instead of the account name, issuer and image).
+#[derive(ToSchema)]
+pub struct TotpSetupResponse {
+    /// The user's email.
+    username: String,
+    /// The server's brand.
+    issuer: String,
+    #[schema(pattern = "^[A-Z2-7]+=*$")]
+    secret: String,
+    /// The QR code of the `otpauth://totp/…` URI: `data:image/png;base64,…`.
+    #[schema(pattern = "^data:image/png;base64,")]
+    image: String,
+}
+
+/// `POST /rest/users/me/tfa/resetTotpSecret`: the current password, and a code of the new
+/// secret to confirm it.
+#[derive(ToSchema)]
+pub struct TotpResetBody {
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    password: String,
+    #[schema(nullable = false, pattern = "^\\s*[0-9]{6}\\s*$")]
+    otp: Option<String>,
+}
+
+/// `{password}`: the current password.
+#[derive(ToSchema)]
+pub struct PasswordBody {
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    password: String,
+}
+
+/// `{otp}`: a TOTP or SMS code.
+#[derive(ToSchema)]
+pub struct OtpBody {
+    /// Six digits.
+    #[schema(pattern = "^\\s*[0-9]{6}\\s*$")]
+    otp: String,
+}
+
+/// Whether two-factor sign-in is on (and by which method).
+#[derive(ToSchema)]
+pub struct TfaState {
+    enabled: bool,
+    #[schema(nullable = false, pattern = "^(totp|sms)$")]
+    r#type: Option<String>,
+}
+
+/// The outcome of a TOTP reset: a new pending secret (as `setupTotpSecret`), or `{code: 1}`
+/// when a code confirmed it.
+#[derive(ToSchema)]
+pub struct TotpResetResponse {
+    #[schema(nullable = false)]
+    username: Option<String>,
+    #[schema(nullable = false)]
+    issuer: Option<String>,
+    #[schema(nullable = false)]
+    secret: Option<String>,
+    #[schema(nullable = false)]
+    image: Option<String>,
+    #[schema(nullable = false, minimum = 1, maximum = 1)]
+    code: Option<i64>,
+}
+
+/// An SMS code was sent.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SmsChallenge {
+    challenge_msg: String,
+    /// The number it went to, masked.
+    mobile_number: String,
+}
+
+/// `{referral?}`.
+#[derive(ToSchema)]
+pub struct ChallengeBody {
+    referral: Option<String>,
+}
+
+/// `{otp, referral?, rememberDevice?}`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TfaAuthBody {
+    /// The six-digit code of the user's method (TOTP or SMS); not read when the user has no
+    /// second step.
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    otp: String,
+    referral: Option<String>,
+    remember_device: Option<bool>,
+}
+
+/// A two-factor step: `challengeMsg` (another round) or `redirectUrl` (accepted), never both.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TfaStep {
+    #[schema(nullable = false)]
+    challenge_msg: Option<String>,
+    #[schema(nullable = false)]
+    redirect_url: Option<String>,
+}
+
+/// The password policy.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PasswordPolicyView {
+    enabled: bool,
+    #[schema(minimum = 0)]
+    min_length: u32,
+    #[schema(minimum = 0)]
+    min_numeric: u32,
+    #[schema(minimum = 0)]
+    min_lower: u32,
+    #[schema(minimum = 0)]
+    min_upper: u32,
+    #[schema(minimum = 0)]
+    min_special: u32,
+    allow_browser_autofill: bool,
+}
+
+/// The user settings after a mobile-number change.
+pub type UserSettings = SystemSettingsView;
+
+// ---------------------------------------------------------------------------------------------
+// Devices, clients, locations
+
+/// `POST /rest/devices`. `installTagId` is required; `userId` and `clientId` other than the
+/// caller's own need an administrator.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceCreateBody {
+    client_id: Option<String>,
+    user_id: Option<String>,
+    /// At most 255 bytes, not blank, no control characters.
+    #[schema(
+        max_length = 255,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
+    install_tag_id: String,
+    /// At most 255 bytes, no control characters; blank means the install tag.
+    #[schema(max_length = 255, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
+    install_name: Option<String>,
+    /// At most 8192 bytes, no control characters.
+    #[schema(max_length = 8192, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
+    mobile_key_store: Option<String>,
+    add_links: Option<bool>,
+}
+
+/// `PUT /rest/devices/{id}`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceUpdateBody {
+    #[schema(max_length = 8192, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
+    mobile_key_store: Option<String>,
+    #[schema(max_length = 4096, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
+    registration_token: Option<String>,
+    add_links: Option<bool>,
+}
+
+/// `{status}`: the wipe flag (0 not set, 1 set, 2 device notified, 3 wipe completed).
+#[derive(ToSchema)]
+pub struct WipeStatus {
+    #[schema(minimum = 0, maximum = 3)]
+    status: i32,
+}
+
+/// `{redirectUri}`: where to go after logging out.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogoutResponse {
+    redirect_uri: String,
+}
+
+/// `POST /rest/clients` and `PUT /rest/clients/{id}`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientBody {
+    /// At most 255 bytes, not blank.
+    #[schema(
+        max_length = 255,
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    name: String,
+    /// At most 2000 bytes, not blank.
+    #[schema(
+        max_length = 2000,
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    description: String,
+    /// An absolute URI without a fragment or credentials, at most 2000 bytes.
+    #[schema(
+        max_length = 2000,
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    redirect_uri: String,
+    /// Space-separated items: `*`, `entity/action` or `METHOD/entity/action`, each part of
+    /// letters, digits, `_`, `.`, `-`, or `*` alone.
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    scope: String,
+    /// 8 to 512 bytes.
+    #[schema(min_length = 8, max_length = 512)]
+    signature_key: Option<String>,
+    /// An RSA public key in PEM, for the JWT assertion flow.
+    jwt_public_key: Option<String>,
+    /// Hours.
+    #[schema(minimum = 1, maximum = 2147483647)]
+    access_token_lifetime: Option<i64>,
+    /// Hours.
+    #[schema(minimum = 1, maximum = 2147483647)]
+    refresh_token_lifetime: Option<i64>,
+    /// Flow bits: 1 authorization code, 2 client credentials, 4 signature, 8 refresh token,
+    /// 16 password, 32 JWT assertion.
+    #[schema(minimum = 0, maximum = 63)]
+    flow: Option<i64>,
+    /// Flag bits: 1 no consent, 2 disabled, 4 hidden, 8 tokens without expiry.
+    #[schema(minimum = 0, maximum = 15)]
+    flag: Option<i64>,
+    add_links: Option<bool>,
+}
+
+/// `POST /rest/locations`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LocationBody {
+    /// At most 255 bytes (trimmed), not blank, no control characters.
+    #[schema(
+        max_length = 255,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
+    name: String,
+    /// A DNS domain: labels of letters, digits and `-` (not at either end), at most 63 bytes
+    /// each, 253 in all, an optional final dot.
+    #[schema(
+        max_length = 253,
+        pattern = "^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\\.?$"
+    )]
+    domain: String,
+    add_links: Option<bool>,
+}
+
+/// A new location: `{id, name, dns}`, the whole record with `returnEntity=true`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LocationCreated {
+    id: i64,
+    name: String,
+    dns: String,
+    #[schema(nullable = false)]
+    tenant_id: Option<i64>,
+    #[schema(nullable = false)]
+    links: Option<Vec<Link>>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks
+
+/// A webhook create (PUT: the same; PATCH: every field optional).
+#[derive(ToSchema)]
+pub struct WebhookBody {
+    /// An absolute http(s) URL with a host, without credentials or a fragment, at most 2048
+    /// bytes, without spaces or control characters.
+    #[schema(max_length = 2048)]
+    url: String,
+    /// Not blank, at most 1024 bytes.
+    #[schema(max_length = 1024)]
+    secret: String,
+    /// Subject patterns: dot-separated tokens of letters, digits, `_`, `-`, or `*` alone, and a
+    /// final `>`; 1 to 100, and no two may overlap.
+    #[schema(min_items = 1, max_items = 100)]
+    subscriptions: Vec<String>,
+    /// Sent to the receiver; not blank, at most 1024 bytes, no control characters.
+    #[schema(max_length = 1024)]
+    token: Option<String>,
+    enabled: Option<bool>,
+}
+
+/// A webhook's partial update: any of the create fields.
+#[derive(ToSchema)]
+pub struct WebhookPatchBody {
+    #[schema(max_length = 2048)]
+    url: Option<String>,
+    #[schema(max_length = 1024)]
+    secret: Option<String>,
+    #[schema(min_items = 1, max_items = 100)]
+    subscriptions: Option<Vec<String>>,
+    #[schema(max_length = 1024)]
+    token: Option<String>,
+    enabled: Option<bool>,
+}
+
+/// `{id}` of a delivery.
+#[derive(ToSchema)]
+pub struct DeliveryId {
+    id: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// OAuth
+
+/// A token response (RFC 6749 §5.1).
+#[derive(ToSchema)]
+pub struct TokenResponseBody {
+    access_token: String,
+    /// Seconds.
+    expires_in: i64,
+    /// Always `bearer`.
+    token_type: String,
+    scope: String,
+    #[schema(nullable = false)]
+    refresh_token: Option<String>,
+}
+
+/// A token introspection (RFC 7662): `{active: false}`, or the token's details.
+#[derive(ToSchema)]
+pub struct IntrospectionBody {
+    active: bool,
+    #[schema(nullable = false)]
+    token_type: Option<String>,
+    #[schema(nullable = false)]
+    scope: Option<String>,
+    #[schema(nullable = false)]
+    client_id: Option<String>,
+    #[schema(nullable = false)]
+    username: Option<String>,
+    #[schema(nullable = false)]
+    sub: Option<String>,
+    #[schema(nullable = false)]
+    iat: Option<i64>,
+    exp: Option<i64>,
+}
+
+/// The authorization server metadata (RFC 8414).
+#[derive(ToSchema)]
+pub struct ServerMetadata {
+    issuer: String,
+    authorization_endpoint: String,
+    token_endpoint: String,
+    revocation_endpoint: String,
+    introspection_endpoint: String,
+    response_types_supported: Vec<String>,
+    response_modes_supported: Vec<String>,
+    grant_types_supported: Vec<String>,
+    token_endpoint_auth_methods_supported: Vec<String>,
+    revocation_endpoint_auth_methods_supported: Vec<String>,
+    introspection_endpoint_auth_methods_supported: Vec<String>,
+    code_challenge_methods_supported: Vec<String>,
+    service_documentation: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+
+/// `{status}` of `/health` and `/ready`.
+#[derive(ToSchema)]
+pub struct Status {
+    #[schema(pattern = "^(ok|unavailable)$")]
+    status: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// SCIM (RFC 7643, RFC 7644)
+
+/// A SCIM user as answered (projected by `attributes` / `excludedAttributes`).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScimUser {
+    schemas: Vec<String>,
+    /// The user id.
+    id: String,
+    #[schema(nullable = false)]
+    user_name: Option<String>,
+    #[schema(nullable = false)]
+    display_name: Option<String>,
+    #[schema(nullable = false)]
+    active: Option<bool>,
+    #[schema(nullable = false, value_type = Object)]
+    meta: Option<serde_json::Value>,
+}
+
+/// A SCIM list (RFC 7644 §3.4.2).
+#[derive(ToSchema)]
+pub struct ScimListResponse {
+    schemas: Vec<String>,
+    #[serde(rename = "totalResults")]
+    #[schema(minimum = 0)]
+    total_results: i64,
+    #[serde(rename = "startIndex")]
+    #[schema(minimum = 1)]
+    start_index: i64,
+    #[serde(rename = "itemsPerPage")]
+    #[schema(minimum = 0)]
+    items_per_page: i64,
+    #[serde(rename = "Resources")]
+    #[schema(value_type = Vec<Object>)]
+    resources: Vec<serde_json::Value>,
+}
+
+/// A SCIM user to create or replace: `schemas` with the core User URN, `userName` (an email, or
+/// `emails` with a primary one), and optionally `displayName` (no `<` or `>`), `userType`
+/// (letters, digits, `_`, `-`), `phoneNumbers`, `roles` (at most one), `password`, `active`,
+/// `preferredLanguage`, `externalId`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScimUserBody {
+    schemas: Vec<String>,
+    user_name: String,
+    display_name: Option<String>,
+    user_type: Option<String>,
+    #[schema(value_type = Option<Vec<Object>>)]
+    emails: Option<Vec<serde_json::Value>>,
+    #[schema(value_type = Option<Vec<Object>>)]
+    phone_numbers: Option<Vec<serde_json::Value>>,
+    #[schema(value_type = Option<Vec<Object>>)]
+    roles: Option<Vec<serde_json::Value>>,
+    password: Option<String>,
+    active: Option<bool>,
+}
+
+/// One PATCH operation.
+#[derive(ToSchema)]
+pub struct ScimPatchOperation {
+    /// `add`, `remove` or `replace`.
+    op: String,
+    path: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    value: Option<serde_json::Value>,
+}
+
+/// A SCIM PatchOp.
+#[derive(ToSchema)]
+pub struct ScimPatchBody {
+    schemas: Vec<String>,
+    #[serde(rename = "Operations")]
+    operations: Vec<ScimPatchOperation>,
+}
+
+/// A SCIM SearchRequest (RFC 7644 §3.4.3).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScimSearchBody {
+    schemas: Option<Vec<String>>,
+    filter: Option<String>,
+    attributes: Option<Vec<String>>,
+    excluded_attributes: Option<Vec<String>>,
+    sort_by: Option<String>,
+    sort_order: Option<String>,
+    start_index: Option<i64>,
+    count: Option<i64>,
+}
+
+/// A SCIM discovery document (ServiceProviderConfig, Schema, ResourceType).
+#[derive(ToSchema)]
+pub struct ScimDocument {
+    schemas: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// OAuth forms (application/x-www-form-urlencoded)
+
+/// A token request: the grant's parameters, and the client's credentials here or in HTTP
+/// Basic authentication.
+#[derive(ToSchema)]
+pub struct TokenForm {
+    /// `authorization_code`, `refresh_token`, `password` or
+    /// `urn:ietf:params:oauth:grant-type:jwt-bearer`.
+    grant_type: String,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    code: Option<String>,
+    redirect_uri: Option<String>,
+    code_verifier: Option<String>,
+    refresh_token: Option<String>,
+    username: Option<String>,
+    password: Option<String>,
+    assertion: Option<String>,
+    scope: Option<String>,
+    install_tag_id: Option<String>,
+    install_name: Option<String>,
+}
+
+/// A revocation (RFC 7009) or introspection (RFC 7662) request.
+#[derive(ToSchema)]
+pub struct TokenOfClientForm {
+    token: String,
+    token_type_hint: Option<String>,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+}
+
+/// The sign-in form of the authorization page: the authorization parameters, `email`,
+/// `password`, and `csrf` (the value of the form's cookie).
+#[derive(ToSchema)]
+pub struct SignInForm {
+    client_id: String,
+    redirect_uri: Option<String>,
+    response_type: String,
+    scope: Option<String>,
+    state: Option<String>,
+    code_challenge: Option<String>,
+    code_challenge_method: Option<String>,
+    m: Option<String>,
+    email: String,
+    password: String,
+    csrf: String,
+}
+
+/// The two-factor step of the authorization page.
+#[derive(ToSchema)]
+pub struct SecondFactorForm {
+    ticket: String,
+    csrf: String,
+    code: Option<String>,
+    /// `1`: send a new SMS code.
+    resend: Option<String>,
+}
+
+/// The password-change step of the authorization page.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PasswordStepForm {
+    ticket: String,
+    csrf: String,
+    previous_password: String,
+    password: String,
+}
+
+/// The consent step of the authorization page.
+#[derive(ToSchema)]
+pub struct ConsentForm {
+    ticket: String,
+    csrf: String,
+    /// `allow` or `deny`.
+    #[schema(pattern = "^(allow|deny)$")]
+    decision: String,
+}

@@ -1,0 +1,241 @@
+//! The OpenAPI document is complete (every operation states its parameters, bodies and error
+//! statuses with their envelopes), and what the fuzzer (scripts/openapi-fuzz.sh) found stays
+//! fixed: 405 answers name the allowed methods, and no offset overflows the page number.
+
+use coffer_tests::{Body, TestApp};
+use serde_json::{json, Value};
+use std::collections::HashSet;
+
+fn document(app: &TestApp) -> Value {
+    let r = app.send("GET", "/openapi.json", &[], None);
+    assert_eq!(r.status, 200);
+    r.json()
+}
+
+fn operations(doc: &Value) -> Vec<(String, String, Value)> {
+    let mut out = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            out.push((method.clone(), path.clone(), op.clone()));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_operation_declares_its_parameters_bodies_and_errors() {
+    let app = TestApp::spawn();
+    let doc = document(&app);
+    let ops = operations(&doc);
+    assert!(ops.len() >= 70, "{}", ops.len());
+    let mut ids = HashSet::new();
+    for (method, path, op) in &ops {
+        let name = format!("{method} {path}");
+        assert!(
+            ids.insert(op["operationId"].as_str().unwrap().to_string()),
+            "{name}: operationId not unique"
+        );
+        let responses = op["responses"].as_object().unwrap();
+        assert!(responses.contains_key("490"), "{name}: no 490");
+        for (status, r) in responses {
+            let error = status.as_str() >= "400";
+            if error {
+                assert!(
+                    r.pointer("/content").is_some_and(|c| c
+                        .as_object()
+                        .unwrap()
+                        .values()
+                        .all(|m| m.get("schema").is_some())),
+                    "{name} {status}: an error without a body schema"
+                );
+            }
+        }
+        let success_bodies = responses
+            .iter()
+            .filter(|(s, r)| s.starts_with('2') && r.get("content").is_some())
+            .count();
+        let empty_success = responses
+            .iter()
+            .any(|(s, r)| s.starts_with('2') && r.get("content").is_none());
+        let redirect = responses.keys().any(|s| s.starts_with('3'));
+        assert!(
+            success_bodies > 0 || empty_success || redirect,
+            "{name}: no success response"
+        );
+        if op.get("requestBody").is_some() {
+            assert!(responses.contains_key("408"), "{name}: no 408");
+        }
+        if let Some(body) = op.get("requestBody") {
+            for media in body["content"].as_object().unwrap().values() {
+                let schema = &media["schema"];
+                assert!(
+                    schema.get("$ref").is_some() || schema.get("properties").is_some(),
+                    "{name}: a free-form request body {schema}"
+                );
+            }
+        }
+        let rest = path.starts_with("/rest/") && !path.starts_with("/rest/scim");
+        let version = op["parameters"].as_array().and_then(|ps| {
+            ps.iter()
+                .find(|p| p["in"] == "header" && p["name"] == "X-Coffer-Version")
+        });
+        if rest {
+            let v = version.unwrap_or_else(|| panic!("{name}: no version header"));
+            assert_eq!(v["required"], true, "{name}");
+            assert_eq!(v["schema"]["enum"], json!(["28"]), "{name}");
+            assert!(responses.contains_key("400"), "{name}: no 400");
+        } else {
+            assert!(version.is_none(), "{name}: a version header outside /rest");
+        }
+        if op.get("security").is_some() {
+            assert!(responses.contains_key("401"), "{name}: no 401");
+        }
+    }
+    // Shared envelopes are components, named once.
+    let schemas = &doc["components"]["schemas"];
+    for name in [
+        "RestErrors",
+        "OAuthErrorBody",
+        "ScimErrorBody",
+        "WebhookErrorBody",
+        "DeviceView",
+        "ClientView",
+    ] {
+        assert!(schemas.get(name).is_some(), "{name}");
+    }
+    assert_eq!(
+        schemas["RestErrors"]["required"],
+        json!(["errors"]),
+        "{}",
+        schemas["RestErrors"]
+    );
+    // A list operation's query parameters come from its grammar.
+    let devices = &doc["paths"]["/rest/devices"]["get"]["parameters"];
+    let names: Vec<&str> = devices
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    for p in [
+        "installTagId",
+        "installTagId:contains",
+        "userId:in",
+        "orderBy",
+        "offset",
+        "limit",
+        "mode",
+    ] {
+        assert!(names.contains(&p), "{p} in {names:?}");
+    }
+    let limit = devices
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "limit")
+        .unwrap();
+    assert_eq!(limit["schema"]["maximum"], 10_000);
+    assert_eq!(limit["schema"]["minimum"], 1);
+    // The list envelope and the record are real schemas.
+    let list = &doc["paths"]["/rest/devices"]["get"]["responses"]["200"]["content"]
+        ["application/json"]["schema"];
+    let list = if let Some(r) = list.get("$ref") {
+        let name = r.as_str().unwrap().rsplit('/').next().unwrap();
+        schemas[name].clone()
+    } else {
+        list.clone()
+    };
+    for f in ["data", "total", "page", "pageSize"] {
+        assert!(list["properties"].get(f).is_some(), "{f} in {list}");
+    }
+}
+
+#[test]
+fn the_document_names_the_configured_version_header() {
+    let app = TestApp::spawn_configured(|c| c.version_brand = "Acme".into());
+    let doc = document(&app);
+    let params = doc["paths"]["/rest/users/me"]["get"]["parameters"].clone();
+    assert!(
+        params
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "X-Acme-Version" && p["required"] == true),
+        "{params}"
+    );
+}
+
+#[test]
+fn method_not_allowed_names_the_allowed_methods_in_every_area() {
+    let app = TestApp::spawn();
+    let t = app.admin_token();
+    let auth = format!("Bearer {t}");
+    let allow = |r: &coffer_tests::Resp| -> Vec<String> {
+        let mut m: Vec<String> = r
+            .header("allow")
+            .unwrap_or_else(|| panic!("no Allow: {:?}", r.headers))
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .collect();
+        m.sort();
+        m
+    };
+
+    let r = app.rest("PATCH", "/rest/locations", &t, None);
+    assert_eq!(r.status, 405);
+    assert_eq!(r.code(), "ERR_REQUEST_METHOD_NOT_ALLOWED");
+    assert_eq!(allow(&r), ["GET", "POST"]);
+
+    let r = app.send("PATCH", "/webhooks", &[("Authorization", &auth)], None);
+    assert_eq!(r.status, 405);
+    assert_eq!(r.json()["code"], 405);
+    assert_eq!(allow(&r), ["GET", "POST"]);
+
+    let r = app.send(
+        "POST",
+        "/rest/scim/Schemas",
+        &[("Authorization", "Bearer x")],
+        None,
+    );
+    assert_eq!(r.status, 405);
+    assert_eq!(r.json()["status"], "405");
+    assert_eq!(allow(&r), ["GET"]);
+
+    let r = app.send("DELETE", "/health", &[], None);
+    assert_eq!(r.status, 405);
+    assert_eq!(allow(&r), ["GET"]);
+
+    let r = app.send(
+        "PUT",
+        "/oauth/token",
+        &[],
+        Some(Body::Form(vec![("grant_type".into(), "password".into())])),
+    );
+    assert_eq!(r.status, 405);
+    assert_eq!(allow(&r), ["POST"]);
+}
+
+#[test]
+fn the_largest_offset_pages_without_overflow() {
+    let app = TestApp::spawn();
+    let t = app.admin_token();
+    for path in [
+        "/rest/clients?offset=9223372036854775807&limit=1",
+        "/rest/devices?offset=9223372036854775807&limit=1",
+    ] {
+        let r = app.rest("GET", path, &t, None);
+        assert_eq!(r.status, 200, "{path}: {}", r.text);
+        let v = r.json();
+        assert_eq!(v["data"], json!([]), "{path}");
+        assert_eq!(v["page"], json!(i64::MAX), "{path}");
+        assert_eq!(v["pageSize"], 1, "{path}");
+    }
+    let r = app.rest(
+        "GET",
+        "/rest/locations?offset=9223372036854775807",
+        &t,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["data"], json!([]));
+}
