@@ -142,6 +142,7 @@ pub fn document_for(version_header: &str) -> String {
     let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
     conventions(&mut doc, version_header);
     refine(&mut doc);
+    clean_text(&mut doc);
     doc.to_string()
 }
 
@@ -430,6 +431,114 @@ fn refine(doc: &mut Value) {
                 }
             }
         }
+    }
+}
+
+/// Request text carries no control characters (`coffer_domain::input::is_clean`): every string
+/// of a request body (at any depth, through the components it names) and every string parameter
+/// gets a pattern that says so, unless it has a pattern, a format or a fixed set of values of its
+/// own. Only a client's `description` and `jwtPublicKey` may hold line breaks and tabs.
+fn clean_text(doc: &mut Value) {
+    const MULTI_LINE: &str = "^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$";
+    let mut names = std::collections::BTreeSet::new();
+    let mut pending: Vec<Value> = Vec::new();
+    if let Some(paths) = doc.get("paths").and_then(Value::as_object) {
+        for op in paths
+            .values()
+            .filter_map(Value::as_object)
+            .flat_map(|i| i.values())
+        {
+            if let Some(body) = op.get("requestBody") {
+                pending.push(body.clone());
+            }
+        }
+    }
+    while let Some(v) = pending.pop() {
+        for name in refs(&v) {
+            if names.insert(name.clone()) {
+                pending.push(doc["components"]["schemas"][&name].clone());
+            }
+        }
+    }
+    for name in &names {
+        let schema = &mut doc["components"]["schemas"][name];
+        clean_strings(schema);
+        if name == "ClientBody" {
+            for field in ["description", "jwtPublicKey"] {
+                if let Some(f) = schema.pointer_mut(&format!("/properties/{field}")) {
+                    f["pattern"] = MULTI_LINE.into();
+                }
+            }
+        }
+    }
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for op in paths
+        .values_mut()
+        .filter_map(Value::as_object_mut)
+        .flat_map(|i| i.values_mut())
+    {
+        if let Some(content) = op
+            .pointer_mut("/requestBody/content")
+            .and_then(Value::as_object_mut)
+        {
+            content
+                .values_mut()
+                .for_each(|m| clean_strings(&mut m["schema"]));
+        }
+        if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
+            for p in params.iter_mut().filter(|p| p["in"] != "header") {
+                clean_strings(&mut p["schema"]);
+            }
+        }
+    }
+}
+
+/// The component names a schema refers to.
+fn refs(v: &Value) -> Vec<String> {
+    match v {
+        Value::Object(o) => o
+            .iter()
+            .flat_map(|(k, v)| match (k.as_str(), v) {
+                ("$ref", Value::String(r)) => r
+                    .strip_prefix("#/components/schemas/")
+                    .map(|n| vec![n.to_string()])
+                    .unwrap_or_default(),
+                _ => refs(v),
+            })
+            .collect(),
+        Value::Array(a) => a.iter().flat_map(refs).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn clean_strings(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            let is_string = match o.get("type") {
+                Some(Value::String(t)) => t == "string",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+                _ => false,
+            };
+            let free = !["format", "enum", "const"]
+                .iter()
+                .any(|k| o.contains_key(*k));
+            if is_string && free {
+                match o.get("pattern").and_then(Value::as_str) {
+                    None => {
+                        o.insert("pattern".into(), crate::schema::NO_CONTROL.into());
+                    }
+                    Some(p) if p == crate::schema::NON_BLANK => {
+                        o.insert("pattern".into(), crate::schema::TEXT.into());
+                    }
+                    Some(_) => {}
+                }
+            }
+            o.values_mut().for_each(clean_strings);
+        }
+        Value::Array(a) => a.iter_mut().for_each(clean_strings),
+        _ => {}
     }
 }
 
