@@ -474,22 +474,26 @@ fn clean_text(doc: &mut Value) {
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return;
     };
-    for op in paths
-        .values_mut()
-        .filter_map(Value::as_object_mut)
-        .flat_map(|i| i.values_mut())
-    {
-        if let Some(content) = op
-            .pointer_mut("/requestBody/content")
-            .and_then(Value::as_object_mut)
-        {
-            content
-                .values_mut()
-                .for_each(|m| clean_strings(&mut m["schema"]));
-        }
-        if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
-            for p in params.iter_mut().filter(|p| p["in"] != "header") {
-                clean_strings(&mut p["schema"]);
+    for (path, item) in paths.iter_mut() {
+        // Pages show what they are given (escaped); the API refuses control characters.
+        let page = path == "/oauth_callback.php";
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for op in item.values_mut() {
+            if let Some(content) = op
+                .pointer_mut("/requestBody/content")
+                .and_then(Value::as_object_mut)
+            {
+                content
+                    .values_mut()
+                    .for_each(|m| clean_strings(&mut m["schema"]));
+            }
+            let params = op.get_mut("parameters").and_then(Value::as_array_mut);
+            for p in params.into_iter().flatten().filter(|_| !page) {
+                if p["in"] != "header" {
+                    clean_strings(&mut p["schema"]);
+                }
             }
         }
     }
@@ -524,7 +528,19 @@ fn clean_strings(v: &mut Value) {
             let free = !["format", "enum", "const"]
                 .iter()
                 .any(|k| o.contains_key(*k));
-            if is_string && free {
+            if is_string && free && o.contains_key("not") {
+                // A pattern beside `not` is lost by some generators: the control characters
+                // join what the `not` excludes instead.
+                if let Some(Value::Object(not)) = o.get_mut("not") {
+                    if let Some(p) = not.remove("pattern") {
+                        let control = "[\\x00-\\x1f\\x7f-\\x9f]";
+                        not.insert(
+                            "anyOf".into(),
+                            json!([{"pattern": p}, {"pattern": control}]),
+                        );
+                    }
+                }
+            } else if is_string && free {
                 match o.get("pattern").and_then(Value::as_str) {
                     None => {
                         o.insert("pattern".into(), crate::schema::NO_CONTROL.into());
