@@ -291,20 +291,22 @@ struct TestKey {
     public_pem: String,
 }
 
+fn new_test_key() -> TestKey {
+    use rsa::pkcs1::EncodeRsaPrivateKey;
+    use rsa::pkcs8::{EncodePublicKey, LineEnding};
+    let private = rsa::RsaPrivateKey::new(&mut rand::rngs::OsRng, 2048).expect("RSA key");
+    TestKey {
+        private_pem: private.to_pkcs1_pem(LineEnding::LF).unwrap().to_string(),
+        public_pem: private
+            .to_public_key()
+            .to_public_key_pem(LineEnding::LF)
+            .unwrap(),
+    }
+}
+
 fn rsa_key() -> &'static TestKey {
     static KEY: OnceLock<TestKey> = OnceLock::new();
-    KEY.get_or_init(|| {
-        use rsa::pkcs1::EncodeRsaPrivateKey;
-        use rsa::pkcs8::{EncodePublicKey, LineEnding};
-        let private = rsa::RsaPrivateKey::new(&mut rand::rngs::OsRng, 2048).expect("RSA key");
-        TestKey {
-            private_pem: private.to_pkcs1_pem(LineEnding::LF).unwrap().to_string(),
-            public_pem: private
-                .to_public_key()
-                .to_public_key_pem(LineEnding::LF)
-                .unwrap(),
-        }
-    })
+    KEY.get_or_init(new_test_key)
 }
 
 fn sign_rs256(claims: &Value) -> String {
@@ -1705,18 +1707,7 @@ fn signature_grant_checks_client_redirect_uri_and_scope() {
 /// A second RSA key: the one an application administrator would register for themself.
 fn other_rsa_key() -> &'static TestKey {
     static KEY: OnceLock<TestKey> = OnceLock::new();
-    KEY.get_or_init(|| {
-        use rsa::pkcs1::EncodeRsaPrivateKey;
-        use rsa::pkcs8::{EncodePublicKey, LineEnding};
-        let private = rsa::RsaPrivateKey::new(&mut rand::rngs::OsRng, 2048).expect("RSA key");
-        TestKey {
-            private_pem: private.to_pkcs1_pem(LineEnding::LF).unwrap().to_string(),
-            public_pem: private
-                .to_public_key()
-                .to_public_key_pem(LineEnding::LF)
-                .unwrap(),
-        }
-    })
+    KEY.get_or_init(new_test_key)
 }
 
 fn sign_rs256_with(key: &TestKey, claims: &Value) -> String {
