@@ -50,6 +50,11 @@ const UNFILLABLE: &[(&str, &str, &str)] = &[
 /// Declared properties present only when they have a value or were asked for.
 const CONDITIONAL: &[(&str, &str, &str)] = &[
     (
+        "ScimUser",
+        "roles",
+        "an ordinary user has no administrator role",
+    ),
+    (
         "Client",
         "signatureKey",
         "only for a client with a registered signature key (masked)",
@@ -355,19 +360,28 @@ fn login_and_scim_records_match_the_reference() {
             "ScimUser",
             &u,
             false,
-            &["phoneNumbers", "preferredLanguage", "displayName"],
+            if role == "user" {
+                &["phoneNumbers", "preferredLanguage", "displayName"]
+            } else {
+                &["phoneNumbers", "preferredLanguage", "displayName", "roles"]
+            },
         );
         check("ScimMeta", &u["meta"], false, &[]);
         for e in u["emails"].as_array().unwrap() {
             check("ScimMultiValue1", e, false, &[]);
         }
-        // The role given is echoed back, also the ordinary one.
-        assert_eq!(u["roles"], json!([{"value": role}]), "{u}");
+        // An administrator role is echoed back; an ordinary user has none (`user` is its absence).
+        let echoed = if role == "user" {
+            Value::Null
+        } else {
+            json!([{"value": role}])
+        };
+        assert_eq!(u["roles"], echoed, "{u}");
         assert_eq!(u["preferredLanguage"], "de-CH");
         assert_no_nulls("scim user", &u, &[]);
         let id = u["id"].as_str().unwrap();
         let again = call("GET", &format!("/rest/scim/Users/{id}"), None).json();
-        assert_eq!(again["roles"], json!([{"value": role}]), "{again}");
+        assert_eq!(again["roles"], echoed, "{again}");
     }
     // An empty `roles` is an ordinary user (it used to fail the call).
     let r = call(
@@ -379,7 +393,7 @@ fn login_and_scim_records_match_the_reference() {
         })),
     );
     assert_eq!(r.status, 201, "{}", r.text);
-    assert_eq!(r.json()["roles"], json!([{"value": "user"}]));
+    assert!(r.json().get("roles").is_none(), "{}", r.text);
     // Adding a role to an ordinary user gives that role, not a second one.
     let id = r.json()["id"].as_str().unwrap().to_string();
     let r = call(
@@ -394,6 +408,21 @@ fn login_and_scim_records_match_the_reference() {
     assert_eq!(r.json()["roles"], json!([{"value": "helpdesk-admin"}]));
     assert_eq!(
         app.count(&format!("id = '{id}' AND role = 'helpdesk-admin'"), "users"),
+        1
+    );
+    // Removing the attribute removes it: an ordinary user again.
+    let r = call(
+        "PATCH",
+        &format!("/rest/scim/Users/{id}"),
+        Some(json!({
+            "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+            "Operations": [{"op": "remove", "path": "roles"}]
+        })),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.json().get("roles").is_none(), "{}", r.text);
+    assert_eq!(
+        app.count(&format!("id = '{id}' AND role = 'user'"), "users"),
         1
     );
 }

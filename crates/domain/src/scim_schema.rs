@@ -185,8 +185,8 @@ pub const LANGUAGES: &[&str] = &[
 /// The administrator roles a `roles` value names. System administrators are out of SCIM's
 /// reach: managed with `cofferd` and the REST interface only.
 pub const ADMIN_ROLES: &[&str] = &["application-admin", "helpdesk-admin"];
-/// The `roles` values SCIM takes and answers: an ordinary user's `user`, or an administrator
-/// role. Every user has one.
+/// The `roles` values SCIM takes: an administrator role, or `user` for an ordinary user (who is
+/// answered without `roles`, as after removing the attribute).
 pub const ROLE_VALUES: &[&str] = &["user", "application-admin", "helpdesk-admin"];
 
 const EMAIL_SUBS: &[AttrDef] = &[
@@ -301,7 +301,7 @@ pub const USER_ATTRS: &[AttrDef] = &[
         .subs(PHONE_SUBS),
     attr(
         "roles",
-        "The user's role, exactly one (user for an ordinary user).",
+        "The user's administrator role, at most one (none for an ordinary user; `user` is taken for that).",
         Kind::Complex,
     )
     .multi()

@@ -157,8 +157,11 @@ pub fn resource(user: &User, profile: &str, base_url: &str) -> Value {
             json!([{"value": n, "type": "mobile", "primary": user.mobile_primary.unwrap_or(true)}]),
         );
     }
-    // Every user has one role, echoed as given (`user` for an ordinary user).
-    r.insert("roles".into(), json!([{"value": user.role}]));
+    // An ordinary user has no administrator role: no `roles` (so that removing the attribute
+    // removes it, RFC 7644 §3.5.2.2); `user` is taken as input for that absence.
+    if user.role != Role::User.as_str() {
+        r.insert("roles".into(), json!([{"value": user.role}]));
+    }
     r.insert(
         "meta".into(),
         json!({
@@ -749,15 +752,7 @@ pub fn patch(
     body: &Value,
 ) -> ScimResult<(User, Value)> {
     update(ctx, token, id, if_match, |_, current| {
-        // An ordinary user's `user` role stands for no administrator role: adding a role gives
-        // that role, not a second one.
-        let mut base = current.clone();
-        if base.get("roles") == Some(&json!([{"value": Role::User.as_str()}])) {
-            if let Some(o) = base.as_object_mut() {
-                o.remove("roles");
-            }
-        }
-        let patched = coffer_domain::scim_patch::apply(&base, body)
+        let patched = coffer_domain::scim_patch::apply(current, body)
             .map_err(|e| ScimFail::bad(e.scim_type, e.detail))?;
         read_input(&patched, false)
     })

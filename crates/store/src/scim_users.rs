@@ -267,8 +267,7 @@ impl Multi {
         match self {
             Multi::Emails => Cond::True,
             Multi::PhoneNumbers => Cond::atom(Atom::NotNull(Col::Mobile)),
-            // Every user has a role (`user` for an ordinary one), answered as `roles`.
-            Multi::Roles => Cond::True,
+            Multi::Roles => Cond::atom(Atom::NotEqual(Col::Role, "user")),
         }
     }
 
