@@ -95,10 +95,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     })
     .unwrap();
 
-    // 000015 (token families), 000016 (folded userNames), 000017 (assertions by expiry).
+    // 000015 (token families), 000016 (folded userNames), 000017 (assertions by expiry),
+    // 000018 (the device index of families only where there is a device).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        3
+        4
     );
 
     let mut conn = db.get().unwrap();

@@ -1,0 +1,2 @@
+DROP INDEX token_families_device;
+CREATE INDEX token_families_device ON token_families(device_id);
