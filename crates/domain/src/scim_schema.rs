@@ -225,9 +225,11 @@ const PHONE_SUBS: &[AttrDef] = &[
     ),
 ];
 
-const ROLE_SUBS: &[AttrDef] = &[attr("value", "The user's role.", Kind::String)
+// Only the administrator roles are published: an ordinary user is answered without `roles`,
+// so `user` (taken as input for that) is not a value a client reads back.
+const ROLE_SUBS: &[AttrDef] = &[attr("value", "The administrator role.", Kind::String)
     .required()
-    .canonical(ROLE_VALUES)];
+    .canonical(ADMIN_ROLES)];
 
 const META_SUBS: &[AttrDef] = &[
     attr("resourceType", "Always User.", Kind::String)
