@@ -37,6 +37,19 @@ impl Resp {
             .to_string()
     }
 
+    /// Asserts a 429 `ERR_REQUEST_RATE_LIMITED` answer and returns its `Retry-After` seconds.
+    pub fn rate_limited(&self) -> i64 {
+        assert_eq!(
+            (self.status, self.code()),
+            (429, "ERR_REQUEST_RATE_LIMITED".to_string()),
+            "{}",
+            self.text
+        );
+        self.header("retry-after")
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("no Retry-After: {:?}", self.headers))
+    }
+
     /// The value of the cookie `name` this response sets.
     pub fn cookie_value(&self, name: &str) -> Option<String> {
         self.cookies().iter().find_map(|c| {
