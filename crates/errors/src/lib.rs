@@ -16,7 +16,8 @@ use std::fmt;
 
 macro_rules! catalogue {
     ($( $variant:ident => ($code:literal, $status:literal, $message:literal), )*) => {
-        /// A code of the error catalogue (interface §7.2, plus the few Coffer adds, marked below).
+        /// A code of the error catalogue (interface §7.2, the content core's codes, plus the few
+        /// Coffer adds, marked below).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ErrorCode { $( $variant, )* }
 
@@ -43,9 +44,11 @@ macro_rules! catalogue {
 }
 
 catalogue! {
+    // 403 on `GET /rest/files/{id}` in the reference description.
     AuthInvalidCsrf => ("ERR_AUTH_INVALID_CSRF", 401, "Invalid CSRF authentication."),
     AuthUnauthorized => ("ERR_AUTH_UNAUTHORIZED", 401, "Unauthorized."),
     AuthRequestFile => ("ERR_AUTH_REQUEST_FILE", 401, "The request requires authorization."),
+    // 401 on some lists (the folder lists among them).
     AccessUser => ("ERR_ACCESS_USER", 403, "Insufficient access permissions."),
     AccessDenied => ("ERR_ACCESS_DENIED", 403, "Access denied."),
     AccessSystemAdmin => ("ERR_ACCESS_SYSTEM_ADMIN", 403, "The user is not a system administrator."),
@@ -69,8 +72,10 @@ catalogue! {
     UserTypeNoAccess => ("ERR_USER_TYPE_NO_ACCESS", 403, "The user's profile has no access."),
     AuthEcUpdateToken => ("ERR_AUTH_EC_UPDATE_TOKEN", 403, "The source token must be updated or received."),
     SiteSearch => ("ERR_SITE_SEARCH", 403, "The site search call failed."),
+    // 422 on `PUT /rest/files/{id}` (a rename onto an existing name).
     EntityExists => ("ERR_ENTITY_EXISTS", 409, "The entity exists."),
     EntityNotFound => ("ERR_ENTITY_NOT_FOUND", 404, "The entity was not found."),
+    // Also listed under 422 by `initiateUpload`; 413 is what the quota check answers.
     SystemNoStorageAvailable => ("ERR_SYSTEM_NO_STORAGE_AVAILABLE", 413, "No storage is available."),
     RequestInvalidFilter => ("ERR_REQUEST_INVALID_FILTER", 400, "The filter is invalid."),
     RequestInvalidJson => ("ERR_REQUEST_INVALID_JSON", 400, "The request body is not valid JSON."),
@@ -94,6 +99,45 @@ catalogue! {
     RequestApiVersionMissing => ("ERR_REQUEST_API_VERSION_MISSING", 400, "The API version is missing."),
     RequestVersionNotSupported => ("ERR_REQUEST_VERSION_NOT_SUPPORTED", 400, "The specified API version is not supported by server."),
     RequestNotFound => ("ERR_REQUEST_NOT_FOUND", 404, "The requested endpoint was not found."),
+    // The content core (folders, files, versions, uploads, members, comments): the codes the
+    // reference description gives its content endpoints. Where a code answers with two statuses
+    // on different endpoints, the default is the status of the endpoints that use it most, and
+    // the service overrides it (`ApiError::with_status`) on the others, as noted per line.
+    AccessDliAdmin => ("ERR_ACCESS_DLI_ADMIN", 403, "The user is not a DLI administrator."),
+    SystemTenantSuspended => ("ERR_SYSTEM_TENANT_SUSPENDED", 403, "Access to the service is suspended; contact your administrator."),
+    ClientObject => ("ERR_CLIENT_OBJECT", 403, "The operation is not allowed on an object managed by a client application."),
+    ProfileSalesforceObjectDisabled => ("ERR_PROFILE_SALESFORCE_OBJECT_DISABLED", 403, "The profile does not allow sharing objects linked to CRM records."),
+    ProfileSalesforceObjectRoleDisallowed => ("ERR_PROFILE_SALESFORCE_OBJECT_ROLE_DISALLOWED", 403, "The profile does not allow this role on objects linked to CRM records."),
+    EntityIsBaseDir => ("ERR_ENTITY_IS_BASE_DIR", 403, "The operation is not allowed on the root folder."),
+    EntityIsSyncDir => ("ERR_ENTITY_IS_SYNC_DIR", 403, "The operation is not allowed on My Folder."),
+    EntityIsMyDir => ("ERR_ENTITY_IS_MY_DIR", 403, "The operation is not allowed on the system folder."),
+    EntityIsNotUpdatable => ("ERR_ENTITY_IS_NOT_UPDATABLE", 403, "The folder cannot be changed."),
+    EntityContainsLockedFiles => ("ERR_ENTITY_CONTAINS_LOCKED_FILES", 403, "The folder contains locked files."),
+    // 403 on delete, one-shot upload and new versions; 422 on `PUT /rest/files/{id}`.
+    EntityLocked => ("ERR_ENTITY_LOCKED", 403, "The file is locked."),
+    // The five restriction codes: 403 on uploads, new versions and moves; 422 on
+    // `PUT /rest/files/{id}` (a rename to a restricted name).
+    EntityRestrictedExtension => ("ERR_ENTITY_RESTRICTED_EXTENSION", 403, "The file extension is not allowed."),
+    EntityRestrictedExtensionCustom => ("ERR_ENTITY_RESTRICTED_EXTENSION_CUSTOM", 403, "The file extension is on the custom list of extensions that are not allowed."),
+    EntityRestrictedType => ("ERR_ENTITY_RESTRICTED_TYPE", 403, "The file type is not allowed."),
+    EntityRestrictedTypeCustom => ("ERR_ENTITY_RESTRICTED_TYPE_CUSTOM", 403, "The file type is on the custom list of types that are not allowed."),
+    EntityRestrictedTypeGroup => ("ERR_ENTITY_RESTRICTED_TYPE_GROUP", 403, "The file belongs to a group of types that is not allowed."),
+    EntityCopiedFromEc => ("ERR_ENTITY_COPIED_FROM_EC", 403, "The operation is not allowed on a file copied from an external source."),
+    EntityEcToEc => ("ERR_ENTITY_EC_TO_EC", 403, "A file of an external source cannot be copied or moved to an external source."),
+    EntityRequestFileUploadLimitReached => ("ERR_ENTITY_REQUEST_FILE_UPLOAD_LIMIT_REACHED", 403, "The upload limit of the request file link has been reached."),
+    EntityIsOwner => ("ERR_ENTITY_IS_OWNER", 403, "The user is the owner of the entity."),
+    InputIsOwner => ("ERR_INPUT_IS_OWNER", 403, "The owner cannot be changed or removed as a member."),
+    EntityInheritedMemberNotModifiable => ("ERR_ENTITY_INHERITED_MEMBER_NOT_MODIFIABLE", 403, "An inherited member cannot be changed here; change it on the folder it is inherited from."),
+    EntityRoleIsAssigned => ("ERR_ENTITY_ROLE_IS_ASSIGNED", 409, "The member already has this role."),
+    // 409 when adding members; 403 when removing one (`DELETE /rest/folders/{id}/members/{member_user_id}`).
+    EntityParentFolderMemberExists => ("ERR_ENTITY_PARENT_FOLDER_MEMBER_EXISTS", 409, "The user is a member of a parent folder."),
+    CannotMoveFolderToSelf => ("ERR_CANNOT_MOVE_FOLDER_TO_SELF", 422, "A folder cannot be moved into itself."),
+    CannotMoveToChild => ("ERR_CANNOT_MOVE_TO_CHILD", 422, "A folder cannot be moved into one of its subfolders."),
+    InputMaxValue => ("ERR_INPUT_MAX_VALUE", 422, "The value is above the maximum."),
+    InputHtmlTagsInvalid => ("ERR_INPUT_HTML_TAGS_INVALID", 422, "The text contains HTML tags that are not allowed."),
+    LicenseMaxUploadSize => ("ERR_LICENSE_MAX_UPLOAD_SIZE", 422, "The upload is larger than the maximum upload size."),
+    LicenseExpired => ("ERR_LICENSE_EXPIRED", 422, "The license has expired."),
+    SystemNoAvailableStorageHosts => ("ERR_SYSTEM_NO_AVAILABLE_STORAGE_HOSTS", 422, "No storage host is available."),
     // Coffer's own codes, for conditions the interface gives no code for.
     RequestMethodNotAllowed => ("ERR_REQUEST_METHOD_NOT_ALLOWED", 405, "The method is not allowed for this endpoint."),
     RequestTooLarge => ("ERR_REQUEST_TOO_LARGE", 413, "The request body is too large."),
@@ -453,6 +497,73 @@ mod tests {
             let c = ErrorCode::ALL.iter().find(|c| c.as_str() == code).unwrap();
             assert_eq!(c.status(), status, "{code}");
         }
+    }
+
+    #[test]
+    fn content_core_codes_and_statuses() {
+        // Every code the content endpoints list (reference tables, mail aside), with the
+        // default status; the comments in the catalogue name the endpoints that override it.
+        let expect = [
+            ("ERR_ACCESS_DLI_ADMIN", 403),
+            ("ERR_SYSTEM_TENANT_SUSPENDED", 403),
+            ("ERR_CLIENT_OBJECT", 403),
+            ("ERR_PROFILE_SALESFORCE_OBJECT_DISABLED", 403),
+            ("ERR_PROFILE_SALESFORCE_OBJECT_ROLE_DISALLOWED", 403),
+            ("ERR_ENTITY_IS_BASE_DIR", 403),
+            ("ERR_ENTITY_IS_SYNC_DIR", 403),
+            ("ERR_ENTITY_IS_MY_DIR", 403),
+            ("ERR_ENTITY_IS_NOT_UPDATABLE", 403),
+            ("ERR_ENTITY_CONTAINS_LOCKED_FILES", 403),
+            ("ERR_ENTITY_LOCKED", 403),
+            ("ERR_ENTITY_RESTRICTED_EXTENSION", 403),
+            ("ERR_ENTITY_RESTRICTED_EXTENSION_CUSTOM", 403),
+            ("ERR_ENTITY_RESTRICTED_TYPE", 403),
+            ("ERR_ENTITY_RESTRICTED_TYPE_CUSTOM", 403),
+            ("ERR_ENTITY_RESTRICTED_TYPE_GROUP", 403),
+            ("ERR_ENTITY_COPIED_FROM_EC", 403),
+            ("ERR_ENTITY_EC_TO_EC", 403),
+            ("ERR_ENTITY_REQUEST_FILE_UPLOAD_LIMIT_REACHED", 403),
+            ("ERR_ENTITY_IS_OWNER", 403),
+            ("ERR_INPUT_IS_OWNER", 403),
+            ("ERR_ENTITY_INHERITED_MEMBER_NOT_MODIFIABLE", 403),
+            ("ERR_ENTITY_ROLE_IS_ASSIGNED", 409),
+            ("ERR_ENTITY_PARENT_FOLDER_MEMBER_EXISTS", 409),
+            ("ERR_CANNOT_MOVE_FOLDER_TO_SELF", 422),
+            ("ERR_CANNOT_MOVE_TO_CHILD", 422),
+            ("ERR_INPUT_MAX_VALUE", 422),
+            ("ERR_INPUT_HTML_TAGS_INVALID", 422),
+            ("ERR_LICENSE_MAX_UPLOAD_SIZE", 422),
+            ("ERR_LICENSE_EXPIRED", 422),
+            ("ERR_SYSTEM_NO_AVAILABLE_STORAGE_HOSTS", 422),
+            // Already in the catalogue, listed by the content endpoints as well.
+            ("ERR_ACCESS_DENIED", 403),
+            ("ERR_ENTITY_DELETED", 403),
+            ("ERR_ENTITY_DLP_LOCKED", 403),
+            ("ERR_ENTITY_NOT_SCANNED", 403),
+            ("ERR_ENTITY_VIRUS_FOUND", 403),
+            ("ERR_ENTITY_IS_SECURE_FOLDER", 403),
+            ("ERR_ENTITY_USER_HAS_INSUFFICIENT_PERMISSIONS", 403),
+            ("ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST", 403),
+            ("ERR_LICENSE_MAX_USERS_COUNT_REACHED", 403),
+            ("ERR_PROFILE_COLLABORATION_DISABLED", 403),
+            ("ERR_USER_HAS_NO_USER_TYPE", 403),
+            ("ERR_USER_TYPE_NO_ACCESS", 403),
+            ("ERR_INPUT_INVALID_DATE", 422),
+            ("ERR_INPUT_INVALID_FORMAT", 422),
+            ("ERR_INPUT_MIN_VALUE", 422),
+            ("ERR_INPUT_NOT_IN_LIST", 422),
+            ("ERR_INVALID_PARAMETER", 422),
+        ];
+        for (code, status) in expect {
+            let c = ErrorCode::ALL
+                .iter()
+                .find(|c| c.as_str() == code)
+                .unwrap_or_else(|| panic!("{code} is missing"));
+            assert_eq!(c.status(), status, "{code}");
+        }
+        // A per-endpoint status is an override of the default, not a second code.
+        let e = ApiError::new(ErrorCode::EntityLocked).with_status(422);
+        assert_eq!((e.code.as_str(), e.status), ("ERR_ENTITY_LOCKED", 422));
     }
 
     #[test]
