@@ -16,6 +16,8 @@ pub struct Resp {
     pub status: u16,
     pub headers: HashMap<String, String>,
     pub text: String,
+    /// The body as sent (a download's bytes).
+    pub bytes: Vec<u8>,
 }
 
 impl Resp {
@@ -205,6 +207,7 @@ impl TestApp {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let base = format!("http://{}", listener.local_addr().unwrap());
         let mut config = Config::new(&base, "Coffer");
+        config.storage_url = test_storage_url(dir.path());
         adjust(&mut config);
         let ctx = coffer_service::open(&url, 8, config).expect("open database");
         let admin = coffer_service::accounts::bootstrap(&ctx)
@@ -271,6 +274,7 @@ impl TestApp {
                 .set("Content-Type", "application/json")
                 .send_string(&v.to_string()),
             Some(Body::Raw(ct, s)) => req.set("Content-Type", ct).send_string(&s),
+            Some(Body::Bytes(ct, b)) => req.set("Content-Type", &ct).send_bytes(&b),
             Some(Body::Form(pairs)) => {
                 let s = serde_urlencoded::to_string(&pairs).unwrap();
                 req.set("Content-Type", "application/x-www-form-urlencoded")
@@ -288,11 +292,14 @@ impl TestApp {
             let all: Vec<&str> = resp.all(&name);
             headers.insert(name.to_ascii_lowercase(), all.join("\n"));
         }
-        let text = resp.into_string().unwrap_or_default();
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut resp.into_reader(), &mut bytes);
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         Resp {
             status,
             headers,
             text,
+            bytes,
         }
     }
 
@@ -304,6 +311,36 @@ impl TestApp {
             path,
             &[("X-Coffer-Version", "28"), ("Authorization", &auth)],
             body.map(Body::Json),
+        )
+    }
+
+    /// A `/rest` call with a body of any type (e.g. a [`multipart`] upload).
+    pub fn rest_body(
+        &self,
+        method: &str,
+        path: &str,
+        token: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Resp {
+        let auth = format!("Bearer {token}");
+        self.send(
+            method,
+            path,
+            &[("X-Coffer-Version", "28"), ("Authorization", &auth)],
+            Some(Body::Bytes(content_type.to_string(), body)),
+        )
+    }
+
+    /// A one-shot upload of `bytes` as `name` into a folder (`POST …/actions/file`).
+    pub fn upload(&self, token: &str, folder: &str, name: &str, bytes: &[u8]) -> Resp {
+        let (ct, body) = multipart(&[("body", Some(name), bytes)]);
+        self.rest_body(
+            "POST",
+            &format!("/rest/folders/{folder}/actions/file"),
+            token,
+            &ct,
+            body,
         )
     }
 
@@ -453,10 +490,60 @@ impl TestApp {
     }
 }
 
+/// Where a test server keeps file content: the S3 API server of `scripts/s3-test-server.sh`
+/// (`COFFER_TEST_S3_URL`, under a prefix of its own) when one is given, else a directory beside
+/// the test's database.
+pub fn test_storage_url(dir: &std::path::Path) -> Option<String> {
+    match std::env::var("COFFER_TEST_S3_URL") {
+        Ok(url) if !url.is_empty() => {
+            let (path, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
+            let prefix = uuid::Uuid::new_v4().simple().to_string();
+            Some(format!("{}/{prefix}?{query}", path.trim_end_matches('/')))
+        }
+        _ => Some(dir.join("storage").display().to_string()),
+    }
+}
+
+/// Which storage the tests run on: `s3` or `local`.
+pub fn storage_name() -> &'static str {
+    if std::env::var("COFFER_TEST_S3_URL").is_ok_and(|u| !u.is_empty()) {
+        "s3"
+    } else {
+        "local"
+    }
+}
+
+/// A `multipart/form-data` body: `(name, filename, bytes)` parts. Returns the content type and
+/// the body.
+pub fn multipart(parts: &[(&str, Option<&str>, &[u8])]) -> (String, Vec<u8>) {
+    let boundary = format!("coffer{}", uuid::Uuid::new_v4().simple());
+    let mut body = Vec::new();
+    for (name, filename, bytes) in parts {
+        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        match filename {
+            Some(f) => body.extend_from_slice(
+                format!(
+                    "Content-Disposition: form-data; name=\"{name}\"; filename=\"{f}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                )
+                .as_bytes(),
+            ),
+            None => body.extend_from_slice(
+                format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n").as_bytes(),
+            ),
+        }
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
 /// A request body.
 pub enum Body {
     Json(Value),
     Raw(&'static str, String),
+    /// Bytes with their content type (a multipart body, see [`multipart`]).
+    Bytes(String, Vec<u8>),
     Form(Vec<(String, String)>),
 }
 

@@ -46,7 +46,7 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
 
     // An account as it was before the upgrade, with a userName that SQLite's lower() cannot fold
     // (migration 000016 folds it in code), and a client (its table does not change).
-    let ctx = Ctx::new(db.clone(), Config::new("http://127.0.0.1", "Coffer"));
+    let ctx = Ctx::new(db.clone(), Config::new("http://127.0.0.1", "Coffer")).unwrap();
     let user_id = uuid::Uuid::new_v4().to_string();
     ctx.with_conn(|conn| {
         Ok(coffer_store::batch_execute(
@@ -99,7 +99,7 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // 000018 (the device index of families only where there is a device).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        4
+        5
     );
 
     let mut conn = db.get().unwrap();
@@ -142,7 +142,7 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
         assert_eq!(found.map(|f| f.id).as_deref(), Some(u.as_str()), "{name}");
     }
     // One family row each, created when its first token was.
-    let ctx = Ctx::new(db, Config::new("http://127.0.0.1", "Coffer"));
+    let ctx = Ctx::new(db, Config::new("http://127.0.0.1", "Coffer")).unwrap();
     let families: Vec<(String, bool, i64)> = ctx
         .with_conn(|conn| {
             use coffer_store::schema::token_families::dsl::*;

@@ -99,6 +99,15 @@ pub struct Flags {
     /// Seconds a request body may take to arrive after the headers; then 408 [default: 30]
     #[arg(long, global = true, env = "COFFER_BODY_TIMEOUT_SECONDS")]
     pub body_timeout_seconds: Option<u64>,
+    /// Where file content is stored: a directory, or s3://bucket/prefix?endpoint=…&region=… [default: <data dir>/storage]
+    #[arg(long, global = true, env = "COFFER_STORAGE_URL")]
+    pub storage_url: Option<String>,
+    /// A clamd to scan uploads with: tcp://host:port or unix:///path [default: no scanning]
+    #[arg(long, global = true, env = "COFFER_CLAMD")]
+    pub clamd: Option<String>,
+    /// This node's name, shown as an upload session's location [default: the host name]
+    #[arg(long, global = true, env = "COFFER_NODE_NAME")]
+    pub node_name: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -132,6 +141,9 @@ struct FileConfig {
     sms_max_tests: Option<i32>,
     trusted_proxies: Option<String>,
     body_timeout_seconds: Option<u64>,
+    storage_url: Option<String>,
+    clamd: Option<String>,
+    node_name: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -153,6 +165,9 @@ pub struct Settings {
     pub sms_limits: coffer_service::throttle::SmsLimits,
     pub trusted_proxies: coffer_domain::net::TrustedProxies,
     pub body_timeout: std::time::Duration,
+    pub storage_url: String,
+    pub clamd: Option<String>,
+    pub node_name: Option<String>,
 }
 
 impl Settings {
@@ -289,6 +304,13 @@ impl Settings {
                     .unwrap_or(""),
             )
             .map_err(|e| anyhow::anyhow!("trusted_proxies: {e}"))?,
+            storage_url: flags
+                .storage_url
+                .clone()
+                .or(file.storage_url)
+                .unwrap_or_else(|| data_dir.join("storage").display().to_string()),
+            clamd: flags.clamd.clone().or(file.clamd),
+            node_name: flags.node_name.clone().or(file.node_name),
             body_timeout: flags
                 .body_timeout_seconds
                 .or(file.body_timeout_seconds)
@@ -306,6 +328,11 @@ impl Settings {
         c.sms_gateway = self.sms_gateway.clone();
         c.sms_limits = self.sms_limits.clone();
         c.trusted_proxies = self.trusted_proxies.clone();
+        c.storage_url = Some(self.storage_url.clone());
+        c.scanner = self.clamd.clone();
+        if let Some(n) = &self.node_name {
+            c.node_name = n.clone();
+        }
         c
     }
 }

@@ -53,6 +53,21 @@ enum Command {
         #[command(subcommand)]
         command: SettingsCommand,
     },
+    /// Check file content against the database.
+    Storage {
+        #[command(subcommand)]
+        command: StorageCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum StorageCommand {
+    /// Reports blobs no version refers to and versions whose blob is missing; prints JSON.
+    Check {
+        /// Delete the blobs no version refers to.
+        #[arg(long)]
+        repair: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -264,6 +279,18 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Storage {
+            command: StorageCommand::Check { repair },
+        } => {
+            let ctx = open(&settings, 2)?;
+            let report = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?
+                .block_on(coffer_service::content::check::check(&ctx, repair))
+                .map_err(api)?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(())
+        }
     }
 }
 
@@ -296,6 +323,7 @@ fn serve(settings: Settings) -> Result<()> {
         None => coffer_http::Waf::default_rules(),
     };
     spawn_housekeeping(ctx.clone());
+    coffer_service::content::jobs::spawn(ctx.clone()).context("starting the job worker")?;
     let _delivery = coffer_delivery::spawn(ctx.db.clone(), settings.delivery.clone())
         .context("starting webhook delivery")?;
     let listener = std::net::TcpListener::bind(&settings.listen)

@@ -4,6 +4,7 @@
 
 pub mod account;
 pub mod clients;
+pub mod content;
 pub mod devices;
 pub mod error;
 pub mod extract;
@@ -16,6 +17,7 @@ pub mod respond;
 pub mod schema;
 pub mod scim;
 pub mod state;
+pub mod transfer;
 pub mod waf;
 pub mod webhooks;
 
@@ -46,6 +48,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(devices::routes)
                 .configure(clients::routes)
                 .configure(locations::routes)
+                .configure(content::routes)
+                .configure(transfer::routes)
+                .default_service(web::to(not_found)),
+        )
+        // The chunk endpoint as the reference spells it, with a node's name first.
+        .service(
+            web::scope("/{host_name}/rest")
+                .wrap(from_fn(middleware::rest_gate))
+                .configure(transfer::host_routes)
                 .default_service(web::to(not_found)),
         );
 }

@@ -78,11 +78,13 @@ pub async fn log_and_headers(
     Ok(res)
 }
 
-/// A request body that must arrive by a deadline: past it, the stream ends with a timeout error,
-/// which the body readers answer 408.
+/// A request body whose bytes must keep arriving: when none came for the body timeout, the
+/// stream ends with a timeout error, which the body readers answer 408. Every piece that arrives
+/// restarts the clock, so a large upload at any reasonable rate is never cut.
 struct Deadline {
     inner: Rc<RefCell<actix_web::dev::Payload>>,
     sleep: Pin<Box<actix_web::rt::time::Sleep>>,
+    timeout: std::time::Duration,
     expired: bool,
 }
 
@@ -95,6 +97,10 @@ impl futures_util::Stream for Deadline {
             return Poll::Ready(None);
         }
         if let Poll::Ready(item) = Pin::new(&mut *this.inner.borrow_mut()).poll_next(cx) {
+            if item.is_some() {
+                let next = actix_web::rt::time::Instant::now() + this.timeout;
+                this.sleep.as_mut().reset(next);
+            }
             return Poll::Ready(item);
         }
         if this.sleep.as_mut().poll(cx).is_ready() {
@@ -135,8 +141,8 @@ impl MessageBody for HoldingBody {
     }
 }
 
-/// The body deadline: a request's body must arrive within the body timeout of the end of its
-/// headers (actix-web's own timeout covers only the headers). Every body reader reads through
+/// The body deadline: a request's body must start within the body timeout of the end of its
+/// headers and never pause longer than it (actix-web's own timeout covers only the headers). Every body reader reads through
 /// this, so JSON, forms and SCIM alike answer 408 instead of holding the connection.
 ///
 /// The response holds the request body until it is sent: actix-web then closes a connection
@@ -161,6 +167,7 @@ pub async fn body_deadline<B: MessageBody + 'static>(
     let deadline = Deadline {
         inner: body.clone(),
         sleep: Box::pin(actix_web::rt::time::sleep(timeout)),
+        timeout,
         expired: false,
     };
     req.set_payload(actix_web::dev::Payload::Stream {

@@ -849,3 +849,132 @@ pub struct ConsentForm {
     #[schema(pattern = "^(allow|deny)$")]
     decision: String,
 }
+
+// ---------------------------------------------------------------------------------------------
+// Content: folders, files, uploads, members, comments. Names follow the rules of
+// `coffer_domain::content::validate_name` (stated in prose: at most 255 bytes, no `/`, `\`,
+// control or bidirectional-override characters, not `.` or `..`, no whitespace at either end, no
+// final dot); a name that breaks them answers 422.
+
+/// `POST /rest/folders/{id}/folders`, `PUT /rest/folders/{id}`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FolderBody {
+    /// The folder's name (required to create).
+    name: Option<String>,
+    /// Free text, several lines allowed.
+    description: Option<String>,
+    /// A date (`YYYY-MM-DD` or RFC 3339); empty clears it.
+    expire: Option<String>,
+    syncable: Option<bool>,
+    secure: Option<bool>,
+    file_lifetime: Option<i64>,
+    /// On create: pick `name (n)` when the name is taken instead of answering 409.
+    rename: Option<bool>,
+}
+
+/// `POST /rest/folders/{id}/actions/move|copy`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DestinationBody {
+    /// The folder to move or copy into.
+    destination_folder_id: String,
+}
+
+/// `POST /rest/files/actions/move|copy`: the files as `ids` here or as `id:in`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FilesDestinationBody {
+    ids: Option<Vec<String>>,
+    destination_folder_id: String,
+}
+
+/// `PUT /rest/files/{id}`.
+#[derive(ToSchema)]
+pub struct FileUpdateBody {
+    name: Option<String>,
+    /// A date (`YYYY-MM-DD` or RFC 3339); empty clears it.
+    expire: Option<String>,
+}
+
+/// `POST /rest/folders/{id}/members`: users by id or email, one role.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MembersBody {
+    user_ids: Option<Vec<String>>,
+    emails: Option<Vec<String>>,
+    /// A role of `GET /rest/roles` of the object's type.
+    role_id: i64,
+    notify: Option<bool>,
+    notify_file_added: Option<bool>,
+}
+
+/// `POST /rest/files/{id}/comments`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentBody {
+    /// 1 to 10,000 characters; lines allowed.
+    contents: String,
+    /// The comment this one answers (0 or absent: none).
+    parent_id: Option<i64>,
+}
+
+/// `initiateUpload`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitiateUploadBody {
+    /// The file's name (required for a folder; a new version keeps the file's name).
+    filename: Option<String>,
+    /// Bytes in all: checked against the quota and the largest file before any chunk.
+    total_size: Option<i64>,
+    /// Chunks in all, at least 1.
+    total_chunks: Option<i64>,
+    client_created: Option<String>,
+    client_modified: Option<String>,
+    #[serde(rename = "tracking_id")]
+    tracking_id: Option<String>,
+}
+
+/// A chunk: multipart fields (or JSON with `content` in base64).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChunkBody {
+    /// `NORMAL`, `GZIP` or `ZLIB`.
+    compression_mode: String,
+    /// Bytes as sent.
+    compression_size: i64,
+    /// Bytes once decompressed.
+    original_size: i64,
+    /// The chunk's number, from 1 (default: the next one).
+    index: Option<i64>,
+    /// 1 on the last chunk.
+    last_chunk: Option<i64>,
+    #[schema(format = Binary, content_media_type = "application/octet-stream")]
+    content: String,
+}
+
+/// A one-shot upload or a new version: the file in `body`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileUploadBody {
+    #[schema(format = Binary, content_media_type = "application/octet-stream")]
+    body: String,
+    client_created: Option<String>,
+    client_modified: Option<String>,
+    disable_auto_version: Option<bool>,
+}
+
+/// `GET /rest/folders/{id}/tree`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeItem {
+    id: String,
+    name: String,
+    parent_id: String,
+}
+
+/// `GET /rest/files/{id}/path`, `/rest/folders/{id}/path`.
+#[derive(ToSchema)]
+pub struct PathBody {
+    data: Vec<coffer_service::content::views::PathItem>,
+}

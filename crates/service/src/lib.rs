@@ -8,6 +8,7 @@
 pub mod accounts;
 pub mod auth;
 pub mod clients;
+pub mod content;
 pub mod devices;
 pub mod directory;
 pub mod events;
@@ -51,6 +52,13 @@ pub struct Config {
     pub trusted_proxies: coffer_domain::net::TrustedProxies,
     /// How long a browser remembered at two-factor sign-in (`rememberDevice`) skips the step.
     pub tfa_remember_secs: i64,
+    /// Where file content is stored (`coffer_storage::BlobStore::open`); when absent, a
+    /// `blobs` directory beside the SQLite database (or in the temporary directory).
+    pub storage_url: Option<String>,
+    /// The virus scanner (`coffer_scanner::Clamd::parse`); none: content is allowed at once.
+    pub scanner: Option<String>,
+    /// This node's name, shown as an upload session's `location`.
+    pub node_name: String,
 }
 
 impl Config {
@@ -65,6 +73,9 @@ impl Config {
             sms_gateway: None,
             trusted_proxies: Default::default(),
             tfa_remember_secs: tfa::REMEMBER_SECS,
+            storage_url: None,
+            scanner: None,
+            node_name: node_name(),
         }
     }
 
@@ -74,22 +85,56 @@ impl Config {
     }
 }
 
-/// The services' context: the database and the configuration.
+/// The host's name, or `coffer` when it cannot be read.
+fn node_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "coffer".into())
+}
+
+/// The services' context: the database, the blob store, the scanner and the configuration.
 #[derive(Clone)]
 pub struct Ctx {
     pub db: Db,
     pub config: Config,
     /// Parsed JWT keys of clients (a cache; see [`oauth::JwtKeys`]).
     pub jwt_keys: std::sync::Arc<oauth::JwtKeys>,
+    /// File content.
+    pub storage: coffer_storage::BlobStore,
+    /// The virus scanner, when one is configured.
+    pub scanner: Option<std::sync::Arc<dyn coffer_scanner::Scanner>>,
+    /// This node's name.
+    pub node: String,
 }
 
 impl Ctx {
-    pub fn new(db: Db, config: Config) -> Ctx {
-        Ctx {
+    /// The context over an open database; opens the blob store and the scanner the
+    /// configuration names.
+    pub fn new(db: Db, config: Config) -> Result<Ctx> {
+        let url = match &config.storage_url {
+            Some(u) => u.clone(),
+            None => default_storage(&db),
+        };
+        let storage = coffer_storage::BlobStore::open(&url)
+            .map_err(|e| Error::internal(format!("opening the blob store: {e}")))?;
+        let scanner = match &config.scanner {
+            Some(spec) => {
+                let s = coffer_scanner::Clamd::parse(spec)
+                    .map_err(|e| Error::internal(format!("the scanner {spec}: {e}")))?;
+                Some(std::sync::Arc::new(s) as std::sync::Arc<dyn coffer_scanner::Scanner>)
+            }
+            None => None,
+        };
+        Ok(Ctx {
+            node: config.node_name.clone(),
             db,
             config,
             jwt_keys: Default::default(),
-        }
+            storage,
+            scanner,
+        })
     }
 
     /// Runs `f` in a write transaction on a pooled connection.
@@ -154,6 +199,21 @@ pub fn rfc3339(ts: i64) -> String {
         .unwrap_or_default()
 }
 
+/// A `blobs` directory beside the SQLite database file; for PostgreSQL without a configured
+/// store, one in the temporary directory (tests; `cofferd` always names one).
+fn default_storage(db: &Db) -> String {
+    let dir = match db.sqlite_path() {
+        Some(p) => std::path::Path::new(&p)
+            .parent()
+            .map(|d| d.join("blobs"))
+            .unwrap_or_else(|| "blobs".into()),
+        None => {
+            std::env::temp_dir().join(format!("coffer-blobs-{}", uuid::Uuid::new_v4().simple()))
+        }
+    };
+    dir.display().to_string()
+}
+
 /// Opens the database, applies pending migrations, makes the system's own records when missing
 /// (`accounts::ensure_system_records`), and returns the context.
 pub fn open(url: &DatabaseUrl, pool_size: u32, config: Config) -> Result<Ctx> {
@@ -162,7 +222,7 @@ pub fn open(url: &DatabaseUrl, pool_size: u32, config: Config) -> Result<Ctx> {
         let mut conn = db.get()?;
         coffer_store::migrate::run(&mut conn)?;
     }
-    let ctx = Ctx::new(db, config);
+    let ctx = Ctx::new(db, config)?;
     accounts::ensure_system_records(&ctx)?;
     Ok(ctx)
 }

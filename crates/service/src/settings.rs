@@ -12,6 +12,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("languageId", "integer"),
     ("locationId", "integer (a location id) or null"),
     ("storageQuota", "integer, bytes"),
+    ("maxUploadSize", "integer, bytes: the largest file accepted (default 2 GiB)"),
+    ("uploadChunkMax", "integer, bytes: the largest upload chunk (default 64 MiB)"),
+    ("uploadTimeout", "integer, seconds an idle upload session lives (default 86400)"),
+    ("trashRetentionDays", "integer, days the trash keeps what was deleted (default 30)"),
     ("sftpEnabled", "true or false: SFTP for the user role"),
     ("scimProvisioning", "true or false: whether SCIM tokens may be used (false pauses provisioning)"),
 ];
@@ -40,8 +44,7 @@ pub fn system_settings(ctx: &Ctx, user: &User) -> Result<SystemSettingsView> {
     Ok(SystemSettingsView {
         language_id: int_setting(ctx, "languageId")?.unwrap_or(1),
         location_id: int_setting(ctx, "locationId")?,
-        // Coffer keeps no file content yet: the quota's `folder_quota_used` is 0 too.
-        storage_used: 0,
+        storage_used: ctx.with_conn(|c| Ok(coffer_store::content::usage(c, &user.id)?))?,
         storage_quota: int_setting(ctx, "storageQuota")?.unwrap_or(10 * 1024 * 1024 * 1024),
         mobile_number: user.mobile_number.clone(),
         mobile_number_verified: user.mobile_verified,
@@ -59,6 +62,10 @@ pub fn get(ctx: &Ctx, key: &str) -> Result<String> {
         }
         ("languageId", None) => "1".into(),
         ("storageQuota", None) => (10i64 * 1024 * 1024 * 1024).to_string(),
+        ("maxUploadSize", None) => (2 * crate::content::GIB).to_string(),
+        ("uploadChunkMax", None) => (64i64 * 1024 * 1024).to_string(),
+        ("uploadTimeout", None) => "86400".into(),
+        ("trashRetentionDays", None) => "30".into(),
         ("sftpEnabled" | "scimProvisioning", None) => "true".into(),
         (_, None) => "null".into(),
     })
@@ -97,6 +104,12 @@ pub fn set(ctx: &Ctx, key: &str, value: &str, actor: Option<&str>) -> Result<()>
         "languageId" | "storageQuota" => value
             .parse::<i64>()
             .map_err(|_| bad("an integer"))?
+            .to_string(),
+        "maxUploadSize" | "uploadChunkMax" | "uploadTimeout" | "trashRetentionDays" => value
+            .parse::<i64>()
+            .ok()
+            .filter(|v| *v >= 1)
+            .ok_or_else(|| bad("a positive integer"))?
             .to_string(),
         "locationId" if value == "null" => value.to_string(),
         "locationId" => {

@@ -344,14 +344,13 @@ pub fn quota(ctx: &Ctx, caller: &Caller, which: Option<&str>) -> Result<Quota> {
             .with_message("The entity was not found (the user's profile gives no such quota).")
             .into());
     }
-    let allowed = settings::get(ctx, "storageQuota")?
-        .parse::<i64>()
-        .unwrap_or(10 * GIB);
+    let (allowed, used) = ctx.with_conn(|c| crate::content::quota(c, &caller.user.id))?;
     Ok(Quota {
         send_quota_allowed: send.then_some(allowed),
+        // Mail is not sent from Coffer's own storage yet: nothing counts against the send quota.
         send_quota_used: send.then_some(0),
         folder_quota_allowed: folder.then_some(allowed),
-        folder_quota_used: folder.then_some(0),
+        folder_quota_used: folder.then_some(used),
         sys_folders: folder.then(|| SysFolders {
             current_num_sys_folders: 0,
             max_num_sys_folders: 10,

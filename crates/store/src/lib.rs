@@ -13,11 +13,13 @@ use std::fmt;
 use std::time::Duration;
 
 pub mod clients;
+pub mod content;
 pub mod deliveries;
 pub mod devices;
 pub mod events;
 pub mod filter;
 pub mod grants;
+pub mod jobs;
 pub mod locations;
 pub mod migrate;
 pub mod models;
@@ -252,6 +254,11 @@ impl Db {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The SQLite database file, for a SQLite database.
+    pub fn sqlite_path(&self) -> Option<String> {
+        (self.backend == Backend::Sqlite).then(|| self.url.sqlite_path().to_string())
     }
 
     /// Copies the WAL into the database file five times a second on a connection of its own,

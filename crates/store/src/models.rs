@@ -373,3 +373,167 @@ pub struct WebSession {
     pub created_at: i64,
     pub expires_at: i64,
 }
+
+/// A folder (`kind` `d`) or a file (`f`).
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, QueryableByName)]
+#[diesel(table_name = objects)]
+pub struct Object {
+    pub id: String,
+    pub kind: String,
+    pub parent_id: Option<String>,
+    pub owner_id: String,
+    /// `base`, `sync` or `my` for a user's system folders.
+    pub system: Option<String>,
+    pub name: String,
+    pub name_folded: String,
+    pub description: String,
+    pub created_at: i64,
+    pub modified_at: i64,
+    pub creator_id: String,
+    pub modifier_id: String,
+    pub expire_at: Option<i64>,
+    pub deleted_at: Option<i64>,
+    pub trashed_with: Option<String>,
+    pub perm_deleted: bool,
+    pub secure: bool,
+    pub syncable: bool,
+    pub file_lifetime: i64,
+    pub current_version_id: Option<String>,
+    pub size: i64,
+    pub mime: Option<String>,
+    pub client_created_at: Option<i64>,
+    pub client_modified_at: Option<i64>,
+}
+
+impl Object {
+    pub fn is_folder(&self) -> bool {
+        self.kind == "d"
+    }
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = file_versions)]
+pub struct FileVersion {
+    pub id: String,
+    pub file_id: String,
+    pub number: i64,
+    pub blob_id: String,
+    pub name: String,
+    pub size: i64,
+    pub mime: String,
+    pub creator_id: String,
+    pub created_at: i64,
+    pub client_created_at: Option<i64>,
+    pub client_modified_at: Option<i64>,
+    /// `allowed`, `scanning` or `disallowed`.
+    pub av_status: String,
+    pub av_signature: Option<String>,
+    pub preview_status: String,
+    pub preview_blob_id: Option<String>,
+    pub deleted: bool,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = blobs)]
+pub struct Blob {
+    pub id: String,
+    pub size: i64,
+    pub md5: String,
+    pub refs: i64,
+    pub created_at: i64,
+    pub unreferenced_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = object_members)]
+pub struct Member {
+    pub object_id: String,
+    pub user_id: String,
+    pub role_id: i64,
+    pub shared_by: String,
+    pub notify_file_added: bool,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = uploads)]
+pub struct Upload {
+    pub id: i64,
+    pub user_id: String,
+    pub folder_id: Option<String>,
+    pub file_id: Option<String>,
+    pub filename: String,
+    pub staging: String,
+    pub total_size: Option<i64>,
+    pub total_chunks: Option<i64>,
+    pub uploaded_chunks: i64,
+    pub uploaded_size: i64,
+    pub client_created_at: Option<i64>,
+    pub client_modified_at: Option<i64>,
+    pub disable_auto_version: bool,
+    pub tracking_id: Option<String>,
+    pub result_file_id: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub expires_at: i64,
+}
+
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = uploads)]
+pub struct NewUpload {
+    pub user_id: String,
+    pub folder_id: Option<String>,
+    pub file_id: Option<String>,
+    pub filename: String,
+    pub staging: String,
+    pub total_size: Option<i64>,
+    pub total_chunks: Option<i64>,
+    pub client_created_at: Option<i64>,
+    pub client_modified_at: Option<i64>,
+    pub disable_auto_version: bool,
+    pub tracking_id: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub expires_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = comments)]
+pub struct Comment {
+    pub id: i64,
+    pub object_id: String,
+    pub parent_id: Option<i64>,
+    pub user_id: String,
+    pub contents: String,
+    pub created_at: i64,
+    pub modified_at: i64,
+    pub deleted: bool,
+}
+
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = comments)]
+pub struct NewComment {
+    pub object_id: String,
+    pub parent_id: Option<i64>,
+    pub user_id: String,
+    pub contents: String,
+    pub created_at: i64,
+    pub modified_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, QueryableByName)]
+#[diesel(table_name = jobs)]
+pub struct Job {
+    pub id: i64,
+    pub kind: String,
+    pub payload: String,
+    pub state: String,
+    pub attempts: i64,
+    pub max_attempts: i64,
+    pub run_at: i64,
+    pub lease_until: Option<i64>,
+    pub locked_by: Option<String>,
+    pub last_error: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}

@@ -219,6 +219,13 @@ diesel::joinable!(token_families -> clients (client_id));
 diesel::joinable!(devices -> users (user_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    blobs,
+    objects,
+    file_versions,
+    object_members,
+    uploads,
+    comments,
+    jobs,
     profiles,
     roles,
     users,
@@ -364,3 +371,132 @@ diesel::table! {
         expires_at -> BigInt,
     }
 }
+
+diesel::table! {
+    blobs (id) {
+        id -> Text,
+        size -> BigInt,
+        md5 -> Text,
+        refs -> BigInt,
+        created_at -> BigInt,
+        unreferenced_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    objects (id) {
+        id -> Text,
+        kind -> Text,
+        parent_id -> Nullable<Text>,
+        owner_id -> Text,
+        system -> Nullable<Text>,
+        name -> Text,
+        name_folded -> Text,
+        description -> Text,
+        created_at -> BigInt,
+        modified_at -> BigInt,
+        creator_id -> Text,
+        modifier_id -> Text,
+        expire_at -> Nullable<BigInt>,
+        deleted_at -> Nullable<BigInt>,
+        trashed_with -> Nullable<Text>,
+        perm_deleted -> Bool,
+        secure -> Bool,
+        syncable -> Bool,
+        file_lifetime -> BigInt,
+        current_version_id -> Nullable<Text>,
+        size -> BigInt,
+        mime -> Nullable<Text>,
+        client_created_at -> Nullable<BigInt>,
+        client_modified_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    file_versions (id) {
+        id -> Text,
+        file_id -> Text,
+        number -> BigInt,
+        blob_id -> Text,
+        name -> Text,
+        size -> BigInt,
+        mime -> Text,
+        creator_id -> Text,
+        created_at -> BigInt,
+        client_created_at -> Nullable<BigInt>,
+        client_modified_at -> Nullable<BigInt>,
+        av_status -> Text,
+        av_signature -> Nullable<Text>,
+        preview_status -> Text,
+        preview_blob_id -> Nullable<Text>,
+        deleted -> Bool,
+    }
+}
+
+diesel::table! {
+    object_members (object_id, user_id) {
+        object_id -> Text,
+        user_id -> Text,
+        role_id -> BigInt,
+        shared_by -> Text,
+        notify_file_added -> Bool,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    uploads (id) {
+        id -> BigInt,
+        user_id -> Text,
+        folder_id -> Nullable<Text>,
+        file_id -> Nullable<Text>,
+        filename -> Text,
+        staging -> Text,
+        total_size -> Nullable<BigInt>,
+        total_chunks -> Nullable<BigInt>,
+        uploaded_chunks -> BigInt,
+        uploaded_size -> BigInt,
+        client_created_at -> Nullable<BigInt>,
+        client_modified_at -> Nullable<BigInt>,
+        disable_auto_version -> Bool,
+        tracking_id -> Nullable<Text>,
+        result_file_id -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    comments (id) {
+        id -> BigInt,
+        object_id -> Text,
+        parent_id -> Nullable<BigInt>,
+        user_id -> Text,
+        contents -> Text,
+        created_at -> BigInt,
+        modified_at -> BigInt,
+        deleted -> Bool,
+    }
+}
+
+diesel::table! {
+    jobs (id) {
+        id -> BigInt,
+        kind -> Text,
+        payload -> Text,
+        state -> Text,
+        attempts -> BigInt,
+        max_attempts -> BigInt,
+        run_at -> BigInt,
+        lease_until -> Nullable<BigInt>,
+        locked_by -> Nullable<Text>,
+        last_error -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::joinable!(file_versions -> objects (file_id));
+diesel::joinable!(object_members -> objects (object_id));
+diesel::joinable!(comments -> objects (object_id));

@@ -10,7 +10,15 @@ pub fn insert(conn: &mut DbConn, user: &User) -> StoreResult<()> {
     db_run!(conn => diesel::insert_into(users::table)
         .values((user, users::user_name_folded.eq(&folded)))
         .execute(conn))?;
-    Ok(())
+    // Every account has its three system folders, whichever path made it.
+    crate::content::insert_system_folders(
+        conn,
+        &user.id,
+        &user.basedir_id,
+        &user.syncdir_id,
+        &user.mydir_id,
+        user.created_at,
+    )
 }
 
 /// A userName as compared without regard to case: Unicode lowercase, folded here rather than by

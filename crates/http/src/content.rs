@@ -1,0 +1,796 @@
+//! Folders, files, versions, members, roles and comments (`/rest/folders…`, `/rest/files…`,
+//! `/rest/roles`). Uploads and downloads are in [`crate::transfer`].
+
+use crate::error::RestError;
+use crate::extract::{Caller, JsonBody, QueryPairs};
+use crate::respond::with_metadata;
+use crate::state::{blocking, AppState};
+use actix_web::web::{self, Data, Path};
+use actix_web::HttpResponse;
+use coffer_domain::input::Fields;
+use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListQuery, ListSpec, Op};
+use coffer_errors::{ApiError, ErrorCode};
+use coffer_service::content::ChildQuery;
+use coffer_service::content::{files, folders, sharing};
+
+const WITH: &[&str] = &[
+    "creator",
+    "permissions",
+    "members",
+    "parent",
+    "pathIds",
+    "currentUserRole",
+    "totals",
+    "path",
+];
+
+/// `GET /rest/folders/top`, `/children`, `/files`: names, kinds, the trash, order and paging.
+pub const CHILDREN: ListSpec = ListSpec {
+    filters: &[
+        FieldSpec {
+            name: "name",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::Contains],
+        },
+        FieldSpec {
+            name: "type",
+            kind: Kind::Text,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "deleted",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+    ],
+    order_fields: &["name", "created", "modified", "size"],
+    default_order: ("name", Dir::Asc),
+    default_limit: 100,
+    max_limit: 10_000,
+    with_fields: WITH,
+    extra_params: &[],
+    bulk: false,
+};
+
+/// `GET /rest/folders/shared`.
+pub const SHARED: ListSpec = ListSpec {
+    filters: &[FieldSpec {
+        name: "sharedByMe",
+        kind: Kind::Bool,
+        ops: &[Op::Eq],
+    }],
+    order_fields: &["name"],
+    default_order: ("name", Dir::Asc),
+    default_limit: 100,
+    max_limit: 10_000,
+    with_fields: WITH,
+    extra_params: &[],
+    bulk: false,
+};
+
+/// Version and comment lists: newest or oldest first, paged.
+pub const VERSIONS: ListSpec = ListSpec {
+    filters: &[],
+    order_fields: &["id", "versionNumber", "created"],
+    default_order: ("versionNumber", Dir::Desc),
+    default_limit: 100,
+    max_limit: 10_000,
+    with_fields: WITH,
+    extra_params: &[],
+    bulk: false,
+};
+
+pub const COMMENTS: ListSpec = ListSpec {
+    filters: &[],
+    order_fields: &["id", "created"],
+    default_order: ("id", Dir::Asc),
+    default_limit: 100,
+    max_limit: 10_000,
+    with_fields: &["author", "object", "parent"],
+    extra_params: &[],
+    bulk: false,
+};
+
+/// A single folder or file: `with`, `mode`, `returnEntity`.
+pub const ONE: ListSpec = ListSpec {
+    with_fields: WITH,
+    ..ListSpec::PLAIN
+};
+
+/// `GET /rest/files/{id}`: two parameters of other products, accepted and ignored.
+pub const FILE: ListSpec = ListSpec {
+    extra_params: &["requirementId", "accessVerificationId"],
+    ..ONE
+};
+
+/// `GET /rest/folders/{id}/tree`.
+pub const TREE: ListSpec = ListSpec {
+    extra_params: &["includeOwner"],
+    ..ONE
+};
+
+/// Members: `updateIfExists`, `notify`, … read by the handler.
+pub const MEMBERS: ListSpec = ListSpec {
+    with_fields: &["user", "role"],
+    extra_params: &["updateIfExists", "downgradeNested"],
+    ..ListSpec::PLAIN
+};
+
+/// `GET /rest/roles`.
+pub const ROLES: ListSpec = ListSpec {
+    filters: &[FieldSpec {
+        name: "type",
+        kind: Kind::Text,
+        ops: &[Op::Eq],
+    }],
+    ..ListSpec::PLAIN
+};
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/folders/top").route(web::get().to(top)))
+        .service(web::resource("/folders/shared").route(web::get().to(shared)))
+        .service(
+            web::resource("/folders/{id}")
+                .route(web::get().to(get_folder))
+                .route(web::put().to(update_folder))
+                .route(web::delete().to(delete_folder)),
+        )
+        .service(
+            web::resource("/folders/{id}/folders")
+                .route(web::get().to(subfolders))
+                .route(web::post().to(create_folder)),
+        )
+        .service(web::resource("/folders/{id}/children").route(web::get().to(children)))
+        .service(web::resource("/folders/{id}/files").route(web::get().to(folder_files)))
+        .service(web::resource("/folders/{id}/tree").route(web::get().to(tree)))
+        .service(web::resource("/folders/{id}/path").route(web::get().to(folder_path)))
+        .service(
+            web::resource("/folders/{id}/actions/recover").route(web::patch().to(recover_folder)),
+        )
+        .service(web::resource("/folders/{id}/actions/move").route(web::post().to(move_folder)))
+        .service(web::resource("/folders/{id}/actions/copy").route(web::post().to(copy_folder)))
+        .service(
+            web::resource("/folders/{id}/members")
+                .route(web::get().to(members))
+                .route(web::post().to(add_members)),
+        )
+        .service(
+            web::resource("/folders/{id}/members/{member}").route(web::delete().to(remove_member)),
+        )
+        .service(web::resource("/roles").route(web::get().to(roles)))
+        .service(web::resource("/files/actions/move").route(web::post().to(move_files)))
+        .service(web::resource("/files/actions/copy").route(web::post().to(copy_files)))
+        .service(
+            web::resource("/files/{id}")
+                .route(web::get().to(get_file))
+                .route(web::put().to(update_file))
+                .route(web::delete().to(delete_file)),
+        )
+        .service(web::resource("/files/{id}/path").route(web::get().to(file_path)))
+        .service(web::resource("/files/{id}/actions/recover").route(web::patch().to(recover_file)))
+        .service(web::resource("/files/{id}/versions/{version}").route(web::get().to(get_version)))
+        .service(
+            web::resource("/files/{id}/comments")
+                .route(web::get().to(comments))
+                .route(web::post().to(add_comment)),
+        );
+}
+
+fn parse(q: &[(String, String)], spec: &ListSpec) -> Result<ListQuery, RestError> {
+    Ok(list::parse(q, spec)?)
+}
+
+/// A listing query for the store, from the list grammar.
+fn child_query(q: &ListQuery, kind: Option<&str>) -> Result<ChildQuery, RestError> {
+    let mut out = ChildQuery {
+        kind: kind.map(str::to_string),
+        order: (q.order.0.to_string(), q.order.1 == Dir::Desc),
+        offset: q.offset,
+        limit: q.limit,
+        ..Default::default()
+    };
+    for f in &q.filters {
+        match (f.field, f.op) {
+            ("name", Op::Eq) => out.name_eq = f.value().as_text().map(str::to_string),
+            ("name", Op::Contains) => out.name_contains = f.value().as_text().map(str::to_string),
+            ("type", _) => match f.value().as_text() {
+                Some(k @ ("d" | "f")) if kind.is_none() => out.kind = Some(k.to_string()),
+                Some("d" | "f") => {}
+                _ => return Err(ApiError::field(ErrorCode::InputNotInList, "type").into()),
+            },
+            ("deleted", _) => out.deleted = matches!(f.value(), list::Value::Bool(true)),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// A date as clients send it: RFC 3339, or a plain `YYYY-MM-DD` (midnight UTC).
+pub fn parse_date(field: &str, v: &str) -> Result<i64, RestError> {
+    use time::format_description::well_known::Rfc3339;
+    if let Ok(t) = time::OffsetDateTime::parse(v, &Rfc3339) {
+        return Ok(t.unix_timestamp());
+    }
+    let fmt = time::macros::format_description!("[year]-[month]-[day]");
+    time::Date::parse(v, &fmt)
+        .map(|d| d.midnight().assume_utc().unix_timestamp())
+        .map_err(|_| ApiError::field(ErrorCode::InputInvalidDate, field).into())
+}
+
+fn opt_date(f: &Fields, name: &str) -> Result<Option<Option<i64>>, RestError> {
+    if !f.has(name) {
+        return Ok(None);
+    }
+    match f.opt_str(name)? {
+        Some(v) if !v.is_empty() => Ok(Some(Some(parse_date(name, v)?))),
+        _ => Ok(Some(None)),
+    }
+}
+
+fn folder_input(body: &serde_json::Value) -> Result<folders::FolderInput, RestError> {
+    let f = Fields::of(body)?;
+    Ok(folders::FolderInput {
+        name: f.opt_str("name")?.map(str::to_string),
+        description: f.opt_text("description")?.map(str::to_string),
+        expire: opt_date(&f, "expire")?,
+        syncable: f.opt_bool("syncable")?,
+        secure: f.opt_bool("secure")?,
+        file_lifetime: f.opt_int("fileLifetime")?,
+        rename: f.opt_bool("rename")?.unwrap_or(false),
+    })
+}
+
+fn listed(l: coffer_service::views::Listed<serde_json::Value>) -> HttpResponse {
+    with_metadata(&l)
+}
+
+#[utoipa::path(get, path = "/rest/folders/top", tag = "folders", responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "The caller's top-level folders and the top-most folders shared with them")), security(("bearer" = [])))]
+pub async fn top(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = parse(&q, &CHILDREN)?;
+    let cq = child_query(&q, Some("d"))?;
+    let user = c.user.id.clone();
+    Ok(listed(
+        blocking(&st, move |ctx| folders::top(ctx, &user, &cq)).await?,
+    ))
+}
+
+#[utoipa::path(get, path = "/rest/folders/shared", tag = "folders", responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "Folders shared with the caller (`sharedByMe=true`: by the caller)")), security(("bearer" = [])))]
+pub async fn shared(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = parse(&q, &SHARED)?;
+    let by_me = q
+        .filters
+        .iter()
+        .any(|f| f.field == "sharedByMe" && matches!(f.value(), list::Value::Bool(true)));
+    let user = c.user.id.clone();
+    let (offset, limit) = (q.offset, q.limit);
+    Ok(listed(
+        blocking(&st, move |ctx| {
+            sharing::shared_folders(ctx, &user, by_me, offset, limit)
+        })
+        .await?,
+    ))
+}
+
+#[utoipa::path(get, path = "/rest/folders/{id}", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = coffer_service::content::views::FolderView, description = "The folder"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such folder within the caller's reach")), security(("bearer" = [])))]
+pub async fn get_folder(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &ONE)?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    Ok(HttpResponse::Ok().json(blocking(&st, move |ctx| folders::get(ctx, &user, &id)).await?))
+}
+
+#[utoipa::path(post, path = "/rest/folders/{id}/folders", tag = "folders", params(("id" = String, Path, description = "The parent folder")), request_body(content = crate::schema::FolderBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The new folder, with `Location`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken (without `rename`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+pub async fn create_folder(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &ONE)?;
+    let input = folder_input(&body)?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| folders::create(ctx, &user, &id, &input)).await?;
+    let location = format!("{}/rest/folders/{}", st.base_url(), v.id);
+    Ok(crate::respond::created(
+        actix_web::http::StatusCode::CREATED,
+        location,
+        &v,
+    ))
+}
+
+#[utoipa::path(get, path = "/rest/folders/{id}/folders", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "The folders in the folder"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn subfolders(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list_children(c, st, id.into_inner(), q, Some("d")).await
+}
+
+#[utoipa::path(get, path = "/rest/folders/{id}/children", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = crate::schema::WithMetadata<serde_json::Value>, description = "Folders, then files, in the order asked"), (status = 403, description = "`ERR_ENTITY_DELETED`: the folder is in the trash (ask with `deleted=true`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn children(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list_children(c, st, id.into_inner(), q, None).await
+}
+
+#[utoipa::path(get, path = "/rest/folders/{id}/files", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::FileView>, description = "The files in the folder"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn folder_files(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list_children(c, st, id.into_inner(), q, Some("f")).await
+}
+
+async fn list_children(
+    c: coffer_service::auth::Caller,
+    st: Data<AppState>,
+    id: String,
+    q: Vec<(String, String)>,
+    kind: Option<&'static str>,
+) -> Result<HttpResponse, RestError> {
+    let q = parse(&q, &CHILDREN)?;
+    let cq = child_query(&q, kind)?;
+    let user = c.user.id.clone();
+    Ok(listed(
+        blocking(&st, move |ctx| folders::children(ctx, &user, &id, &cq)).await?,
+    ))
+}
+
+#[utoipa::path(put, path = "/rest/folders/{id}", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::schema::FolderBody), responses((status = 200, body = coffer_service::content::views::FolderView, description = "The folder as changed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_SYNC_DIR`, `ERR_ENTITY_IS_MY_DIR`, `ERR_ENTITY_IS_BASE_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+pub async fn update_folder(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &ONE)?;
+    let input = folder_input(&body)?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    Ok(HttpResponse::Ok()
+        .json(blocking(&st, move |ctx| folders::update(ctx, &user, &id, &input)).await?))
+}
+
+#[utoipa::path(delete, path = "/rest/folders/{id}", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 204, description = "The folder and what it holds are in the trash"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_SYNC_DIR`, `ERR_ENTITY_IS_MY_DIR`, `ERR_ENTITY_IS_BASE_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn delete_folder(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    blocking(&st, move |ctx| folders::delete(ctx, &user, &id)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(patch, path = "/rest/folders/{id}/actions/recover", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = coffer_service::content::views::FolderView, description = "The folder, back from the trash with what its deletion took"), (status = 403, description = "`ERR_ENTITY_DELETED`: deleted with a folder above, or its parent is in the trash"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: its name is taken now")), security(("bearer" = [])))]
+pub async fn recover_folder(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &ONE)?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| {
+        folders::recover(ctx, &user, &id)?;
+        folders::get(ctx, &user, &id)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+fn destination(body: &serde_json::Value) -> Result<String, RestError> {
+    let f = Fields::of(body)?;
+    Ok(f.req_str("destinationFolderId")?.to_string())
+}
+
+#[utoipa::path(post, path = "/rest/folders/{id}/actions/move", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::schema::DestinationBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The folder in its new place"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, system folders"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: the destination owner's quota"), (status = 422, description = "`ERR_CANNOT_MOVE_FOLDER_TO_SELF`, `ERR_CANNOT_MOVE_TO_CHILD`, `ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+pub async fn move_folder(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &ONE)?;
+    let dest = destination(&body)?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| folders::move_to(ctx, &user, &id, &dest)).await?;
+    Ok(HttpResponse::Created().json(v))
+}
+
+#[utoipa::path(post, path = "/rest/folders/{id}/actions/copy", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::schema::DestinationBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The copy (named `name (n)` when the name is taken)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, system folders"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_CANNOT_MOVE_FOLDER_TO_SELF`, `ERR_CANNOT_MOVE_TO_CHILD`, `ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+pub async fn copy_folder(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &ONE)?;
+    let dest = destination(&body)?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| folders::copy_to(ctx, &user, &id, &dest)).await?;
+    Ok(HttpResponse::Created().json(v))
+}
+
+#[utoipa::path(get, path = "/rest/folders/{id}/tree", tag = "folders", params(("id" = String, Path, description = "A folder id"), ("includeOwner" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::schema::WithMetadata<crate::schema::TreeItem>, description = "Every folder under the folder, parents first"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn tree(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &TREE)?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let rows = blocking(&st, move |ctx| folders::tree(ctx, &user, &id)).await?;
+    let items: Vec<serde_json::Value> = rows
+        .into_iter()
+        .map(|(p, parent)| serde_json::json!({"id": p.id, "name": p.name, "parentId": parent}))
+        .collect();
+    let n = items.len() as i64;
+    Ok(HttpResponse::Ok().json(
+        serde_json::json!({"data": items, "metadata": {"total": n, "limit": n, "offset": 0}}),
+    ))
+}
+
+#[utoipa::path(get, path = "/rest/folders/{id}/path", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = crate::schema::PathBody, description = "The folders from the caller's top down to this one"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn folder_path(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let p = blocking(&st, move |ctx| folders::path(ctx, &user, &id)).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({"data": p})))
+}
+
+#[utoipa::path(get, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<String>, Query, description = "Accepted and ignored"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::MemberView>, description = "Direct and inherited members"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn members(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &MEMBERS)?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let m = blocking(&st, move |ctx| sharing::members(ctx, &user, &id)).await?;
+    let n = m.len() as i64;
+    Ok(HttpResponse::Ok()
+        .json(serde_json::json!({"data": m, "metadata": {"total": n, "limit": n, "offset": 0}})))
+}
+
+#[utoipa::path(post, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<bool>, Query, description = "Change the role of who is a member already instead of failing them"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), request_body(content = crate::schema::MembersBody), responses((status = 201, body = coffer_service::content::sharing::AddMembers, description = "Everyone was added"), (status = 207, body = coffer_service::content::sharing::AddMembers, description = "Some failed (`errors`)"), (status = 403, description = "`ERR_ACCESS_USER`, system folders, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (roleId)")), security(("bearer" = [])))]
+pub async fn add_members(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let q = parse(&q, &MEMBERS)?;
+    let update = match q.extra("updateIfExists") {
+        Some(v) => list::parse_bool("updateIfExists", v)?,
+        None => false,
+    };
+    let f = Fields::of(&body)?;
+    let role = f
+        .opt_int("roleId")?
+        .ok_or_else(|| RestError(ApiError::field(ErrorCode::InputRequired, "roleId")))?;
+    let strings = |name: &str| -> Result<Vec<String>, RestError> {
+        match f.opt_array(name)? {
+            None => Ok(Vec::new()),
+            Some(a) => a
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .filter(|s| coffer_domain::input::is_clean(s, false) && s.len() <= 320)
+                        .map(str::to_string)
+                        .ok_or_else(|| {
+                            RestError(ApiError::field(ErrorCode::InputInvalidFormat, name))
+                        })
+                })
+                .collect(),
+        }
+    };
+    let user_ids = strings("userIds")?;
+    let emails = strings("emails")?;
+    if user_ids.is_empty() && emails.is_empty() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "userIds").into());
+    }
+    if user_ids.len() + emails.len() > 1000 {
+        return Err(ApiError::field(ErrorCode::InputMaxValue, "userIds").into());
+    }
+    let notify = f.opt_bool("notifyFileAdded")?.unwrap_or(false);
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let input = sharing::NewMembers {
+        user_ids,
+        emails,
+        role_id: role,
+        update_if_exists: update,
+        notify_file_added: notify,
+    };
+    let r = blocking(&st, move |ctx| {
+        sharing::add_members(ctx, &user, &id, &input)
+    })
+    .await?;
+    let status = if r.errors.is_empty() { 201 } else { 207 };
+    Ok(HttpResponse::build(
+        actix_web::http::StatusCode::from_u16(status)
+            .unwrap_or(actix_web::http::StatusCode::CREATED),
+    )
+    .json(r))
+}
+
+#[utoipa::path(delete, path = "/rest/folders/{id}/members/{member}", tag = "members", params(("id" = String, Path, description = "A folder id"), ("member" = String, Path, description = "The member's user id"), ("updateIfExists" = Option<String>, Query, description = "Accepted and ignored"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 204, description = "Removed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_INPUT_IS_OWNER`, `ERR_ENTITY_INHERITED_MEMBER_NOT_MODIFIABLE`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn remove_member(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    path: Path<(String, String)>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &MEMBERS)?;
+    let (id, member) = path.into_inner();
+    let user = c.user.id.clone();
+    blocking(&st, move |ctx| {
+        sharing::remove_member(ctx, &user, &id, &member)
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(get, path = "/rest/roles", tag = "members", responses((status = 200, body = crate::schema::DataOf<coffer_service::content::views::RoleView>, description = "The folder (`d`) and file (`f`) roles")), security(("bearer" = [])))]
+pub async fn roles(
+    Caller(_c): Caller,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = parse(&q, &ROLES)?;
+    let kind = q
+        .filters
+        .iter()
+        .find(|f| f.field == "type")
+        .and_then(|f| f.value().as_text().map(str::to_string));
+    if let Some(k) = &kind {
+        if k != "d" && k != "f" {
+            return Err(ApiError::field(ErrorCode::InputNotInList, "type").into());
+        }
+    }
+    Ok(HttpResponse::Ok().json(serde_json::json!({"data": sharing::roles(kind.as_deref())})))
+}
+
+#[utoipa::path(get, path = "/rest/files/{id}", tag = "files", params(("id" = String, Path, description = "A file id"), ("requirementId" = Option<String>, Query, description = "Accepted and ignored"), ("accessVerificationId" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn get_file(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &FILE)?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    Ok(HttpResponse::Ok().json(blocking(&st, move |ctx| files::get(ctx, &user, &id)).await?))
+}
+
+#[utoipa::path(put, path = "/rest/files/{id}", tag = "files", params(("id" = String, Path, description = "A file id")), request_body(content = crate::schema::FileUpdateBody), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file as changed (no body unless `returnEntity=true`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+pub async fn update_file(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let q = parse(&q, &ONE)?;
+    let f = Fields::of(&body)?;
+    let name = f.opt_str("name")?.map(str::to_string);
+    let expire = opt_date(&f, "expire")?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| {
+        files::update(ctx, &user, &id, name.as_deref(), expire)
+    })
+    .await?;
+    if q.return_entity {
+        Ok(HttpResponse::Ok().json(v))
+    } else {
+        Ok(HttpResponse::Ok().finish())
+    }
+}
+
+#[utoipa::path(delete, path = "/rest/files/{id}", tag = "files", params(("id" = String, Path, description = "A file id")), responses((status = 204, description = "The file is in the trash"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn delete_file(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    blocking(&st, move |ctx| files::delete(ctx, &user, &id)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(patch, path = "/rest/files/{id}/actions/recover", tag = "files", params(("id" = String, Path, description = "A file id")), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file, back from the trash"), (status = 403, description = "`ERR_ENTITY_DELETED`: its folder is in the trash"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`")), security(("bearer" = [])))]
+pub async fn recover_file(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &ONE)?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| {
+        folders::recover(ctx, &user, &id)?;
+        files::get(ctx, &user, &id)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[utoipa::path(get, path = "/rest/files/{id}/path", tag = "files", params(("id" = String, Path, description = "A file id")), responses((status = 200, body = crate::schema::PathBody, description = "The folders from the caller's top down to the file, and the file"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn file_path(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let p = blocking(&st, move |ctx| files::path(ctx, &user, &id)).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({"data": p})))
+}
+
+#[utoipa::path(get, path = "/rest/files/{id}/versions/{version}", tag = "files", params(("id" = String, Path, description = "A file id"), ("version" = String, Path, description = "A version id")), responses((status = 200, body = coffer_service::content::views::VersionView, description = "The version"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn get_version(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    path: Path<(String, String)>,
+) -> Result<HttpResponse, RestError> {
+    let (id, version) = path.into_inner();
+    let user = c.user.id.clone();
+    Ok(HttpResponse::Ok()
+        .json(blocking(&st, move |ctx| files::version(ctx, &user, &id, &version)).await?))
+}
+
+fn ids_of(q: &ListQuery, f: &Fields) -> Result<Vec<String>, RestError> {
+    let mut ids = q.extra("id:in").map(list::split_list).unwrap_or_default();
+    if let Some(a) = f.opt_array("ids")? {
+        for v in a {
+            ids.push(
+                v.as_str()
+                    .filter(|s| s.len() <= 64 && coffer_domain::input::is_clean(s, false))
+                    .ok_or_else(|| {
+                        RestError(ApiError::field(ErrorCode::InputInvalidFormat, "ids"))
+                    })?
+                    .to_string(),
+            );
+        }
+    }
+    if ids.is_empty() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "ids").into());
+    }
+    if ids.len() > 1000 {
+        return Err(ApiError::field(ErrorCode::InputMaxValue, "ids").into());
+    }
+    Ok(ids)
+}
+
+fn one_or_many(v: Vec<coffer_service::content::views::FileView>) -> HttpResponse {
+    if v.len() == 1 {
+        HttpResponse::Created().json(&v[0])
+    } else {
+        HttpResponse::Created().json(serde_json::json!({"data": v}))
+    }
+}
+
+#[utoipa::path(post, path = "/rest/files/actions/move", tag = "files", params(("id:in" = Option<String>, Query, description = "Comma-separated file ids (or `ids` in the body)"), ("partialSuccess" = Option<String>, Query, description = "Accepted; every file must succeed")), request_body(content = crate::schema::FilesDestinationBody), responses((status = 201, body = coffer_service::content::views::FileView, description = "The moved file (several: `{data}`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+pub async fn move_files(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let q = parse(&q, &BULK_OPTIONAL)?;
+    let f = Fields::of(&body)?;
+    let ids = ids_of(&q, &f)?;
+    let dest = f.req_str("destinationFolderId")?.to_string();
+    let user = c.user.id.clone();
+    Ok(one_or_many(
+        blocking(&st, move |ctx| files::move_files(ctx, &user, &ids, &dest)).await?,
+    ))
+}
+
+#[utoipa::path(post, path = "/rest/files/actions/copy", tag = "files", params(("id:in" = Option<String>, Query, description = "Comma-separated file ids (or `ids` in the body)"), ("partialSuccess" = Option<String>, Query, description = "Accepted; every file must succeed")), request_body(content = crate::schema::FilesDestinationBody), responses((status = 201, body = coffer_service::content::views::FileView, description = "The copy (several: `{data}`), named `name (n)` when the name is taken"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+pub async fn copy_files(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let q = parse(&q, &BULK_OPTIONAL)?;
+    let f = Fields::of(&body)?;
+    let ids = ids_of(&q, &f)?;
+    let dest = f.req_str("destinationFolderId")?.to_string();
+    let user = c.user.id.clone();
+    Ok(one_or_many(
+        blocking(&st, move |ctx| files::copy_files(ctx, &user, &ids, &dest)).await?,
+    ))
+}
+
+/// `POST /rest/files/actions/move|copy`: the ids come as `id:in` or as `ids` in the body.
+pub const BULK_OPTIONAL: ListSpec = ListSpec {
+    with_fields: WITH,
+    extra_params: &["id:in", "partialSuccess"],
+    ..ListSpec::PLAIN
+};
+
+#[utoipa::path(get, path = "/rest/files/{id}/comments", tag = "comments", params(("id" = String, Path, description = "A file id")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::CommentView>, description = "The comments"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn comments(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = parse(&q, &COMMENTS)?;
+    let newest = q.order.1 == Dir::Desc;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let (offset, limit) = (q.offset, q.limit);
+    Ok(with_metadata(
+        &blocking(&st, move |ctx| {
+            sharing::comments(ctx, &user, &id, newest, offset, limit)
+        })
+        .await?,
+    ))
+}
+
+#[utoipa::path(post, path = "/rest/files/{id}/comments", tag = "comments", params(("id" = String, Path, description = "A file id")), request_body(content = crate::schema::CommentBody), responses((status = 200, body = coffer_service::content::views::CommentView, description = "The new comment"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_MAX_VALUE`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INVALID_PARAMETER` (parentId)")), security(("bearer" = [])))]
+pub async fn add_comment(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    parse(&q, &ONE)?;
+    let f = Fields::of(&body)?;
+    let contents = f.req_text("contents")?.to_string();
+    let parent = f.opt_int("parentId")?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    Ok(HttpResponse::Ok().json(
+        blocking(&st, move |ctx| {
+            sharing::add_comment(ctx, &user, &id, &contents, parent)
+        })
+        .await?,
+    ))
+}

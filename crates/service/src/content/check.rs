@@ -1,0 +1,72 @@
+//! `cofferd storage check`: the blob store against the database.
+
+use crate::{Ctx, Result};
+use coffer_errors::Error;
+use std::collections::HashSet;
+
+/// What a check found.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// Where the content is.
+    pub store: String,
+    /// Blobs in the store.
+    pub stored: usize,
+    /// Blobs in the store no version refers to (freed by `--repair`).
+    pub unreferenced: Vec<String>,
+    /// Blobs versions refer to that the store lacks (content lost: restore from a backup).
+    pub missing: Vec<String>,
+    /// How many unreferenced blobs were deleted.
+    pub repaired: usize,
+}
+
+pub async fn check(ctx: &Ctx, repair: bool) -> Result<Report> {
+    let keys = ctx
+        .storage
+        .list_keys()
+        .await
+        .map_err(|e| Error::internal(format!("storage: {e}")))?;
+    let stored: HashSet<String> = keys.iter().map(|k| k.to_string()).collect();
+    let referenced: HashSet<String> = ctx
+        .blocking(|ctx| ctx.with_conn(|c| Ok(coffer_store::content::referenced_blob_ids(c)?)))
+        .await?
+        .into_iter()
+        .collect();
+    let mut unreferenced: Vec<String> = stored.difference(&referenced).cloned().collect();
+    let mut missing: Vec<String> = referenced.difference(&stored).cloned().collect();
+    unreferenced.sort();
+    missing.sort();
+    let mut repaired = 0;
+    if repair {
+        for id in &unreferenced {
+            let i = id.clone();
+            // Forget the row (if any, and still unreferenced) before the bytes.
+            let still_free = ctx
+                .write_owned(move |c| {
+                    if coffer_store::content::is_referenced(c, &i)? {
+                        return Ok(false);
+                    }
+                    coffer_store::content::forget_blob(c, &i)?;
+                    Ok(true)
+                })
+                .await?;
+            if !still_free {
+                continue;
+            }
+            let key = coffer_storage::BlobKey::parse(id)
+                .map_err(|e| Error::internal(format!("blob key: {e}")))?;
+            ctx.storage
+                .delete(&key)
+                .await
+                .map_err(|e| Error::internal(format!("storage: {e}")))?;
+            repaired += 1;
+        }
+    }
+    Ok(Report {
+        store: ctx.storage.describe(),
+        stored: stored.len(),
+        unreferenced,
+        missing,
+        repaired,
+    })
+}

@@ -1,0 +1,536 @@
+//! Files: one file, rename, trash, versions, downloads, move, copy, path, and the step every
+//! upload ends with ([`commit`]): the stored bytes become a new file or a new version.
+
+use super::views::{file_view, FileView, VersionView};
+use super::{live, new_object, path_of, require_file, require_folder};
+use crate::views::Listed;
+use crate::{events, now, Ctx, Result};
+use coffer_domain::content::{self as rules, Access, Action};
+use coffer_errors::{ApiError, Error, ErrorCode};
+use coffer_store::models::{FileVersion, Object};
+use coffer_store::DbConn;
+use serde_json::json;
+
+/// One file as the caller sees it.
+pub(crate) fn view(
+    c: &mut DbConn,
+    ctx: &Ctx,
+    user_id: &str,
+    o: &Object,
+    a: Access,
+) -> Result<FileView> {
+    let (path, _) = path_of(c, user_id, o)?;
+    let vids: Vec<String> = o.current_version_id.iter().cloned().collect();
+    let versions = coffer_store::content::versions_with_md5(c, &vids)?;
+    let cur = o.current_version_id.as_ref().and_then(|v| versions.get(v));
+    let count = coffer_store::content::version_counts(c, std::slice::from_ref(&o.id))?
+        .get(&o.id)
+        .copied()
+        .unwrap_or(0);
+    let shared = coffer_store::content::member_count(c, &o.id)? > 0;
+    Ok(file_view(
+        o,
+        cur.map(|(v, _)| v),
+        cur.map(|(_, m)| m.as_str()).unwrap_or(""),
+        count,
+        Some(a),
+        &path,
+        shared,
+        &ctx.config.base_url,
+    ))
+}
+
+pub fn get(ctx: &Ctx, user_id: &str, id: &str) -> Result<FileView> {
+    ctx.read(|c| {
+        let (o, a) = require_file(c, user_id, id, Action::List)?;
+        // A file in the trash is seen in its folder's listing with `deleted=true`.
+        live(&o)?;
+        view(c, ctx, user_id, &o, a)
+    })
+}
+
+/// Renames a file or changes its expiry.
+pub fn update(
+    ctx: &Ctx,
+    user_id: &str,
+    id: &str,
+    name: Option<&str>,
+    expire: Option<Option<i64>>,
+) -> Result<FileView> {
+    if let Some(n) = name {
+        rules::validate_name(n)?;
+    }
+    ctx.write(|c| {
+        let (o, a) = require_file(c, user_id, id, Action::Rename)?;
+        live(&o)?;
+        let name = name.map(str::to_string).unwrap_or_else(|| o.name.clone());
+        let folded = rules::fold_name(&name);
+        if folded != o.name_folded {
+            if let Some(p) = &o.parent_id {
+                if coffer_store::content::live_child(c, p, &folded)?.is_some() {
+                    return Err(ApiError::field(ErrorCode::EntityExists, "name").into());
+                }
+            }
+        }
+        let expire = expire.unwrap_or(o.expire_at);
+        let update = coffer_store::content::ObjectUpdate {
+            name: &name,
+            folded: &folded,
+            description: &o.description,
+            expire_at: expire,
+            modifier: user_id,
+        };
+        coffer_store::content::update_object(c, &o.id, &update, now())
+            .map_err(super::name_conflict)?;
+        events::record(
+            c,
+            "filesystem.file.update",
+            Some(user_id),
+            json!({"id": o.id, "name": name, "previousName": o.name}),
+        )?;
+        let o = coffer_store::content::object(c, &o.id)?.ok_or_else(super::not_found)?;
+        view(c, ctx, user_id, &o, a)
+    })
+}
+
+/// Moves a file to the trash.
+pub fn delete(ctx: &Ctx, user_id: &str, id: &str) -> Result<()> {
+    ctx.write(|c| {
+        let (o, _) = require_file(c, user_id, id, Action::Delete)?;
+        live(&o)?;
+        coffer_store::content::trash(c, std::slice::from_ref(&o.id), &o.id, now())?;
+        events::record(
+            c,
+            "filesystem.file.delete",
+            Some(user_id),
+            json!({"id": o.id, "parentId": o.parent_id, "name": o.name}),
+        )
+    })
+}
+
+pub fn versions(
+    ctx: &Ctx,
+    user_id: &str,
+    id: &str,
+    newest_first: bool,
+    offset: i64,
+    limit: i64,
+) -> Result<Listed<VersionView>> {
+    ctx.read(|c| {
+        let (o, _) = require_file(c, user_id, id, Action::List)?;
+        let page = coffer_store::content::versions(c, &o.id, newest_first, offset, limit)?;
+        let ids: Vec<String> = page.items.iter().map(|v| v.id.clone()).collect();
+        let md5 = coffer_store::content::versions_with_md5(c, &ids)?;
+        Ok(Listed {
+            items: page
+                .items
+                .iter()
+                .map(|v| VersionView::of(v, md5.get(&v.id).map(|(_, m)| m.as_str()).unwrap_or("")))
+                .collect(),
+            total: page.total,
+            offset,
+            limit,
+        })
+    })
+}
+
+fn version_of(c: &mut DbConn, file: &Object, version_id: &str) -> Result<FileVersion> {
+    coffer_store::content::version(c, version_id)?
+        .filter(|v| v.file_id == file.id && !v.deleted)
+        .ok_or_else(super::not_found)
+}
+
+pub fn version(ctx: &Ctx, user_id: &str, id: &str, version_id: &str) -> Result<VersionView> {
+    ctx.read(|c| {
+        let (o, _) = require_file(c, user_id, id, Action::List)?;
+        let v = version_of(c, &o, version_id)?;
+        let md5 = coffer_store::content::blob(c, &v.blob_id)?
+            .map(|b| b.md5)
+            .unwrap_or_default();
+        Ok(VersionView::of(&v, &md5))
+    })
+}
+
+/// What a download serves.
+#[derive(Debug, Clone)]
+pub struct Download {
+    pub file_id: String,
+    pub version_id: String,
+    pub name: String,
+    pub mime: String,
+    pub size: i64,
+    /// The blob key (the content's SHA3-256).
+    pub blob: String,
+}
+
+/// Refuses content that is being scanned (403 `ERR_ENTITY_NOT_SCANNED`) or was found infected
+/// (403 `ERR_ENTITY_VIRUS_FOUND`).
+pub fn scanned(v: &FileVersion) -> Result<()> {
+    match v.av_status.as_str() {
+        "allowed" => Ok(()),
+        "scanning" => Err(ApiError::new(ErrorCode::EntityNotScanned).into()),
+        _ => Err(ApiError::new(ErrorCode::EntityVirusFound).into()),
+    }
+}
+
+/// Decides a download of a file's current version, or of one of its versions.
+pub fn download(ctx: &Ctx, user_id: &str, id: &str, version_id: Option<&str>) -> Result<Download> {
+    ctx.read(|c| {
+        let (o, _) = require_file(c, user_id, id, Action::Download)?;
+        live(&o)?;
+        let vid = match version_id {
+            Some(v) => v.to_string(),
+            None => o.current_version_id.clone().ok_or_else(super::not_found)?,
+        };
+        let v = version_of(c, &o, &vid)?;
+        scanned(&v)?;
+        Ok(Download {
+            file_id: o.id.clone(),
+            version_id: v.id.clone(),
+            name: if version_id.is_some() {
+                v.name.clone()
+            } else {
+                o.name.clone()
+            },
+            mime: v.mime.clone(),
+            size: v.size,
+            blob: v.blob_id.clone(),
+        })
+    })
+}
+
+/// Opens a download's bytes, whole or the inclusive range `span`.
+pub async fn read(ctx: &Ctx, d: &Download, span: Option<(u64, u64)>) -> Result<super::BlobRead> {
+    let key = coffer_storage::BlobKey::parse(&d.blob)
+        .map_err(|e| Error::internal(format!("blob key: {e}")))?;
+    ctx.storage
+        .get(&key, span)
+        .await
+        .map_err(super::uploads::storage_error)
+}
+
+/// Records that a download was served (`filesystem.file.download`).
+pub async fn record_download(ctx: &Ctx, user_id: &str, d: &Download, partial: bool) -> Result<()> {
+    let actor = user_id.to_string();
+    let data = json!({"id": d.file_id, "versionId": d.version_id, "partial": partial});
+    ctx.write_owned(move |c| events::record(c, "filesystem.file.download", Some(&actor), data))
+        .await
+}
+
+/// Moves files into a folder; each must be movable, else nothing moves.
+pub fn move_files(
+    ctx: &Ctx,
+    user_id: &str,
+    ids: &[String],
+    dest_id: &str,
+) -> Result<Vec<FileView>> {
+    ctx.write(|c| {
+        let mut out = Vec::new();
+        for id in ids {
+            let (o, _) = require_file(c, user_id, id, Action::MoveOut)?;
+            live(&o)?;
+            let (dest, da) = super::folders::check_destination(c, user_id, &o, dest_id)?;
+            super::folders::move_object(c, user_id, &o, &dest)?;
+            events::record(
+                c,
+                "filesystem.file.move",
+                Some(user_id),
+                json!({"id": o.id, "from": o.parent_id, "to": dest.id}),
+            )?;
+            let moved = coffer_store::content::object(c, &o.id)?.ok_or_else(super::not_found)?;
+            let a = if moved.owner_id == user_id {
+                Access::Owner
+            } else {
+                da
+            };
+            out.push(view(c, ctx, user_id, &moved, a)?);
+        }
+        Ok(out)
+    })
+}
+
+/// Copies files into a folder (their current versions, sharing the blobs).
+pub fn copy_files(
+    ctx: &Ctx,
+    user_id: &str,
+    ids: &[String],
+    dest_id: &str,
+) -> Result<Vec<FileView>> {
+    ctx.write(|c| {
+        let mut out = Vec::new();
+        for id in ids {
+            let (o, _) = require_file(c, user_id, id, Action::Copy)?;
+            live(&o)?;
+            let (dest, da) = super::folders::check_destination(c, user_id, &o, dest_id)?;
+            let (allowed, used) = super::quota(c, &dest.owner_id)?;
+            if used + o.size > allowed {
+                return Err(ApiError::new(ErrorCode::SystemNoStorageAvailable).into());
+            }
+            let name = super::free_name(c, &dest.id, &o.name, true)?;
+            let copy = new_object(&dest, "f", &name, user_id);
+            coffer_store::content::insert_object(c, &copy).map_err(super::name_conflict)?;
+            let t = now();
+            copy_current_version(c, &o, &copy, user_id, t)?;
+            coffer_store::content::touch(c, &dest.id, t)?;
+            events::record(
+                c,
+                "filesystem.file.copy",
+                Some(user_id),
+                json!({"id": copy.id, "sourceId": o.id, "to": dest.id}),
+            )?;
+            let copied =
+                coffer_store::content::object(c, &copy.id)?.ok_or_else(super::not_found)?;
+            let a = if copied.owner_id == user_id {
+                Access::Owner
+            } else {
+                da
+            };
+            out.push(view(c, ctx, user_id, &copied, a)?);
+        }
+        Ok(out)
+    })
+}
+
+/// Gives `copy` a first version holding the current content of `src`.
+pub(crate) fn copy_current_version(
+    c: &mut DbConn,
+    src: &Object,
+    copy: &Object,
+    user_id: &str,
+    t: i64,
+) -> Result<()> {
+    let Some(vid) = &src.current_version_id else {
+        return Ok(());
+    };
+    let v = coffer_store::content::version(c, vid)?.ok_or_else(super::not_found)?;
+    let nv = FileVersion {
+        id: uuid::Uuid::new_v4().to_string(),
+        file_id: copy.id.clone(),
+        number: 1,
+        name: copy.name.clone(),
+        creator_id: user_id.to_string(),
+        created_at: t,
+        ..v
+    };
+    let blob = coffer_store::content::blob(c, &nv.blob_id)?.ok_or_else(super::not_found)?;
+    coffer_store::content::reference_blob(c, &blob.id, blob.size, &blob.md5, t)?;
+    coffer_store::content::insert_version(c, &nv)?;
+    coffer_store::content::set_current_version(c, &copy.id, &nv, user_id, t)?;
+    Ok(())
+}
+
+/// What a finished upload brings: the stored blob and what the client said of the file.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub blob: String,
+    pub size: i64,
+    pub md5: String,
+    pub client_created: Option<i64>,
+    pub client_modified: Option<i64>,
+}
+
+/// Where stored bytes go.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A file of this name in this folder: a new file, or a new version of the file of that
+    /// name (unless `disable_auto_version`, then 409).
+    Folder {
+        folder_id: String,
+        name: String,
+        disable_auto_version: bool,
+    },
+    /// A new version of this file.
+    File { file_id: String },
+}
+
+/// Checks, before any byte is stored, that the caller may put `size` bytes (when known) at
+/// `target`: the permission, a live folder that holds files, the name, `maxUploadSize` (422
+/// `ERR_LICENSE_MAX_UPLOAD_SIZE`) and the owner's quota (413 `ERR_SYSTEM_NO_STORAGE_AVAILABLE`).
+/// Returns how many bytes may still arrive.
+pub fn check_target(
+    c: &mut DbConn,
+    user_id: &str,
+    target: &Target,
+    size: Option<i64>,
+) -> Result<i64> {
+    let owner = match target {
+        Target::Folder {
+            folder_id,
+            name,
+            disable_auto_version,
+        } => {
+            rules::validate_name(name)?;
+            let (f, _) = require_folder(c, user_id, folder_id, Action::Upload)?;
+            live(&f)?;
+            if f.system.as_deref() == Some("base") {
+                return Err(ApiError::new(ErrorCode::EntityIsBaseDir).into());
+            }
+            if let Some(existing) =
+                coffer_store::content::live_child(c, &f.id, &rules::fold_name(name))?
+            {
+                if existing.is_folder() || *disable_auto_version {
+                    return Err(ApiError::field(ErrorCode::EntityExists, "name").into());
+                }
+            }
+            f.owner_id
+        }
+        Target::File { file_id } => {
+            let (o, _) = require_file(c, user_id, file_id, Action::Upload)?;
+            live(&o)?;
+            o.owner_id
+        }
+    };
+    let limits = super::limits(c)?;
+    let (allowed, used) = super::quota(c, &owner)?;
+    let room = (allowed - used).max(0);
+    if let Some(s) = size {
+        if s > limits.max_upload_size {
+            return Err(ApiError::field(ErrorCode::LicenseMaxUploadSize, "totalSize").into());
+        }
+        if s > room {
+            return Err(ApiError::new(ErrorCode::SystemNoStorageAvailable).into());
+        }
+    }
+    Ok(room.min(limits.max_upload_size))
+}
+
+/// Turns stored bytes into a file or a new version, atomically: readers see the old current
+/// version or the new one. Re-checks everything [`check_target`] checked, since the bytes took
+/// time to arrive. Returns the file.
+pub fn commit(
+    c: &mut DbConn,
+    ctx: &Ctx,
+    user_id: &str,
+    target: &Target,
+    stored: &Stored,
+) -> Result<Object> {
+    check_target(c, user_id, target, Some(0))?;
+    let t = now();
+    let (file, created) = match target {
+        Target::Folder {
+            folder_id, name, ..
+        } => {
+            let folder =
+                coffer_store::content::object(c, folder_id)?.ok_or_else(super::not_found)?;
+            match coffer_store::content::live_child(c, folder_id, &rules::fold_name(name))? {
+                Some(existing) => (existing, false),
+                None => {
+                    let o = new_object(&folder, "f", name, user_id);
+                    coffer_store::content::insert_object(c, &o).map_err(super::name_conflict)?;
+                    coffer_store::content::touch(c, folder_id, t)?;
+                    (o, true)
+                }
+            }
+        }
+        Target::File { file_id } => (
+            coffer_store::content::object(c, file_id)?.ok_or_else(super::not_found)?,
+            false,
+        ),
+    };
+    // Quota again, now that the size is known and other uploads may have landed.
+    let (allowed, used) = super::quota(c, &file.owner_id)?;
+    if used + stored.size > allowed {
+        return Err(ApiError::new(ErrorCode::SystemNoStorageAvailable).into());
+    }
+    let number = coffer_store::content::last_version_number(c, &file.id)? + 1;
+    let scanning = ctx.scanner.is_some();
+    let v = FileVersion {
+        id: uuid::Uuid::new_v4().to_string(),
+        file_id: file.id.clone(),
+        number,
+        blob_id: stored.blob.clone(),
+        name: file.name.clone(),
+        size: stored.size,
+        mime: rules::guess_mime(&file.name).to_string(),
+        creator_id: user_id.to_string(),
+        created_at: t,
+        client_created_at: stored.client_created,
+        client_modified_at: stored.client_modified,
+        av_status: if scanning { "scanning" } else { "allowed" }.into(),
+        av_signature: None,
+        preview_status: "pending".into(),
+        preview_blob_id: None,
+        deleted: false,
+    };
+    coffer_store::content::reference_blob(c, &stored.blob, stored.size, &stored.md5, t)?;
+    coffer_store::content::insert_version(c, &v)?;
+    coffer_store::content::set_current_version(c, &file.id, &v, user_id, t)?;
+    if scanning {
+        super::jobs::enqueue(c, super::jobs::SCAN, &v.id, t)?;
+    }
+    super::jobs::enqueue(c, super::jobs::PREVIEW, &v.id, t)?;
+    if created {
+        events::record(
+            c,
+            "filesystem.file.create",
+            Some(user_id),
+            json!({"id": file.id, "parentId": file.parent_id, "name": file.name, "size": v.size, "versionId": v.id}),
+        )?;
+    } else {
+        events::record(
+            c,
+            "filesystem.version.create",
+            Some(user_id),
+            json!({"id": file.id, "versionId": v.id, "versionNumber": v.number, "size": v.size}),
+        )?;
+    }
+    coffer_store::content::object(c, &file.id)?.ok_or_else(|| Error::internal("file vanished"))
+}
+
+/// [`commit`] in its own write transaction, answered as the caller sees the file.
+pub async fn commit_owned(
+    ctx: &Ctx,
+    user_id: &str,
+    target: Target,
+    stored: Stored,
+) -> Result<FileView> {
+    let user = user_id.to_string();
+    let ctx2 = ctx.clone();
+    let file = ctx
+        .write_owned(move |c| commit(c, &ctx2, &user, &target, &stored))
+        .await?;
+    let user = user_id.to_string();
+    ctx.blocking(move |ctx| {
+        ctx.read(|c| {
+            let a = super::access(c, &user, &file)?.ok_or_else(super::not_found)?;
+            view(c, ctx, &user, &file, a)
+        })
+    })
+    .await
+}
+
+/// The preview of a file's current version: its state, and for a ready one the address that
+/// shows it in place.
+pub fn preview(ctx: &Ctx, user_id: &str, id: &str) -> Result<super::views::PreviewView> {
+    ctx.read(|c| {
+        let (o, _) = require_file(c, user_id, id, Action::Preview)?;
+        live(&o)?;
+        let vid = o.current_version_id.clone().ok_or_else(super::not_found)?;
+        let v = version_of(c, &o, &vid)?;
+        scanned(&v)?;
+        let ready = v.preview_status == "ready";
+        Ok(super::views::PreviewView {
+            file_id: o.id.clone(),
+            version_id: v.id.clone(),
+            status: v.preview_status.clone(),
+            mime: v.mime.clone(),
+            content_url: ready.then(|| {
+                format!(
+                    "{}/rest/files/{}/content?inline=true",
+                    ctx.config.base_url, o.id
+                )
+            }),
+        })
+    })
+}
+
+/// The path of a file from the caller's top.
+pub fn path(ctx: &Ctx, user_id: &str, id: &str) -> Result<Vec<super::views::PathItem>> {
+    ctx.read(|c| {
+        let (o, _) = require_file(c, user_id, id, Action::List)?;
+        let (p, _) = path_of(c, user_id, &o)?;
+        Ok(p.into_iter()
+            .map(|(id, name)| super::views::PathItem { id, name })
+            .collect())
+    })
+}

@@ -1,0 +1,231 @@
+//! The content core: folders, files, versions, uploads, downloads, members and comments.
+//!
+//! Who may do what is decided here, in [`require`], for every area that acts on content (the
+//! REST handlers, mail, the SFTP front-end): the caller's access to an object is ownership of
+//! its tree, or the role of their nearest membership up the tree (`coffer_domain::content`
+//! holds the role table). An object outside the caller's reach answers 404, exactly as an object
+//! that does not exist; a known object the caller lacks a permission on answers 403.
+
+pub mod check;
+pub mod files;
+pub mod folders;
+pub mod jobs;
+pub mod sharing;
+pub mod uploads;
+pub mod views;
+
+pub use coffer_storage::BlobRead;
+pub use coffer_store::content::ChildQuery;
+
+use crate::{now, Result};
+use coffer_domain::content::{self as rules, Access, Action};
+use coffer_errors::{ApiError, Error, ErrorCode};
+use coffer_store::models::Object;
+use coffer_store::DbConn;
+
+/// What the content services need to know of the deployment.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// The largest file accepted (setting `maxUploadSize`).
+    pub max_upload_size: i64,
+    /// The largest chunk accepted (`uploadChunkMax`).
+    pub upload_chunk_max: i64,
+    /// Seconds an idle upload session lives (`uploadTimeout`).
+    pub upload_timeout: i64,
+}
+
+pub const GIB: i64 = 1024 * 1024 * 1024;
+
+/// Reads an integer setting with its default.
+pub fn int_setting(c: &mut DbConn, key: &str, default: i64) -> Result<i64> {
+    Ok(coffer_store::settings::get(c, key)?
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or(default))
+}
+
+pub fn limits(c: &mut DbConn) -> Result<Limits> {
+    Ok(Limits {
+        max_upload_size: int_setting(c, "maxUploadSize", 2 * GIB)?,
+        upload_chunk_max: int_setting(c, "uploadChunkMax", 64 * 1024 * 1024)?,
+        upload_timeout: int_setting(c, "uploadTimeout", 86_400)?,
+    })
+}
+
+/// The bytes an account may hold (`storageQuota`) and holds.
+pub fn quota(c: &mut DbConn, owner: &str) -> Result<(i64, i64)> {
+    let allowed = int_setting(c, "storageQuota", 10 * GIB)?;
+    let used = coffer_store::content::usage(c, owner)?;
+    Ok((allowed, used))
+}
+
+pub(crate) fn not_found() -> Error {
+    ApiError::new(ErrorCode::EntityNotFound).into()
+}
+
+pub(crate) fn denied() -> Error {
+    ApiError::new(ErrorCode::AccessUser).into()
+}
+
+/// The caller's access to an object, or none.
+pub fn access(c: &mut DbConn, user_id: &str, o: &Object) -> Result<Option<Access>> {
+    if o.owner_id == user_id {
+        return Ok(Some(Access::Owner));
+    }
+    if o.system.is_some() {
+        return Ok(None);
+    }
+    Ok(
+        coffer_store::content::nearest_membership(c, &o.id, user_id)?
+            .map(|(role, _)| Access::Role(role)),
+    )
+}
+
+/// An object the caller may see, with their access; 404 when it does not exist or is out of
+/// their reach, 403 `ERR_ACCESS_USER` when their role does not allow `action`.
+pub fn require(
+    c: &mut DbConn,
+    user_id: &str,
+    id: &str,
+    action: Action,
+) -> Result<(Object, Access)> {
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(not_found());
+    }
+    let o = coffer_store::content::object(c, id)?.ok_or_else(not_found)?;
+    let a = access(c, user_id, &o)?.ok_or_else(not_found)?;
+    if !rules::allows(a, action) {
+        return Err(denied());
+    }
+    Ok((o, a))
+}
+
+/// As [`require`], for a folder (a file id answers 404).
+pub fn require_folder(
+    c: &mut DbConn,
+    user_id: &str,
+    id: &str,
+    action: Action,
+) -> Result<(Object, Access)> {
+    let (o, a) = require(c, user_id, id, action)?;
+    if !o.is_folder() {
+        return Err(not_found());
+    }
+    Ok((o, a))
+}
+
+/// As [`require`], for a file (a folder id answers 404).
+pub fn require_file(
+    c: &mut DbConn,
+    user_id: &str,
+    id: &str,
+    action: Action,
+) -> Result<(Object, Access)> {
+    let (o, a) = require(c, user_id, id, action)?;
+    if o.is_folder() {
+        return Err(not_found());
+    }
+    Ok((o, a))
+}
+
+/// Refuses a change to an object in the trash: 403 `ERR_ENTITY_DELETED`.
+pub fn live(o: &Object) -> Result<()> {
+    if o.deleted_at.is_some() {
+        return Err(ApiError::new(ErrorCode::EntityDeleted).into());
+    }
+    Ok(())
+}
+
+/// Refuses a change to a system folder with its own code.
+pub fn not_system(o: &Object) -> Result<()> {
+    let code = match o.system.as_deref() {
+        Some("base") => ErrorCode::EntityIsBaseDir,
+        Some("sync") => ErrorCode::EntityIsSyncDir,
+        Some("my") => ErrorCode::EntityIsMyDir,
+        _ => return Ok(()),
+    };
+    Err(ApiError::new(code).into())
+}
+
+/// A free name in `parent`: the name itself, or with ` (n)` added when `rename` and it is taken;
+/// 409 `ERR_ENTITY_EXISTS` when taken and not `rename`.
+pub fn free_name(c: &mut DbConn, parent: &str, name: &str, rename: bool) -> Result<String> {
+    let taken = |c: &mut DbConn, n: &str| -> Result<bool> {
+        Ok(coffer_store::content::live_child(c, parent, &rules::fold_name(n))?.is_some())
+    };
+    if !taken(c, name)? {
+        return Ok(name.to_string());
+    }
+    if !rename {
+        return Err(ApiError::field(ErrorCode::EntityExists, "name").into());
+    }
+    for n in 1..1000 {
+        let candidate = rules::numbered_name(name, n);
+        if !taken(c, &candidate)? {
+            return Ok(candidate);
+        }
+    }
+    Err(ApiError::field(ErrorCode::EntityExists, "name").into())
+}
+
+/// A new object row under `parent`, owned by the parent's owner (the owner of a tree holds all
+/// of it, and is charged for its files).
+pub fn new_object(parent: &Object, kind: &str, name: &str, actor: &str) -> Object {
+    let t = now();
+    Object {
+        id: uuid::Uuid::new_v4().to_string(),
+        kind: kind.to_string(),
+        parent_id: Some(parent.id.clone()),
+        owner_id: parent.owner_id.clone(),
+        system: None,
+        name: name.to_string(),
+        name_folded: rules::fold_name(name),
+        description: String::new(),
+        created_at: t,
+        modified_at: t,
+        creator_id: actor.to_string(),
+        modifier_id: actor.to_string(),
+        expire_at: None,
+        deleted_at: None,
+        trashed_with: None,
+        perm_deleted: false,
+        secure: false,
+        syncable: false,
+        file_lifetime: 0,
+        current_version_id: None,
+        size: 0,
+        mime: None,
+        client_created_at: None,
+        client_modified_at: None,
+    }
+}
+
+/// Maps a unique-name violation to 409 `ERR_ENTITY_EXISTS`.
+pub(crate) fn name_conflict(e: coffer_store::StoreError) -> Error {
+    if e.is_unique_violation() {
+        ApiError::field(ErrorCode::EntityExists, "name").into()
+    } else {
+        e.into()
+    }
+}
+
+/// The path of an object from the caller's point of view: the names from the top-most folder
+/// they reach down to the object (their own root is not named).
+pub fn path_of(c: &mut DbConn, user_id: &str, o: &Object) -> Result<(Vec<(String, String)>, bool)> {
+    let chain = coffer_store::content::ancestors(c, &o.id)?;
+    let mut out = Vec::new();
+    let own = o.owner_id == user_id;
+    for a in chain.iter() {
+        if a.system.as_deref() == Some("base") {
+            break;
+        }
+        out.push((a.id.clone(), a.name.clone()));
+        if !own {
+            // A member sees the tree from the folder they were given.
+            if coffer_store::content::member(c, &a.id, user_id)?.is_some() {
+                break;
+            }
+        }
+    }
+    out.reverse();
+    Ok((out, own))
+}

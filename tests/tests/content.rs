@@ -1,0 +1,938 @@
+//! The content core end to end over HTTP: system folders, folders, one-shot and chunked uploads,
+//! versions, downloads with ranges, permissions through members, the trash, move and copy,
+//! comments, quota, and the stored state after each call. Runs on SQLite or PostgreSQL
+//! (`COFFER_TEST_POSTGRES_URL`) and on local or S3 storage (`COFFER_TEST_S3_URL`).
+
+use coffer_domain::Role;
+use coffer_tests::{multipart, TestApp};
+use serde_json::{json, Value};
+use sha3::Digest as _;
+
+fn sha3_hex(b: &[u8]) -> String {
+    hex::encode(sha3::Sha3_256::digest(b))
+}
+
+fn md5_hex(b: &[u8]) -> String {
+    hex::encode(md5::Md5::digest(b))
+}
+
+fn me(app: &TestApp, token: &str) -> Value {
+    let r = app.rest("GET", "/rest/users/me", token, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json()
+}
+
+fn my_folder(app: &TestApp, token: &str) -> String {
+    me(app, token)["syncdirId"].as_str().unwrap().to_string()
+}
+
+fn mkdir(app: &TestApp, token: &str, parent: &str, name: &str) -> String {
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{parent}/folders"),
+        token,
+        Some(json!({"name": name})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    r.json()["id"].as_str().unwrap().to_string()
+}
+
+fn upload_ok(app: &TestApp, token: &str, folder: &str, name: &str, bytes: &[u8]) -> Value {
+    let r = app.upload(token, folder, name, bytes);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json()
+}
+
+fn objects(app: &TestApp) -> i64 {
+    app.count("1 = 1", "objects")
+}
+
+#[test]
+fn every_account_has_its_three_system_folders() {
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("sys@example.com", Role::User);
+    let u = me(&app, &token);
+    for (field, system) in [
+        ("basedirId", "base"),
+        ("syncdirId", "sync"),
+        ("mydirId", "my"),
+    ] {
+        let id = u[field].as_str().unwrap();
+        assert_eq!(
+            app.count(
+                &format!("id = '{id}' AND system = '{system}' AND kind = 'd'"),
+                "objects"
+            ),
+            1,
+            "{field}"
+        );
+    }
+    let r = app.rest(
+        "GET",
+        &format!("/rest/folders/{}", u["syncdirId"].as_str().unwrap()),
+        &token,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["name"], "My Folder");
+    assert_eq!(r.json()["type"], "d");
+    // The top level shows "My Folder", never the hidden mail folder nor the root.
+    let top = app.rest("GET", "/rest/folders/top", &token, None).json();
+    let names: Vec<&str> = top["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["My Folder"]);
+    // The system folders are not deleted, renamed or moved.
+    let sync = u["syncdirId"].as_str().unwrap();
+    let r = app.rest("DELETE", &format!("/rest/folders/{sync}"), &token, None);
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (403, "ERR_ENTITY_IS_SYNC_DIR")
+    );
+    let base = u["basedirId"].as_str().unwrap();
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/folders/{base}"),
+        &token,
+        Some(json!({"name": "x"})),
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (403, "ERR_ENTITY_IS_BASE_DIR")
+    );
+    // No file in the root.
+    let r = app.upload(&token, base, "a.txt", b"x");
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (403, "ERR_ENTITY_IS_BASE_DIR")
+    );
+}
+
+#[test]
+fn folders_are_created_named_listed_and_refused_bad_names() {
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("names@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let id = mkdir(&app, &token, &root, "Reports");
+    // Names are unique per folder without regard to case.
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/folders"),
+        &token,
+        Some(json!({"name": "reports"})),
+    );
+    assert_eq!((r.status, r.code().as_str()), (409, "ERR_ENTITY_EXISTS"));
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/folders"),
+        &token,
+        Some(json!({"name": "reports", "rename": true})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.json()["name"], "reports (1)");
+    let before = objects(&app);
+    let long = "x".repeat(256);
+    for bad in [
+        "a/b",
+        "a\\b",
+        "..",
+        ".",
+        "a\u{0}b",
+        "tab\there",
+        long.as_str(),
+        "trailing.",
+        " lead",
+    ] {
+        let r = app.rest(
+            "POST",
+            &format!("/rest/folders/{root}/folders"),
+            &token,
+            Some(json!({"name": bad})),
+        );
+        assert_eq!(r.status, 422, "{bad:?}: {}", r.text);
+    }
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/folders"),
+        &token,
+        Some(json!({"name": ""})),
+    );
+    assert_eq!(r.status, 422, "{}", r.text);
+    assert_eq!(objects(&app), before, "a refused name stores nothing");
+    // Rename, then list.
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/folders/{id}"),
+        &token,
+        Some(json!({"name": "Quarterly", "description": "Q reports"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["name"], "Quarterly");
+    let l = app.rest(
+        "GET",
+        &format!("/rest/folders/{root}/children?orderBy=name:desc"),
+        &token,
+        None,
+    );
+    assert_eq!(l.status, 200, "{}", l.text);
+    let names: Vec<String> = l.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["reports (1)", "Quarterly"]);
+    assert_eq!(l.json()["metadata"]["total"], 2);
+    // An unknown folder, or a malformed id, is 404.
+    for bad in ["00000000-0000-4000-8000-000000000000", "nope"] {
+        let r = app.rest("GET", &format!("/rest/folders/{bad}"), &token, None);
+        assert_eq!((r.status, r.code().as_str()), (404, "ERR_ENTITY_NOT_FOUND"));
+    }
+    assert!(app.count("subject = 'filesystem.folder.create'", "events") >= 2);
+}
+
+#[test]
+fn one_shot_upload_versions_and_download_with_ranges() {
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("files@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let content: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    let f = upload_ok(&app, &token, &root, "data.bin", &content);
+    let id = f["id"].as_str().unwrap().to_string();
+    assert_eq!(f["type"], "f");
+    assert_eq!(f["name"], "data.bin");
+    assert_eq!(f["size"], content.len());
+    assert_eq!(f["fingerprint"], sha3_hex(&content));
+    let fps = f["fingerprints"].as_array().unwrap();
+    assert!(
+        fps.iter()
+            .any(|p| p["algo"] == "md5" && p["hash"] == md5_hex(&content)),
+        "{fps:?}"
+    );
+    assert_eq!(f["avStatus"], "allowed");
+    // The whole content, as stored.
+    let r = app.rest("GET", &format!("/rest/files/{id}/content"), &token, None);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.bytes, content);
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    assert!(
+        r.header("content-disposition")
+            .unwrap()
+            .starts_with("attachment"),
+        "{:?}",
+        r.headers
+    );
+    let etag = r.header("etag").unwrap().to_string();
+    // A range.
+    let auth = format!("Bearer {token}");
+    let r = app.send(
+        "GET",
+        &format!("/rest/files/{id}/content"),
+        &[
+            ("X-Coffer-Version", "28"),
+            ("Authorization", &auth),
+            ("Range", "bytes=10-19"),
+        ],
+        None,
+    );
+    assert_eq!(r.status, 206);
+    assert_eq!(r.bytes, &content[10..20]);
+    assert_eq!(
+        r.header("content-range"),
+        Some(format!("bytes 10-19/{}", content.len()).as_str())
+    );
+    let r = app.send(
+        "GET",
+        &format!("/rest/files/{id}/content"),
+        &[
+            ("X-Coffer-Version", "28"),
+            ("Authorization", &auth),
+            ("Range", "bytes=-5"),
+        ],
+        None,
+    );
+    assert_eq!(r.status, 206);
+    assert_eq!(r.bytes, &content[content.len() - 5..]);
+    let r = app.send(
+        "GET",
+        &format!("/rest/files/{id}/content"),
+        &[
+            ("X-Coffer-Version", "28"),
+            ("Authorization", &auth),
+            ("Range", "bytes=999999-"),
+        ],
+        None,
+    );
+    assert_eq!(r.status, 416);
+    assert_eq!(
+        r.header("content-range"),
+        Some(format!("bytes */{}", content.len()).as_str())
+    );
+    let r = app.send(
+        "GET",
+        &format!("/rest/files/{id}/content"),
+        &[
+            ("X-Coffer-Version", "28"),
+            ("Authorization", &auth),
+            ("If-None-Match", &etag),
+        ],
+        None,
+    );
+    assert_eq!(r.status, 304);
+    // The same name again is a new version; with disableAutoVersion it is refused.
+    let v2 = upload_ok(&app, &token, &root, "DATA.bin", b"second");
+    assert_eq!(v2["id"], id, "same file, case-insensitively");
+    assert_eq!(v2["size"], 6);
+    let vs = app.rest("GET", &format!("/rest/files/{id}/versions"), &token, None);
+    assert_eq!(vs.status, 200, "{}", vs.text);
+    let list = vs.json()["data"].as_array().unwrap().clone();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0]["versionNumber"], 2);
+    let first = list[1]["id"].as_str().unwrap();
+    let r = app.rest(
+        "GET",
+        &format!("/rest/files/{id}/versions/{first}/content"),
+        &token,
+        None,
+    );
+    assert_eq!(r.bytes, content, "an older version stays readable");
+    let (ct, body) = multipart(&[
+        ("disableAutoVersion", None, b"true"),
+        ("body", Some("data.bin"), b"third"),
+    ]);
+    let r = app.rest_body(
+        "POST",
+        &format!("/rest/folders/{root}/actions/file"),
+        &token,
+        &ct,
+        body,
+    );
+    assert_eq!((r.status, r.code().as_str()), (409, "ERR_ENTITY_EXISTS"));
+    assert_eq!(app.count(&format!("file_id = '{id}'"), "file_versions"), 2);
+    // A new version by id.
+    let (ct, body) = multipart(&[("body", Some("ignored.txt"), b"fourth")]);
+    let r = app.rest_body(
+        "POST",
+        &format!("/rest/files/{id}/versions"),
+        &token,
+        &ct,
+        body,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["name"], "data.bin");
+    assert_eq!(
+        app.rest("GET", &format!("/rest/files/{id}/content"), &token, None)
+            .bytes,
+        b"fourth"
+    );
+    // Identical content is stored once.
+    upload_ok(&app, &token, &root, "copy-of-data.bin", &content);
+    assert_eq!(
+        app.count(&format!("id = '{}'", sha3_hex(&content)), "blobs"),
+        1
+    );
+    assert_eq!(
+        app.count(
+            &format!("id = '{}' AND refs = 2", sha3_hex(&content)),
+            "blobs"
+        ),
+        1
+    );
+    assert!(app.count("subject = 'filesystem.file.download'", "events") >= 4);
+    // A body that is not multipart.
+    let r = app.rest_body(
+        "POST",
+        &format!("/rest/folders/{root}/actions/file"),
+        &token,
+        "application/octet-stream",
+        b"raw".to_vec(),
+    );
+    assert_eq!(r.status, 400, "{}", r.text);
+}
+
+/// A chunk as sent: `(index, compressionMode, bytes, originalSize, lastChunk)`.
+fn chunk(
+    app: &TestApp,
+    token: &str,
+    upload: i64,
+    c: (u32, &str, &[u8], usize, bool),
+) -> coffer_tests::Resp {
+    let (index, mode, data, original, last) = c;
+    let idx = index.to_string();
+    let csize = data.len().to_string();
+    let osize = original.to_string();
+    let (ct, body) = multipart(&[
+        ("compressionMode", None, mode.as_bytes()),
+        ("compressionSize", None, csize.as_bytes()),
+        ("originalSize", None, osize.as_bytes()),
+        ("index", None, idx.as_bytes()),
+        ("lastChunk", None, if last { b"1" } else { b"0" }),
+        ("content", Some("blob"), data),
+    ]);
+    app.rest_body("POST", &format!("/rest/uploads/{upload}"), token, &ct, body)
+}
+
+fn gzip(b: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}
+
+fn zlib(b: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn chunked_upload_in_order_with_compression_and_retries() {
+    let app = TestApp::spawn();
+    let (uid, token) = app.user_token("chunks@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let parts: Vec<Vec<u8>> = (0..3).map(|i| vec![b'a' + i as u8; 70_000]).collect();
+    let whole: Vec<u8> = parts.concat();
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/actions/initiateUpload"),
+        &token,
+        Some(json!({"filename": "big.txt", "totalSize": whole.len(), "totalChunks": 3})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let u = r.json();
+    let id = u["id"].as_i64().unwrap();
+    assert_eq!(u["uri"], format!("rest/uploads/{id}"));
+    assert_eq!(u["uploadUrl"], format!("{}/rest/uploads/{id}", app.base));
+    assert_eq!(u["userId"], uid);
+    // Out of order: refused, the session survives.
+    let r = chunk(
+        &app,
+        &token,
+        id,
+        (2, "NORMAL", &parts[1], parts[1].len(), false),
+    );
+    assert_eq!(r.status, 422, "{}", r.text);
+    let r = chunk(
+        &app,
+        &token,
+        id,
+        (1, "NORMAL", &parts[0], parts[0].len(), false),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["uploadedChunks"], 1);
+    // The repeat of the last chunk is a retry.
+    let r = chunk(
+        &app,
+        &token,
+        id,
+        (1, "NORMAL", &parts[0], parts[0].len(), false),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["uploadedChunks"], 1);
+    // Wrong declared sizes, an unknown mode, and a bomb: 422, nothing recorded.
+    let gz = gzip(&parts[1]);
+    let r = chunk(&app, &token, id, (2, "GZIP", &gz, 10, false));
+    assert_eq!(r.status, 422, "{}", r.text);
+    let r = chunk(&app, &token, id, (2, "BROTLI", &gz, parts[1].len(), false));
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (422, "ERR_INPUT_NOT_IN_LIST")
+    );
+    let r = chunk(
+        &app,
+        &token,
+        id,
+        (2, "NORMAL", &parts[1], parts[1].len() + 1, false),
+    );
+    assert_eq!(r.status, 422, "{}", r.text);
+    let s = app.rest("GET", &format!("/rest/uploads/{id}"), &token, None);
+    assert_eq!(s.json()["uploadedChunks"], 1);
+    let r = chunk(&app, &token, id, (2, "GZIP", &gz, parts[1].len(), false));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let z = zlib(&parts[2]);
+    let r = chunk(&app, &token, id, (3, "ZLIB", &z, parts[2].len(), true));
+    assert_eq!(r.status, 201, "{}", r.text);
+    let f = r.json();
+    assert_eq!(f["name"], "big.txt");
+    assert_eq!(f["size"], whole.len());
+    assert_eq!(f["fingerprint"], sha3_hex(&whole));
+    let fid = f["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        app.rest("GET", &format!("/rest/files/{fid}/content"), &token, None)
+            .bytes,
+        whole
+    );
+    // The last chunk again answers the same file; a new chunk is refused.
+    let r = chunk(&app, &token, id, (3, "ZLIB", &z, parts[2].len(), true));
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.json()["id"], fid);
+    assert_eq!(app.count(&format!("file_id = '{fid}'"), "file_versions"), 1);
+    // Finished sessions are not listed; another user's session is 404.
+    let l = app.rest("GET", "/rest/uploads", &token, None);
+    assert_eq!(l.json()["metadata"]["total"], 0, "{}", l.text);
+    let (_, other) = app.user_token("other-chunks@example.com", Role::User);
+    let r2 = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/actions/initiateUpload"),
+        &token,
+        Some(json!({"filename": "x.txt", "totalChunks": 1})),
+    );
+    let id2 = r2.json()["id"].as_i64().unwrap();
+    assert_eq!(
+        app.rest("GET", &format!("/rest/uploads/{id2}"), &other, None)
+            .status,
+        404
+    );
+    assert_eq!(
+        chunk(&app, &other, id2, (1, "NORMAL", b"x", 1, true)).status,
+        404
+    );
+    // JSON chunks with base64 content, on the reference's host-prefixed path.
+    use base64::Engine as _;
+    let r = app.rest("POST", &format!("/node-1/rest/uploads/{id2}"), &token, Some(json!({
+        "compressionMode": "NORMAL", "compressionSize": 5, "originalSize": 5, "index": 1, "lastChunk": 1,
+        "content": base64::engine::general_purpose::STANDARD.encode(b"hello"),
+    })));
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.json()["size"], 5);
+    // Abort: the session goes.
+    let r3 = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/actions/initiateUpload"),
+        &token,
+        Some(json!({"filename": "y.txt"})),
+    );
+    let id3 = r3.json()["id"].as_i64().unwrap();
+    assert_eq!(
+        chunk(&app, &token, id3, (1, "NORMAL", b"part", 4, false)).status,
+        200
+    );
+    assert_eq!(
+        app.rest("DELETE", &format!("/rest/uploads/{id3}"), &token, None)
+            .status,
+        204
+    );
+    assert_eq!(app.count(&format!("id = {id3}"), "uploads"), 0);
+}
+
+#[test]
+fn quota_and_size_limits_refuse_before_storing() {
+    let app = TestApp::spawn();
+    let (uid, token) = app.user_token("quota@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    coffer_service::settings::set(&app.ctx, "storageQuota", "1000", None).unwrap();
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/actions/initiateUpload"),
+        &token,
+        Some(json!({"filename": "big.bin", "totalSize": 5000})),
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (413, "ERR_SYSTEM_NO_STORAGE_AVAILABLE")
+    );
+    assert_eq!(app.count("1 = 1", "uploads"), 0);
+    let r = app.upload(&token, &root, "big.bin", &vec![7u8; 200_000]);
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (413, "ERR_SYSTEM_NO_STORAGE_AVAILABLE")
+    );
+    assert_eq!(app.count("kind = 'f'", "objects"), 0);
+    assert_eq!(app.count("1 = 1", "blobs"), 0);
+    upload_ok(&app, &token, &root, "small.bin", &[1u8; 600]);
+    let q = app.rest("GET", "/rest/users/me/quota", &token, None).json();
+    assert_eq!(q["folder_quota_used"], 600, "{q}");
+    assert_eq!(q["folder_quota_allowed"], 1000);
+    // A second file would go past the quota.
+    let r = app.upload(&token, &root, "more.bin", &[2u8; 600]);
+    assert_eq!(r.status, 413, "{}", r.text);
+    coffer_service::settings::set(&app.ctx, "storageQuota", "100000000", None).unwrap();
+    coffer_service::settings::set(&app.ctx, "maxUploadSize", "1000", None).unwrap();
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/actions/initiateUpload"),
+        &token,
+        Some(json!({"filename": "big.bin", "totalSize": 5000})),
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (422, "ERR_LICENSE_MAX_UPLOAD_SIZE")
+    );
+    let _ = uid;
+}
+
+#[test]
+fn members_reach_what_their_role_allows_and_others_nothing() {
+    let app = TestApp::spawn();
+    let (_, owner) = app.user_token("owner@example.com", Role::User);
+    let (viewer_id, viewer) = app.user_token("viewer@example.com", Role::User);
+    let (dl_id, downloader) = app.user_token("downloader@example.com", Role::User);
+    let root = my_folder(&app, &owner);
+    let shared = mkdir(&app, &owner, &root, "Shared");
+    let inner = mkdir(&app, &owner, &shared, "Inner");
+    let file = upload_ok(&app, &owner, &inner, "doc.pdf", b"%PDF-1.4 test")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Strangers learn nothing.
+    for path in [
+        format!("/rest/folders/{shared}"),
+        format!("/rest/files/{file}"),
+        format!("/rest/files/{file}/content"),
+        format!("/rest/folders/{inner}/children"),
+    ] {
+        let r = app.rest("GET", &path, &viewer, None);
+        assert_eq!(
+            (r.status, r.code().as_str()),
+            (404, "ERR_ENTITY_NOT_FOUND"),
+            "{path}"
+        );
+    }
+    let roles = app.rest("GET", "/rest/roles?type=d", &owner, None).json();
+    let role_id = |name: &str| {
+        roles["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap()["id"]
+            .as_i64()
+            .unwrap()
+    };
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{shared}/members"),
+        &owner,
+        Some(json!({"userIds": [viewer_id], "roleId": role_id("Viewer")})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{shared}/members"),
+        &owner,
+        Some(json!({"emails": ["downloader@example.com"], "roleId": role_id("Downloader")})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    // Inherited down the tree: the viewer sees the file, may not download it.
+    let r = app.rest("GET", &format!("/rest/files/{file}"), &viewer, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = app.rest("GET", &format!("/rest/files/{file}/content"), &viewer, None);
+    assert_eq!((r.status, r.code().as_str()), (403, "ERR_ACCESS_USER"));
+    let r = app.upload(&viewer, &inner, "mine.txt", b"x");
+    assert_eq!((r.status, r.code().as_str()), (403, "ERR_ACCESS_USER"));
+    let r = app.rest(
+        "GET",
+        &format!("/rest/files/{file}/content"),
+        &downloader,
+        None,
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(r.bytes, b"%PDF-1.4 test");
+    let r = app.rest("DELETE", &format!("/rest/files/{file}"), &downloader, None);
+    assert_eq!((r.status, r.code().as_str()), (403, "ERR_ACCESS_USER"));
+    // The shared folder is on the member's top level and in their shared list.
+    let top = app.rest("GET", "/rest/folders/top", &viewer, None).json();
+    assert!(
+        top["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["id"] == shared.as_str()),
+        "{top}"
+    );
+    let s = app
+        .rest("GET", "/rest/folders/shared", &viewer, None)
+        .json();
+    assert_eq!(s["metadata"]["total"], 1, "{s}");
+    let m = app
+        .rest(
+            "GET",
+            &format!("/rest/folders/{inner}/members"),
+            &owner,
+            None,
+        )
+        .json();
+    assert_eq!(m["data"].as_array().unwrap().len(), 2, "{m}");
+    // A member cannot manage members; removal takes the access away again.
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{shared}/members"),
+        &viewer,
+        Some(json!({"userIds": [dl_id], "roleId": 1})),
+    );
+    assert_eq!((r.status, r.code().as_str()), (403, "ERR_ACCESS_USER"));
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/folders/{inner}/members/{viewer_id}"),
+        &owner,
+        None,
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (403, "ERR_ENTITY_INHERITED_MEMBER_NOT_MODIFIABLE")
+    );
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/folders/{shared}/members/{viewer_id}"),
+        &owner,
+        None,
+    );
+    assert_eq!(r.status, 204, "{}", r.text);
+    assert_eq!(
+        app.rest("GET", &format!("/rest/files/{file}"), &viewer, None)
+            .status,
+        404
+    );
+    assert_eq!(
+        app.count("subject = 'filesystem.member.create'", "events"),
+        2
+    );
+}
+
+#[test]
+fn trash_recover_move_and_copy() {
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("trash@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let a = mkdir(&app, &token, &root, "A");
+    let b = mkdir(&app, &token, &a, "B");
+    let f = upload_ok(&app, &token, &b, "note.txt", b"hello")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Into itself or its own child: refused.
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{a}/actions/move"),
+        &token,
+        Some(json!({"destinationFolderId": a})),
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (422, "ERR_CANNOT_MOVE_FOLDER_TO_SELF")
+    );
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{a}/actions/move"),
+        &token,
+        Some(json!({"destinationFolderId": b})),
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (422, "ERR_CANNOT_MOVE_TO_CHILD")
+    );
+    // Copy: new objects, the same blob.
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{a}/actions/copy"),
+        &token,
+        Some(json!({"destinationFolderId": root})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.json()["name"], "A (1)");
+    assert_eq!(
+        app.count(
+            &format!("id = '{}' AND refs = 2", sha3_hex(b"hello")),
+            "blobs"
+        ),
+        1
+    );
+    // Move the folder B up.
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{b}/actions/move"),
+        &token,
+        Some(json!({"destinationFolderId": root})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.json()["parentId"], root);
+    let p = app
+        .rest("GET", &format!("/rest/files/{f}/path"), &token, None)
+        .json();
+    let names: Vec<&str> = p["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["My Folder", "B", "note.txt"]);
+    // Move a file back into A.
+    let r = app.rest(
+        "POST",
+        "/rest/files/actions/move",
+        &token,
+        Some(json!({"ids": [f], "destinationFolderId": a})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.json()["parentId"], a);
+    // Delete A: it and the file go to the trash.
+    assert_eq!(
+        app.rest("DELETE", &format!("/rest/folders/{a}"), &token, None)
+            .status,
+        204
+    );
+    assert_eq!(app.count(&format!("trashed_with = '{a}'"), "objects"), 2);
+    let r = app.rest("GET", &format!("/rest/files/{f}/content"), &token, None);
+    assert_eq!((r.status, r.code().as_str()), (403, "ERR_ENTITY_DELETED"));
+    let r = app.rest("GET", &format!("/rest/folders/{a}/children"), &token, None);
+    assert_eq!((r.status, r.code().as_str()), (403, "ERR_ENTITY_DELETED"));
+    let t = app
+        .rest(
+            "GET",
+            &format!("/rest/folders/{root}/children?deleted=true"),
+            &token,
+            None,
+        )
+        .json();
+    assert_eq!(t["metadata"]["total"], 1, "{t}");
+    // The file went with its folder: recover the folder.
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/files/{f}/actions/recover"),
+        &token,
+        None,
+    );
+    assert_eq!((r.status, r.code().as_str()), (403, "ERR_ENTITY_DELETED"));
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/folders/{a}/actions/recover"),
+        &token,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        app.rest("GET", &format!("/rest/files/{f}/content"), &token, None)
+            .bytes,
+        b"hello"
+    );
+    // A name taken meanwhile blocks recovery.
+    assert_eq!(
+        app.rest("DELETE", &format!("/rest/files/{f}"), &token, None)
+            .status,
+        204
+    );
+    upload_ok(&app, &token, &a, "note.txt", b"new");
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/files/{f}/actions/recover"),
+        &token,
+        None,
+    );
+    assert_eq!((r.status, r.code().as_str()), (409, "ERR_ENTITY_EXISTS"));
+}
+
+#[test]
+fn comments_on_files() {
+    let app = TestApp::spawn();
+    let (uid, token) = app.user_token("comments@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let f = upload_ok(&app, &token, &root, "c.txt", b"c")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = app.rest(
+        "POST",
+        &format!("/rest/files/{f}/comments"),
+        &token,
+        Some(json!({"contents": "Looks good\nShip it"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let c = r.json();
+    assert_eq!(c["objectId"], f);
+    assert_eq!(c["userId"], uid);
+    let r = app.rest(
+        "POST",
+        &format!("/rest/files/{f}/comments"),
+        &token,
+        Some(json!({"contents": "reply", "parentId": c["id"]})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["parentId"], c["id"]);
+    let r = app.rest(
+        "POST",
+        &format!("/rest/files/{f}/comments"),
+        &token,
+        Some(json!({"contents": "  "})),
+    );
+    assert_eq!(r.status, 422);
+    let r = app.rest(
+        "POST",
+        &format!("/rest/files/{f}/comments"),
+        &token,
+        Some(json!({"contents": "x", "parentId": 999999})),
+    );
+    assert_eq!(r.status, 422);
+    let l = app
+        .rest("GET", &format!("/rest/files/{f}/comments"), &token, None)
+        .json();
+    assert_eq!(l["metadata"]["total"], 2);
+    assert_eq!(app.count("subject = 'comment.comment.create'", "events"), 2);
+}
+
+#[test]
+fn jobs_sweep_expired_uploads_and_purge_the_trash() {
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("jobs@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/actions/initiateUpload"),
+        &token,
+        Some(json!({"filename": "gone.txt", "totalChunks": 2})),
+    );
+    let id = r.json()["id"].as_i64().unwrap();
+    assert_eq!(
+        chunk(&app, &token, id, (1, "NORMAL", b"part", 4, false)).status,
+        200
+    );
+    let f = upload_ok(&app, &token, &root, "old.txt", b"old content")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        app.rest("DELETE", &format!("/rest/files/{f}"), &token, None)
+            .status,
+        204
+    );
+    // Time passes: the session expired, the trash is past its retention.
+    app.execute(&format!(
+        "UPDATE uploads SET expires_at = 1 WHERE id = {id}"
+    ));
+    app.execute(&format!(
+        "UPDATE objects SET deleted_at = 1 WHERE id = '{f}'"
+    ));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        coffer_service::content::jobs::schedule_periodic(&app.ctx).unwrap();
+        coffer_service::content::jobs::run_due(&app.ctx, "test-node")
+            .await
+            .unwrap();
+    });
+    assert_eq!(app.count(&format!("id = {id}"), "uploads"), 0);
+    assert_eq!(
+        app.count(&format!("id = '{f}' AND perm_deleted = TRUE"), "objects"),
+        1
+    );
+    assert_eq!(
+        app.count(
+            &format!("id = '{}' AND refs = 0", sha3_hex(b"old content")),
+            "blobs"
+        ),
+        1
+    );
+    assert_eq!(
+        app.rest("GET", &format!("/rest/files/{f}"), &token, None)
+            .status,
+        404
+    );
+    assert_eq!(app.count("state = 'failed'", "jobs"), 0);
+    // Previews were decided.
+    assert_eq!(app.count("preview_status = 'pending'", "file_versions"), 0);
+}
