@@ -143,7 +143,6 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/folders/{id}/children").route(web::get().to(children)))
         .service(web::resource("/folders/{id}/files").route(web::get().to(folder_files)))
         .service(web::resource("/folders/{id}/tree").route(web::get().to(tree)))
-        .service(web::resource("/folders/{id}/path").route(web::get().to(folder_path)))
         .service(
             web::resource("/folders/{id}/actions/recover").route(web::patch().to(recover_folder)),
         )
@@ -460,18 +459,6 @@ pub async fn tree(
     Ok(HttpResponse::Ok().json(
         serde_json::json!({"data": items, "metadata": {"total": n, "limit": n, "offset": 0}}),
     ))
-}
-
-#[utoipa::path(get, path = "/rest/folders/{id}/path", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = crate::schema::PathBody, description = "The folders from the caller's top down to this one"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
-pub async fn folder_path(
-    Caller(c): Caller,
-    st: Data<AppState>,
-    id: Path<String>,
-) -> Result<HttpResponse, RestError> {
-    let user = c.user.id.clone();
-    let id = id.into_inner();
-    let p = blocking(&st, move |ctx| folders::path(ctx, &user, &id)).await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({"data": p})))
 }
 
 #[utoipa::path(get, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<String>, Query, description = "Accepted and ignored"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::MemberView>, description = "Direct and inherited members"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]

@@ -100,7 +100,6 @@ impl Modify for BearerAuth {
         crate::content::move_folder,
         crate::content::copy_folder,
         crate::content::tree,
-        crate::content::folder_path,
         crate::content::members,
         crate::content::add_members,
         crate::content::remove_member,

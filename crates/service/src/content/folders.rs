@@ -498,14 +498,3 @@ pub fn tree(ctx: &Ctx, user_id: &str, id: &str) -> Result<Vec<(PathItem, String)
             .collect())
     })
 }
-
-/// The folders from the caller's top down to an object (the object included).
-pub fn path(ctx: &Ctx, user_id: &str, id: &str) -> Result<Vec<PathItem>> {
-    ctx.read(|c| {
-        let (o, _) = require(c, user_id, id, Action::List)?;
-        let (p, _) = path_of(c, user_id, &o)?;
-        Ok(p.into_iter()
-            .map(|(id, name)| PathItem { id, name })
-            .collect())
-    })
-}
