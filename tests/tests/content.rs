@@ -936,3 +936,137 @@ fn jobs_sweep_expired_uploads_and_purge_the_trash() {
     // Previews were decided.
     assert_eq!(app.count("preview_status = 'pending'", "file_versions"), 0);
 }
+
+#[test]
+fn listings_tree_previews_copies_and_new_versions_in_chunks() {
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("more@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let a = mkdir(&app, &token, &root, "A");
+    let b = mkdir(&app, &token, &a, "B");
+    mkdir(&app, &token, &b, "C");
+    let pdf = upload_ok(&app, &token, &a, "doc.pdf", b"%PDF-1.4")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let html = upload_ok(&app, &token, &a, "page.html", b"<script>alert(1)</script>")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Only the folders, only the files.
+    let l = app
+        .rest("GET", &format!("/rest/folders/{a}/folders"), &token, None)
+        .json();
+    assert_eq!(l["metadata"]["total"], 1, "{l}");
+    assert_eq!(l["data"][0]["type"], "d");
+    let l = app
+        .rest(
+            "GET",
+            &format!("/rest/folders/{a}/files?name:contains=DOC"),
+            &token,
+            None,
+        )
+        .json();
+    assert_eq!(l["metadata"]["total"], 1, "{l}");
+    assert_eq!(l["data"][0]["name"], "doc.pdf");
+    assert_eq!(l["data"][0]["mime"], "application/pdf");
+    // The tree under A, parents first.
+    let t = app
+        .rest("GET", &format!("/rest/folders/{a}/tree"), &token, None)
+        .json();
+    let names: Vec<&str> = t["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["B", "C"]);
+    // Rename a file; no body unless asked.
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/files/{pdf}"),
+        &token,
+        Some(json!({"name": "report.pdf"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.text.is_empty());
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/files/{pdf}?returnEntity=true"),
+        &token,
+        Some(json!({"name": "page.HTML"})),
+    );
+    assert_eq!((r.status, r.code().as_str()), (409, "ERR_ENTITY_EXISTS"));
+    // Previews: a PDF is shown in place; a page never is, nor served as one.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(coffer_service::content::jobs::run_due(
+        &app.ctx,
+        "test-node",
+    ))
+    .unwrap();
+    let p = app
+        .rest("GET", &format!("/rest/files/{pdf}/preview"), &token, None)
+        .json();
+    assert_eq!(p["status"], "ready", "{p}");
+    let shown = app.rest(
+        "GET",
+        &format!("/rest/files/{pdf}/content?inline=true"),
+        &token,
+        None,
+    );
+    assert!(shown
+        .header("content-disposition")
+        .unwrap()
+        .starts_with("inline"));
+    let p = app
+        .rest("GET", &format!("/rest/files/{html}/preview"), &token, None)
+        .json();
+    assert_eq!(p["status"], "failed", "{p}");
+    let page = app.rest(
+        "GET",
+        &format!("/rest/files/{html}/content?inline=true"),
+        &token,
+        None,
+    );
+    assert!(page
+        .header("content-disposition")
+        .unwrap()
+        .starts_with("attachment"));
+    assert_eq!(
+        page.header("content-type"),
+        Some("application/octet-stream")
+    );
+    assert!(page
+        .header("content-security-policy")
+        .unwrap()
+        .contains("sandbox"));
+    // Copy files into B.
+    let r = app.rest(
+        "POST",
+        "/rest/files/actions/copy",
+        &token,
+        Some(json!({"ids": [pdf, html], "destinationFolderId": b})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.json()["data"].as_array().unwrap().len(), 2);
+    // A new version in chunks.
+    let r = app.rest(
+        "POST",
+        &format!("/rest/files/{pdf}/actions/initiateUpload"),
+        &token,
+        Some(json!({"totalChunks": 1})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let up = r.json()["id"].as_i64().unwrap();
+    assert_eq!(r.json()["replaceId"], pdf);
+    let r = chunk(&app, &token, up, (1, "NORMAL", b"%PDF-1.7", 8, true));
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.json()["id"], pdf);
+    assert_eq!(app.count(&format!("file_id = '{pdf}'"), "file_versions"), 2);
+    let c = app.rest("GET", "/rest/uploads/config", &token, None).json();
+    assert_eq!(c["uploadChunkMax"], 64 * 1024 * 1024);
+    assert_eq!(c["uploadTimeout"], 86_400);
+}

@@ -192,7 +192,7 @@ pub struct Ancestor {
 /// levels so that no stored cycle can loop.
 pub fn ancestors(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Ancestor>> {
     let sql = "WITH RECURSIVE up(id, depth) AS ( \
-                 SELECT id, 0 FROM objects WHERE id = $1 \
+                 SELECT id, CAST(0 AS BIGINT) FROM objects WHERE id = $1 \
                  UNION ALL \
                  SELECT o.parent_id, up.depth + 1 FROM objects o JOIN up ON o.id = up.id \
                  WHERE o.parent_id IS NOT NULL AND up.depth < 4096) \
@@ -218,7 +218,7 @@ pub fn nearest_membership(
         object_id: String,
     }
     let sql = "WITH RECURSIVE up(id, depth) AS ( \
-                 SELECT id, 0 FROM objects WHERE id = $1 \
+                 SELECT id, CAST(0 AS BIGINT) FROM objects WHERE id = $1 \
                  UNION ALL \
                  SELECT o.parent_id, up.depth + 1 FROM objects o JOIN up ON o.id = up.id \
                  WHERE o.parent_id IS NOT NULL AND up.depth < 4096) \
@@ -241,7 +241,7 @@ pub fn subtree_ids(conn: &mut DbConn, id: &str) -> StoreResult<Vec<String>> {
         id: String,
     }
     let sql = "WITH RECURSIVE down(id, depth) AS ( \
-                 SELECT id, 0 FROM objects WHERE id = $1 \
+                 SELECT id, CAST(0 AS BIGINT) FROM objects WHERE id = $1 \
                  UNION ALL \
                  SELECT o.id, down.depth + 1 FROM objects o JOIN down ON o.parent_id = down.id \
                  WHERE down.depth < 4096 AND o.perm_deleted = FALSE) \
@@ -782,7 +782,7 @@ pub fn folder_tree(
         parent_id: String,
     }
     let sql = "WITH RECURSIVE down(id, depth) AS ( \
-                 SELECT id, 0 FROM objects WHERE id = $1 \
+                 SELECT id, CAST(0 AS BIGINT) FROM objects WHERE id = $1 \
                  UNION ALL \
                  SELECT o.id, down.depth + 1 FROM objects o JOIN down ON o.parent_id = down.id \
                  WHERE down.depth < 4096 AND o.kind = 'd' AND o.deleted_at IS NULL \
@@ -802,7 +802,7 @@ pub fn folder_tree(
 /// Live objects of a subtree (the root included), parents before children, for a copy.
 pub fn live_subtree(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Object>> {
     let sql = "WITH RECURSIVE down(id, depth) AS ( \
-                 SELECT id, 0 FROM objects WHERE id = $1 \
+                 SELECT id, CAST(0 AS BIGINT) FROM objects WHERE id = $1 \
                  UNION ALL \
                  SELECT o.id, down.depth + 1 FROM objects o JOIN down ON o.parent_id = down.id \
                  WHERE down.depth < 4096 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE) \
