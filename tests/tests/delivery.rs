@@ -380,3 +380,41 @@ fn the_delivery_log_redeliver_and_ping() {
     );
     assert_eq!(theirs.status, 404);
 }
+
+#[test]
+fn content_events_reach_the_owner_of_the_tree_only() {
+    let mut app = TestApp::spawn();
+    app.start_delivery("100ms");
+    let (_, owner) = app.user_token("tree-owner@example.com", Role::User);
+    let (member_id, member) = app.user_token("tree-member@example.com", Role::User);
+    let (_, stranger) = app.user_token("stranger@example.com", Role::User);
+    let owner_rx = Receiver::start(&[200]);
+    let stranger_rx = Receiver::start(&[200]);
+    create_hook(&app, &owner, &owner_rx.url, &["filesystem.file.>"]);
+    create_hook(&app, &stranger, &stranger_rx.url, &["filesystem.>"]);
+    let me = app.rest("GET", "/rest/users/me", &owner, None).json();
+    let root = me["syncdirId"].as_str().unwrap();
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/folders"),
+        &owner,
+        Some(json!({"name": "Drop"})),
+    );
+    let drop = r.json()["id"].as_str().unwrap().to_string();
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{drop}/members"),
+        &owner,
+        Some(json!({"userIds": [member_id], "roleId": 2})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    // The member's upload into the owner's folder reaches the owner's webhook.
+    let r = app.upload(&member, &drop, "from-member.txt", b"hi");
+    assert_eq!(r.status, 200, "{}", r.text);
+    let got = owner_rx.wait_for(1, 10);
+    let event: Value = serde_json::from_str(&got[0].body).unwrap();
+    assert_eq!(event["subject"], "filesystem.file.create");
+    assert_eq!(event["data"]["name"], "from-member.txt");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(stranger_rx.wait_for(1, 0).len(), 0, "not the stranger's to see");
+}

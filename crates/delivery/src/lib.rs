@@ -90,14 +90,18 @@ pub fn payload(e: &Event) -> String {
     serde_json::json!({"id": e.id, "subject": e.subject, "createdAt": created, "actor": e.actor_id, "data": data}).to_string()
 }
 
-/// Whether the owner of a webhook may see an event: their own activity, an event about them or
-/// their objects, or anything for a system administrator.
+/// Whether the owner of a webhook may see an event: their own activity, an event about them
+/// (`data.userId`) or about content in their tree (`data.ownerId`: folders, files, versions,
+/// members and comments name the owner of the tree they happened in), or anything for a system
+/// administrator.
 pub fn visible(e: &Event, owner_id: &str, owner_role: &str) -> bool {
     if owner_role == "system-admin" || e.actor_id.as_deref() == Some(owner_id) {
         return true;
     }
     let data: serde_json::Value = serde_json::from_str(&e.data).unwrap_or_default();
-    data.get("userId").and_then(|v| v.as_str()) == Some(owner_id)
+    ["userId", "ownerId"]
+        .iter()
+        .any(|k| data.get(*k).and_then(|v| v.as_str()) == Some(owner_id))
 }
 
 fn subscribed(w: &Webhook, subject: &Subject) -> bool {
@@ -473,6 +477,9 @@ mod tests {
         assert!(visible(&e(Some("u1"), "{}"), "u1", "user"));
         assert!(!visible(&e(Some("u2"), "{}"), "u1", "user"));
         assert!(visible(&e(Some("u2"), r#"{"userId":"u1"}"#), "u1", "user"));
+        // Content in the subscriber's tree, changed by someone else (a member).
+        assert!(visible(&e(Some("u2"), r#"{"id":"f","ownerId":"u1"}"#), "u1", "user"));
+        assert!(!visible(&e(Some("u2"), r#"{"id":"f","ownerId":"u3"}"#), "u1", "user"));
         assert!(visible(&e(None, "{}"), "admin", "system-admin"));
         assert!(!visible(&e(None, "{}"), "u1", "application-admin"));
     }

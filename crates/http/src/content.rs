@@ -589,7 +589,7 @@ pub async fn get_file(
     Ok(HttpResponse::Ok().json(blocking(&st, move |ctx| files::get(ctx, &user, &id)).await?))
 }
 
-#[utoipa::path(put, path = "/rest/files/{id}", tag = "files", params(("id" = String, Path, description = "A file id")), request_body(content = crate::schema::FileUpdateBody), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file as changed (no body unless `returnEntity=true`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/files/{id}", tag = "files", params(("id" = String, Path, description = "A file id")), request_body(content = crate::schema::FileUpdateBody), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file as changed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
 pub async fn update_file(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -597,7 +597,7 @@ pub async fn update_file(
     QueryPairs(q): QueryPairs,
     JsonBody(body): JsonBody,
 ) -> Result<HttpResponse, RestError> {
-    let q = parse(&q, &ONE)?;
+    parse(&q, &ONE)?;
     let f = Fields::of(&body)?;
     let name = f.opt_str("name")?.map(str::to_string);
     let expire = opt_date(&f, "expire")?;

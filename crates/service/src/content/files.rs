@@ -86,7 +86,7 @@ pub fn update(
             c,
             "filesystem.file.update",
             Some(user_id),
-            json!({"id": o.id, "name": name, "previousName": o.name}),
+            json!({"id": o.id, "name": name, "previousName": o.name, "ownerId": o.owner_id}),
         )?;
         let o = coffer_store::content::object(c, &o.id)?.ok_or_else(super::not_found)?;
         view(c, ctx, user_id, &o, a)
@@ -103,7 +103,7 @@ pub fn delete(ctx: &Ctx, user_id: &str, id: &str) -> Result<()> {
             c,
             "filesystem.file.delete",
             Some(user_id),
-            json!({"id": o.id, "parentId": o.parent_id, "name": o.name}),
+            json!({"id": o.id, "parentId": o.parent_id, "name": o.name, "ownerId": o.owner_id}),
         )
     })
 }
@@ -161,6 +161,8 @@ pub struct Download {
     pub size: i64,
     /// The blob key (the content's SHA3-256).
     pub blob: String,
+    /// The owner of the file's tree (for the download event).
+    pub owner_id: String,
 }
 
 /// Refuses content that is being scanned (403 `ERR_ENTITY_NOT_SCANNED`) or was found infected
@@ -195,6 +197,7 @@ pub fn download(ctx: &Ctx, user_id: &str, id: &str, version_id: Option<&str>) ->
             mime: v.mime.clone(),
             size: v.size,
             blob: v.blob_id.clone(),
+            owner_id: o.owner_id.clone(),
         })
     })
 }
@@ -212,7 +215,7 @@ pub async fn read(ctx: &Ctx, d: &Download, span: Option<(u64, u64)>) -> Result<s
 /// Records that a download was served (`filesystem.file.download`).
 pub async fn record_download(ctx: &Ctx, user_id: &str, d: &Download, partial: bool) -> Result<()> {
     let actor = user_id.to_string();
-    let data = json!({"id": d.file_id, "versionId": d.version_id, "partial": partial});
+    let data = json!({"id": d.file_id, "versionId": d.version_id, "partial": partial, "ownerId": d.owner_id});
     ctx.write_owned(move |c| events::record(c, "filesystem.file.download", Some(&actor), data))
         .await
 }
@@ -235,7 +238,7 @@ pub fn move_files(
                 c,
                 "filesystem.file.move",
                 Some(user_id),
-                json!({"id": o.id, "from": o.parent_id, "to": dest.id}),
+                json!({"id": o.id, "from": o.parent_id, "to": dest.id, "ownerId": dest.owner_id}),
             )?;
             let moved = coffer_store::content::object(c, &o.id)?.ok_or_else(super::not_found)?;
             let a = if moved.owner_id == user_id {
@@ -276,7 +279,7 @@ pub fn copy_files(
                 c,
                 "filesystem.file.copy",
                 Some(user_id),
-                json!({"id": copy.id, "sourceId": o.id, "to": dest.id}),
+                json!({"id": copy.id, "sourceId": o.id, "to": dest.id, "ownerId": dest.owner_id}),
             )?;
             let copied =
                 coffer_store::content::object(c, &copy.id)?.ok_or_else(super::not_found)?;
@@ -464,14 +467,14 @@ pub fn commit(
             c,
             "filesystem.file.create",
             Some(user_id),
-            json!({"id": file.id, "parentId": file.parent_id, "name": file.name, "size": v.size, "versionId": v.id}),
+            json!({"id": file.id, "parentId": file.parent_id, "name": file.name, "size": v.size, "versionId": v.id, "ownerId": file.owner_id}),
         )?;
     } else {
         events::record(
             c,
             "filesystem.version.create",
             Some(user_id),
-            json!({"id": file.id, "versionId": v.id, "versionNumber": v.number, "size": v.size}),
+            json!({"id": file.id, "versionId": v.id, "versionNumber": v.number, "size": v.size, "ownerId": file.owner_id}),
         )?;
     }
     coffer_store::content::object(c, &file.id)?.ok_or_else(|| Error::internal("file vanished"))

@@ -281,7 +281,7 @@ pub fn update(ctx: &Ctx, user_id: &str, id: &str, input: &FolderInput) -> Result
             c,
             "filesystem.folder.update",
             Some(user_id),
-            json!({"id": o.id, "name": name, "previousName": o.name}),
+            json!({"id": o.id, "name": name, "previousName": o.name, "ownerId": o.owner_id}),
         )?;
         let o = coffer_store::content::object(c, &o.id)?.ok_or_else(super::not_found)?;
         view(c, ctx, user_id, &o, a)
@@ -301,7 +301,7 @@ pub fn delete(ctx: &Ctx, user_id: &str, id: &str) -> Result<()> {
             c,
             "filesystem.folder.delete",
             Some(user_id),
-            json!({"id": o.id, "parentId": o.parent_id, "name": o.name, "objects": ids.len()}),
+            json!({"id": o.id, "parentId": o.parent_id, "name": o.name, "objects": ids.len(), "ownerId": o.owner_id}),
         )
     })
 }
@@ -337,7 +337,7 @@ pub fn recover(ctx: &Ctx, user_id: &str, id: &str) -> Result<()> {
             c,
             subject,
             Some(user_id),
-            json!({"id": o.id, "name": o.name}),
+            json!({"id": o.id, "name": o.name, "ownerId": o.owner_id}),
         )
     })
 }
@@ -392,7 +392,7 @@ pub fn move_to(ctx: &Ctx, user_id: &str, id: &str, dest_id: &str) -> Result<Fold
             c,
             "filesystem.folder.move",
             Some(user_id),
-            json!({"id": o.id, "from": o.parent_id, "to": dest.id}),
+            json!({"id": o.id, "from": o.parent_id, "to": dest.id, "ownerId": dest.owner_id}),
         )?;
         let moved = coffer_store::content::object(c, &o.id)?.ok_or_else(super::not_found)?;
         let a = if moved.owner_id == user_id {
@@ -475,7 +475,7 @@ pub fn copy_to(ctx: &Ctx, user_id: &str, id: &str, dest_id: &str) -> Result<Fold
             c,
             "filesystem.folder.copy",
             Some(user_id),
-            json!({"id": root, "sourceId": o.id, "to": dest.id}),
+            json!({"id": root, "sourceId": o.id, "to": dest.id, "ownerId": dest.owner_id}),
         )?;
         let copied = coffer_store::content::object(c, &root)?.ok_or_else(super::not_found)?;
         let a = if copied.owner_id == user_id {

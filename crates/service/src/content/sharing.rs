@@ -142,7 +142,7 @@ pub fn add_members(ctx: &Ctx, user_id: &str, id: &str, input: &NewMembers) -> Re
                 c,
                 "filesystem.member.create",
                 Some(user_id),
-                json!({"id": o.id, "userId": user.id, "roleId": role_id}),
+                json!({"id": o.id, "userId": user.id, "roleId": role_id, "ownerId": o.owner_id}),
             )?;
             result.success_ids.push(user.id.clone());
             result.data.push(MemberView {
@@ -183,7 +183,7 @@ pub fn remove_member(ctx: &Ctx, user_id: &str, id: &str, member_id: &str) -> Res
             c,
             "filesystem.member.delete",
             Some(user_id),
-            json!({"id": o.id, "userId": member_id}),
+            json!({"id": o.id, "userId": member_id, "ownerId": o.owner_id}),
         )
     })
 }
@@ -287,7 +287,7 @@ pub fn add_comment(
             c,
             "comment.comment.create",
             Some(user_id),
-            json!({"id": id, "objectId": o.id}),
+            json!({"id": id, "objectId": o.id, "ownerId": o.owner_id}),
         )?;
         let cm = coffer_store::content::comment(c, id)?.ok_or_else(super::not_found)?;
         Ok(CommentView::of(&cm, o.parent_id.as_deref().unwrap_or("")))
