@@ -981,7 +981,7 @@ fn listings_tree_previews_copies_and_new_versions_in_chunks() {
         .map(|x| x["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["B", "C"]);
-    // Rename a file; no body unless asked.
+    // Rename a file.
     let r = app.rest(
         "PUT",
         &format!("/rest/files/{pdf}"),
@@ -989,7 +989,7 @@ fn listings_tree_previews_copies_and_new_versions_in_chunks() {
         Some(json!({"name": "report.pdf"})),
     );
     assert_eq!(r.status, 200, "{}", r.text);
-    assert!(r.text.is_empty());
+    assert_eq!(r.json()["name"], "report.pdf");
     let r = app.rest(
         "PUT",
         &format!("/rest/files/{pdf}?returnEntity=true"),
@@ -1069,4 +1069,86 @@ fn listings_tree_previews_copies_and_new_versions_in_chunks() {
     let c = app.rest("GET", "/rest/uploads/config", &token, None).json();
     assert_eq!(c["uploadChunkMax"], 64 * 1024 * 1024);
     assert_eq!(c["uploadTimeout"], 86_400);
+}
+
+#[test]
+fn jobs_are_leased_retried_with_backoff_and_kept_when_they_fail() {
+    let app = TestApp::spawn();
+    let t = coffer_tests::unix_now();
+    let id = app
+        .ctx
+        .write(|c| Ok(coffer_store::jobs::enqueue(c, "test-kind", "p", t, 2, t)?))
+        .unwrap();
+    // Node A claims it; B finds nothing while A's lease runs.
+    let a = app
+        .ctx
+        .write(|c| Ok(coffer_store::jobs::claim(c, "node-a", 8, 300, t)?))
+        .unwrap();
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].attempts, 1);
+    let b = app
+        .ctx
+        .write(|c| Ok(coffer_store::jobs::claim(c, "node-b", 8, 300, t)?))
+        .unwrap();
+    assert!(b.is_empty());
+    // A dies: once its lease ran out, B takes the job; A can no longer finish it.
+    let b = app
+        .ctx
+        .write(|c| Ok(coffer_store::jobs::claim(c, "node-b", 8, 300, t + 301)?))
+        .unwrap();
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].attempts, 2);
+    assert!(!app
+        .ctx
+        .write(|c| Ok(coffer_store::jobs::complete(c, id, "node-a")?))
+        .unwrap());
+    // B fails it: its attempts are spent (2 of 2), so it is kept as failed with the error.
+    app.ctx
+        .write(|c| {
+            Ok(coffer_store::jobs::fail(
+                c,
+                &b[0],
+                "node-b",
+                "boom",
+                10,
+                false,
+                t + 302,
+            )?)
+        })
+        .unwrap();
+    assert_eq!(
+        app.count(
+            &format!("id = {id} AND state = 'failed' AND last_error = 'boom'"),
+            "jobs"
+        ),
+        1
+    );
+    // A job with attempts left goes back to the queue after its backoff.
+    let id2 = app
+        .ctx
+        .write(|c| Ok(coffer_store::jobs::enqueue(c, "test-kind", "q", t, 5, t)?))
+        .unwrap();
+    let j = app
+        .ctx
+        .write(|c| Ok(coffer_store::jobs::claim(c, "node-a", 8, 300, t)?))
+        .unwrap();
+    app.ctx
+        .write(|c| {
+            Ok(coffer_store::jobs::fail(
+                c, &j[0], "node-a", "later", 40, false, t,
+            )?)
+        })
+        .unwrap();
+    assert_eq!(
+        app.count(
+            &format!("id = {id2} AND state = 'queued' AND run_at = {}", t + 40),
+            "jobs"
+        ),
+        1
+    );
+    let early = app
+        .ctx
+        .write(|c| Ok(coffer_store::jobs::claim(c, "node-a", 8, 300, t + 39)?))
+        .unwrap();
+    assert!(early.is_empty(), "not before its backoff");
 }

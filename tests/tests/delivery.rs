@@ -416,5 +416,9 @@ fn content_events_reach_the_owner_of_the_tree_only() {
     assert_eq!(event["subject"], "filesystem.file.create");
     assert_eq!(event["data"]["name"], "from-member.txt");
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(stranger_rx.wait_for(1, 0).len(), 0, "not the stranger's to see");
+    assert_eq!(
+        stranger_rx.wait_for(1, 0).len(),
+        0,
+        "not the stranger's to see"
+    );
 }

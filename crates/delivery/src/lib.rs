@@ -478,8 +478,16 @@ mod tests {
         assert!(!visible(&e(Some("u2"), "{}"), "u1", "user"));
         assert!(visible(&e(Some("u2"), r#"{"userId":"u1"}"#), "u1", "user"));
         // Content in the subscriber's tree, changed by someone else (a member).
-        assert!(visible(&e(Some("u2"), r#"{"id":"f","ownerId":"u1"}"#), "u1", "user"));
-        assert!(!visible(&e(Some("u2"), r#"{"id":"f","ownerId":"u3"}"#), "u1", "user"));
+        assert!(visible(
+            &e(Some("u2"), r#"{"id":"f","ownerId":"u1"}"#),
+            "u1",
+            "user"
+        ));
+        assert!(!visible(
+            &e(Some("u2"), r#"{"id":"f","ownerId":"u3"}"#),
+            "u1",
+            "user"
+        ));
         assert!(visible(&e(None, "{}"), "admin", "system-admin"));
         assert!(!visible(&e(None, "{}"), "u1", "application-admin"));
     }

@@ -607,11 +607,7 @@ pub async fn update_file(
         files::update(ctx, &user, &id, name.as_deref(), expire)
     })
     .await?;
-    if q.return_entity {
-        Ok(HttpResponse::Ok().json(v))
-    } else {
-        Ok(HttpResponse::Ok().finish())
-    }
+    Ok(HttpResponse::Ok().json(v))
 }
 
 #[utoipa::path(delete, path = "/rest/files/{id}", tag = "files", params(("id" = String, Path, description = "A file id")), responses((status = 204, description = "The file is in the trash"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]

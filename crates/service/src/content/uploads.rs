@@ -288,7 +288,7 @@ pub async fn put_chunk(
 ) -> Result<ChunkOutcome> {
     let user = user_id.to_string();
     let m = meta;
-    let (upload, decision, max_chunk) = ctx
+    let (upload, decision) = ctx
         .blocking(move |ctx| {
             ctx.with_conn(|c| {
                 let u = own_session(c, &user, id)?;
@@ -314,11 +314,10 @@ pub async fn put_chunk(
                 } else {
                     rules::check_chunk(&state, &m, limits.upload_chunk_max as u64)?
                 };
-                Ok((u, d, limits.upload_chunk_max))
+                Ok((u, d))
             })
         })
         .await?;
-    let _ = max_chunk;
     let (index, completes) = match decision {
         ChunkDecision::RepeatOfLast => return answer_session(ctx, user_id, &upload).await,
         ChunkDecision::Accept { index, completes } => (index, completes),
