@@ -10,7 +10,15 @@
 #   (c) POST /oauth/token  grant_type=refresh_token   one rotating token chain per connection
 #   (d) POST /oauth/token  JWT bearer assertion       pre-generated single-use RS256 assertions
 #   (e) oidc-peer POST /token client_credentials      ../shared/bench/oidc-peer
-# and cofferd's peak RSS (VmHWM) after (a)-(d) and the SQLite WAL's peak size during (c). Then two benchmarks with pages of their own:
+# and cofferd's peak RSS (VmHWM) after (a)-(d) and the SQLite WAL's peak size during (c). Then the
+# content benchmarks, scripts/bench-content.sh (a fresh cofferd of their own; runs alone too),
+# whose results go in the same page:
+#   (f) a 1 GiB upload in 10 MiB chunks, sequential      against dd conv=fdatasync: >= 60%
+#   (g) 4 KiB one-shot uploads, 8 clients (wrk)           >= 200 files/s
+#   (h) the 1 GiB download (curl, best of 3)              against nginx, sendfile on: >= 70%
+#   (i) GET /rest/folders/{id}/children?limit=1000 of a folder of 1,000 files (wrk)  p99 < 20 ms
+#   (j) cofferd's peak RSS (VmHWM) over (f)-(h)           < 150 MB
+# Then two benchmarks with pages of their own:
 #   webhook delivery   tests/src/bin/delivery-bench.rs       docs/benchmarks-webhooks.md
 #   SCIM listing       scripts/bench-scim.sh                 docs/benchmarks-scim.md
 #     100,000 seeded users; wrk on GET /rest/scim/Users with a selective and a broad filter
@@ -32,11 +40,21 @@
 #   BENCH_KEEP=1            keep the temporary directory (data dir, keys, tokens)
 #   BENCH_DELIVERIES=20000  events for the webhook delivery throughput run
 #   BENCH_SCIM_USERS=100000 users seeded for the SCIM listing (more: scripts/bench-scim.sh)
-#   BENCH_EXTRA=0           skip the webhook and SCIM benchmarks (only (a)-(e) and their page)
+#   BENCH_EXTRA=0           skip the webhook and SCIM benchmarks (only (a)-(j) and their page)
+#   BENCH_CONTENT=0         skip the content benchmarks (f)-(j); the page keeps its content section
+#   BENCH_ONLY=content      only the content benchmarks (scripts/bench-content.sh): no peer, no
+#                           (a)-(e), no webhook or SCIM run; rewrites only the page's content section
+#   BENCH_UPLOAD_MIB=1024   size of the (f) upload and the (h) download, MiB (TMPDIR needs 3x free)
+#   BENCH_CHUNK_MIB=10      chunk size of (f), MiB
+#   BENCH_SMALL_CLIENTS=8   concurrent clients of (g)
+#   BENCH_LIST_ENTRIES=1000 files in the folder listed by (i) (BENCH_CONNECTIONS connections)
+#   BENCH_DOWNLOAD_REPS=3   downloads from each server in (h)
+#   TMPDIR                  the temporary directory's parent: the disk (f) and (h) measure
 #
 # Installs what it needs when missing (as root): wrk, curl, openssl (apt), Node.js/npm (apt),
-# the PyPI package `cryptography` (into a venv in the temporary directory).
-# Everything it starts (cofferd, the peer) is stopped on exit, by the PIDs it recorded.
+# nginx-light (apt, for (h); its service is not started), the PyPI package `cryptography` (into a
+# venv in the temporary directory).
+# Everything it starts (cofferd, the peer, nginx) is stopped on exit, by the PIDs it recorded.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -67,6 +85,13 @@ if ! is_uint "$SECS" || ((SECS < 1 || SECS > 240)); then die "BENCH_SECONDS must
 if ! is_uint "$WARMUP" || ((WARMUP > 60)); then die "BENCH_WARMUP must be 0..60"; fi
 if ! is_uint "$CONNS" || ((CONNS < 1 || CONNS > 256)); then die "BENCH_CONNECTIONS must be 1..256"; fi
 if ! is_uint "$JWT_RATE" || ! is_uint "$JWT_MAX"; then die "BENCH_JWT_RATE and BENCH_JWT_MAX must be numbers"; fi
+case ${BENCH_ONLY:-} in
+  "") ;;
+  content) exec "$ROOT/scripts/bench-content.sh" ;;
+  *) die "BENCH_ONLY must be empty or content" ;;
+esac
+CONTENT=${BENCH_CONTENT:-1}
+[[ $CONTENT == 0 || $CONTENT == 1 ]] || die "BENCH_CONTENT must be 0 or 1"
 [[ -d $PEER_SRC ]] || die "peer not found at $PEER_SRC (set BENCH_PEER_DIR)"
 
 # --- cleanup: only what this script started -------------------------------------------------
@@ -92,16 +117,6 @@ trap 'exit 143' TERM
 
 # --- tools ------------------------------------------------------------------------------------
 
-
-# json_get FILE KEY: the top-level string/number KEY of the JSON in FILE ("" when absent).
-json_get() {
-  python3 -c 'import json,sys
-d = json.load(open(sys.argv[1]))
-v = d.get(sys.argv[2], "") if isinstance(d, dict) else ""
-print(v if v is not None else "")' "$1" "$2"
-}
-
-
 log "tools"
 need=()
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
@@ -120,6 +135,7 @@ info "$WRK_VERSION; node $(node --version); npm $(npm --version); $(python3 --ve
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/coffer-bench.XXXXXX")
 mkdir -p "$OUT"
 rm -f "$OUT"/[a-e].txt "$OUT"/*.log
+if [[ $CONTENT == 1 ]]; then rm -f "$OUT"/content.json "$OUT"/content-*; fi
 
 PY=python3
 if ! python3 -c 'import cryptography' 2>/dev/null; then
@@ -343,6 +359,24 @@ run_wrk e "$PEER_BASE/token" -s "$HERE/peer.lua"
 stop_pid "$PEER_PID" oidc-peer
 PEER_PID=""
 
+# --- (f)-(j) content ---------------------------------------------------------------------------
+content_flags=(--keep-content)
+if [[ $CONTENT == 1 ]]; then
+  log "(f)-(j) content: uploads, downloads, a listing (scripts/bench-content.sh)"
+  content_flags=()
+  if COFFERD_BIN=$BIN BENCH_SECONDS=$SECS BENCH_WARMUP=$WARMUP BENCH_CONNECTIONS=$CONNS \
+    BENCH_OUT=$OUT BENCH_COFFERD_ENV=$COFFERD_EXTRA_ENV BENCH_CONTENT_REPORT=0 \
+    "$ROOT/scripts/bench-content.sh"; then
+    :
+  else
+    rc=$?
+    NOTES+=("the content benchmarks (scripts/bench-content.sh) failed with exit $rc; see their output")
+    content_flags=(--content-failed)
+  fi
+else
+  info "BENCH_CONTENT=0: content benchmarks skipped; the page keeps its content section"
+fi
+
 # --- report ------------------------------------------------------------------------------------
 log "report"
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo "no commit")
@@ -379,7 +413,8 @@ EOF
 cp "$WORK/meta.json" "$OUT/meta.json"
 strict=()
 if [[ ${BENCH_STRICT:-} == 1 ]]; then strict=(--strict); fi
-python3 "$HERE/report.py" --meta "$WORK/meta.json" --runs "$OUT" --out "$REPORT" "${strict[@]+"${strict[@]}"}"
+python3 "$HERE/report.py" --meta "$WORK/meta.json" --runs "$OUT" --out "$REPORT" \
+  "${content_flags[@]+"${content_flags[@]}"}" "${strict[@]+"${strict[@]}"}"
 
 if [[ ${BENCH_EXTRA:-1} == 0 ]]; then
   info "BENCH_EXTRA=0: webhook and SCIM benchmarks skipped"

@@ -1,5 +1,5 @@
-# Shell helpers shared by scripts/bench.sh and scripts/bench-scim.sh (sourced; BENCH_NAME names
-# the script in error messages).
+# Shell helpers shared by scripts/bench.sh, scripts/bench-scim.sh and scripts/bench-content.sh
+# (sourced; BENCH_NAME names the script in error messages).
 
 log() { printf '\n==> %s\n' "$*"; }
 info() { printf '    %s\n' "$*"; }
@@ -52,4 +52,12 @@ wait_http() {
     sleep 0.2
   done
   return 1
+}
+
+# json_get FILE KEY: the top-level string/number KEY of the JSON in FILE ("" when absent).
+json_get() {
+  python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+v = d.get(sys.argv[2], "") if isinstance(d, dict) else ""
+print(v if v is not None else "")' "$1" "$2"
 }
