@@ -1152,3 +1152,261 @@ fn jobs_are_leased_retried_with_backoff_and_kept_when_they_fail() {
         .unwrap();
     assert!(early.is_empty(), "not before its backoff");
 }
+
+fn run_jobs(app: &TestApp) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        coffer_service::content::jobs::run_due(&app.ctx, "test-node")
+            .await
+            .unwrap()
+    });
+}
+
+/// A real PNG of `w × h` pixels.
+fn png(w: u32, h: u32) -> Vec<u8> {
+    let img = image::RgbImage::from_fn(w, h, |x, y| {
+        image::Rgb([(x % 256) as u8, (y % 256) as u8, 90])
+    });
+    let mut out = Vec::new();
+    image::DynamicImage::ImageRgb8(img)
+        .write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    out
+}
+
+/// The path part of a `contentUrl`.
+fn local_path(app: &TestApp, url: &Value) -> String {
+    url.as_str()
+        .unwrap()
+        .strip_prefix(&app.base)
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn image_previews_are_png_thumbnails() {
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("thumbs@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let photo = upload_ok(&app, &token, &root, "photo.png", &png(800, 400))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut broken_bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+    broken_bytes.extend_from_slice(&[0x5a; 200]);
+    let broken = upload_ok(&app, &token, &root, "broken.png", &broken_bytes)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pdf = upload_ok(&app, &token, &root, "doc.pdf", b"%PDF-1.4")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Not made yet: pending, nothing to show.
+    let p = app
+        .rest("GET", &format!("/rest/files/{photo}/preview"), &token, None)
+        .json();
+    assert_eq!(p["status"], "pending", "{p}");
+    assert!(p.get("contentUrl").is_none(), "{p}");
+    let r = app.rest(
+        "GET",
+        &format!("/rest/files/{photo}/preview/content"),
+        &token,
+        None,
+    );
+    assert_eq!((r.status, r.code().as_str()), (404, "ERR_ENTITY_NOT_FOUND"));
+    run_jobs(&app);
+    assert_eq!(app.count("state = 'failed'", "jobs"), 0);
+    let p = app
+        .rest("GET", &format!("/rest/files/{photo}/preview"), &token, None)
+        .json();
+    assert_eq!(p["status"], "ready", "{p}");
+    let url = local_path(&app, &p["contentUrl"]);
+    assert_eq!(url, format!("/rest/files/{photo}/preview/content"));
+    let r = app.rest("GET", &url, &token, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.header("content-type"), Some("image/png"));
+    let disposition = r.header("content-disposition").unwrap();
+    assert!(disposition.starts_with("inline"), "{disposition}");
+    assert!(disposition.contains("photo.png"), "{disposition}");
+    assert!(r
+        .header("content-security-policy")
+        .unwrap()
+        .contains("sandbox"));
+    let thumb = image::load_from_memory_with_format(&r.bytes, image::ImageFormat::Png).unwrap();
+    assert_eq!((thumb.width(), thumb.height()), (256, 128));
+    // The ETag names the preview blob, which the blob table counts.
+    let preview_blob = sha3_hex(&r.bytes);
+    let etag = r.header("etag").unwrap().to_string();
+    assert!(etag.contains(&preview_blob), "{etag}");
+    assert_eq!(
+        app.count(
+            &format!(
+                "id = '{preview_blob}' AND refs = 1 AND size = {}",
+                r.bytes.len()
+            ),
+            "blobs"
+        ),
+        1
+    );
+    let auth = format!("Bearer {token}");
+    let again = app.send(
+        "GET",
+        &url,
+        &[
+            ("X-Coffer-Version", "28"),
+            ("Authorization", &auth),
+            ("If-None-Match", &etag),
+        ],
+        None,
+    );
+    assert_eq!(again.status, 304);
+    // Viewing a preview is not a download.
+    assert_eq!(
+        app.count("subject = 'filesystem.file.download'", "events"),
+        0
+    );
+    // A corrupt image has no preview, for good; a PDF is shown as it is.
+    let p = app
+        .rest(
+            "GET",
+            &format!("/rest/files/{broken}/preview"),
+            &token,
+            None,
+        )
+        .json();
+    assert_eq!(p["status"], "failed", "{p}");
+    assert!(p.get("contentUrl").is_none(), "{p}");
+    let r = app.rest(
+        "GET",
+        &format!("/rest/files/{broken}/preview/content"),
+        &token,
+        None,
+    );
+    assert_eq!(r.status, 404, "{}", r.text);
+    let p = app
+        .rest("GET", &format!("/rest/files/{pdf}/preview"), &token, None)
+        .json();
+    assert_eq!(p["status"], "ready", "{p}");
+    assert_eq!(
+        local_path(&app, &p["contentUrl"]),
+        format!("/rest/files/{pdf}/content?inline=true")
+    );
+    let r = app.rest(
+        "GET",
+        &format!("/rest/files/{pdf}/preview/content"),
+        &token,
+        None,
+    );
+    assert_eq!(r.status, 404, "{}", r.text);
+    // Another user sees nothing.
+    let (_, other) = app.user_token("other-thumbs@example.com", Role::User);
+    let r = app.rest("GET", &url, &other, None);
+    assert_eq!(r.status, 404, "{}", r.text);
+    // A copy shares the thumbnail.
+    let r = app.rest(
+        "POST",
+        "/rest/files/actions/copy",
+        &token,
+        Some(json!({"ids": [photo], "destinationFolderId": mkdir(&app, &token, &root, "Copies")})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let copy = r.json()["id"].as_str().unwrap().to_string();
+    let r = app.rest(
+        "GET",
+        &format!("/rest/files/{copy}/preview/content"),
+        &token,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(sha3_hex(&r.bytes), preview_blob);
+    assert_eq!(
+        app.count(&format!("id = '{preview_blob}' AND refs = 2"), "blobs"),
+        1
+    );
+    // Purging both from the trash releases the thumbnail.
+    for f in [&photo, &copy] {
+        assert_eq!(
+            app.rest("DELETE", &format!("/rest/files/{f}"), &token, None)
+                .status,
+            204
+        );
+        app.execute(&format!(
+            "UPDATE objects SET deleted_at = 1 WHERE id = '{f}'"
+        ));
+    }
+    coffer_service::content::jobs::schedule_periodic(&app.ctx).unwrap();
+    run_jobs(&app);
+    assert_eq!(
+        app.count(&format!("id = '{preview_blob}' AND refs = 0"), "blobs"),
+        1
+    );
+}
+
+#[test]
+fn a_configured_converter_makes_pdf_previews() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixed = dir.path().join("fixed.pdf");
+    let pdf: &[u8] =
+        b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
+    std::fs::write(&fixed, pdf).unwrap();
+    let script = dir.path().join("to-pdf.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in *.xlsx) echo 'cannot convert' >&2; exit 2;; esac\ncp '{}' \"$2/\"\n",
+            fixed.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let command = script.display().to_string();
+    let app = TestApp::spawn_configured(|c| c.preview_converter = Some(command));
+    let (_, token) = app.user_token("convert@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let doc = upload_ok(
+        &app,
+        &token,
+        &root,
+        "Report 2024.docx",
+        b"PK\x03\x04 not really",
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sheet = upload_ok(&app, &token, &root, "sheet.xlsx", b"PK\x03\x04 nor this")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    run_jobs(&app);
+    assert_eq!(app.count("state = 'failed'", "jobs"), 0);
+    let p = app
+        .rest("GET", &format!("/rest/files/{doc}/preview"), &token, None)
+        .json();
+    assert_eq!(p["status"], "ready", "{p}");
+    let r = app.rest("GET", &local_path(&app, &p["contentUrl"]), &token, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.bytes, pdf);
+    assert_eq!(r.header("content-type"), Some("application/pdf"));
+    let disposition = r.header("content-disposition").unwrap();
+    assert!(disposition.starts_with("inline"), "{disposition}");
+    assert!(disposition.contains("Report%202024.pdf"), "{disposition}");
+    // The converter refused the spreadsheet.
+    let p = app
+        .rest("GET", &format!("/rest/files/{sheet}/preview"), &token, None)
+        .json();
+    assert_eq!(p["status"], "failed", "{p}");
+    let r = app.rest(
+        "GET",
+        &format!("/rest/files/{sheet}/preview/content"),
+        &token,
+        None,
+    );
+    assert_eq!(r.status, 404, "{}", r.text);
+}

@@ -105,6 +105,9 @@ pub struct Flags {
     /// A clamd to scan uploads with: tcp://host:port or unix:///path [default: no scanning]
     #[arg(long, global = true, env = "COFFER_CLAMD")]
     pub clamd: Option<String>,
+    /// A command that converts other file types to a PDF preview, run as CMD <input-file> <output-dir> [default: none]
+    #[arg(long, global = true, env = "COFFER_PREVIEW_CONVERTER")]
+    pub preview_converter: Option<String>,
     /// This node's name, shown as an upload session's location [default: the host name]
     #[arg(long, global = true, env = "COFFER_NODE_NAME")]
     pub node_name: Option<String>,
@@ -143,6 +146,7 @@ struct FileConfig {
     body_timeout_seconds: Option<u64>,
     storage_url: Option<String>,
     clamd: Option<String>,
+    preview_converter: Option<String>,
     node_name: Option<String>,
 }
 
@@ -167,6 +171,7 @@ pub struct Settings {
     pub body_timeout: std::time::Duration,
     pub storage_url: String,
     pub clamd: Option<String>,
+    pub preview_converter: Option<String>,
     pub node_name: Option<String>,
 }
 
@@ -310,6 +315,11 @@ impl Settings {
                 .or(file.storage_url)
                 .unwrap_or_else(|| data_dir.join("storage").display().to_string()),
             clamd: flags.clamd.clone().or(file.clamd),
+            preview_converter: flags
+                .preview_converter
+                .clone()
+                .or(file.preview_converter)
+                .filter(|c| !c.trim().is_empty()),
             node_name: flags.node_name.clone().or(file.node_name),
             body_timeout: flags
                 .body_timeout_seconds
@@ -330,6 +340,7 @@ impl Settings {
         c.trusted_proxies = self.trusted_proxies.clone();
         c.storage_url = Some(self.storage_url.clone());
         c.scanner = self.clamd.clone();
+        c.preview_converter = self.preview_converter.clone();
         if let Some(n) = &self.node_name {
             c.node_name = n.clone();
         }

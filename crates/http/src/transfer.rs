@@ -38,6 +38,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .route(web::get().to(version_content)),
     )
     .service(web::resource("/files/{id}/preview").route(web::get().to(preview)))
+    .service(web::resource("/files/{id}/preview/content").route(web::get().to(preview_content)))
     .service(web::resource("/uploads").route(web::get().to(list_uploads)))
     .service(web::resource("/uploads/config").route(web::get().to(upload_config)))
     .service(
@@ -599,8 +600,9 @@ pub async fn version_content(
     serve(&st, &req, &c.user.id, d, false).await
 }
 
-/// Streams a download: `ETag`, `If-None-Match`, one `Range`, a safe `Content-Disposition`, the
-/// stored type, never sniffed and never run as a page.
+/// Streams a download, or a preview (`files::Download::preview`, its ETag from the preview
+/// blob): `ETag`, `If-None-Match`, one `Range`, a safe `Content-Disposition`, the stored type,
+/// never sniffed and never run as a page.
 async fn serve(
     st: &AppState,
     req: &HttpRequest,
@@ -648,7 +650,9 @@ async fn serve(
     } else {
         Some(files::read(&st.ctx, &d, span).await?)
     };
-    files::record_download(&st.ctx, user_id, &d, span.is_some()).await?;
+    if !d.preview {
+        files::record_download(&st.ctx, user_id, &d, span.is_some()).await?;
+    }
     let inline = inline && rules::serve_inline(&d.mime);
     let mut res = HttpResponse::build(status);
     res.insert_header((header::ETAG, etag))
@@ -698,4 +702,19 @@ pub async fn preview(
     let id = id.into_inner();
     let p = blocking(&st, move |ctx| files::preview(ctx, &user, &id)).await?;
     Ok(HttpResponse::Ok().json(p))
+}
+
+#[utoipa::path(get, path = "/rest/files/{id}/preview/content", tag = "files", params(("id" = String, Path, description = "A file id"), ("Range" = Option<String>, Header, description = "One byte range (`bytes=a-b`, `a-`, `-n`)"), ("If-None-Match" = Option<String>, Header, description = "An `ETag` already held")), responses((status = 200, description = "The preview of the current version, shown in place (`Content-Disposition: inline`): a PNG thumbnail of an image (its longer side at most 256 pixels), or a PDF made by the server's converter", content(("image/png"), ("application/pdf"))), (status = 206, description = "The range asked for", content(("image/png"), ("application/pdf"))), (status = 304, description = "Not modified"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such file, or no preview was made for it (see `GET /rest/files/{id}/preview`)"), (status = 416, description = "`ERR_INVALID_PARAMETER`: the range lies outside the content")), security(("bearer" = [])))]
+pub async fn preview_content(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    req: HttpRequest,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &ListSpec::PLAIN)?;
+    let user = c.user.id.clone();
+    let id = id.into_inner();
+    let d = blocking(&st, move |ctx| files::preview_content(ctx, &user, &id)).await?;
+    serve(&st, &req, &c.user.id, d, true).await
 }

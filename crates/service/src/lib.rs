@@ -57,6 +57,9 @@ pub struct Config {
     pub storage_url: Option<String>,
     /// The virus scanner (`coffer_scanner::Clamd::parse`); none: content is allowed at once.
     pub scanner: Option<String>,
+    /// A command that turns a file of another type into a PDF preview, run as
+    /// `CMD <input-file> <output-dir>` (`content::jobs`); without one those types have no preview.
+    pub preview_converter: Option<String>,
     /// This node's name, shown as an upload session's `location`.
     pub node_name: String,
 }
@@ -75,6 +78,7 @@ impl Config {
             tfa_remember_secs: tfa::REMEMBER_SECS,
             storage_url: None,
             scanner: None,
+            preview_converter: None,
             node_name: node_name(),
         }
     }

@@ -811,7 +811,7 @@ pub fn live_subtree(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Object>> {
 }
 
 /// Permanently deletes up to `limit` objects trashed before `before`: their versions are
-/// marked deleted and their blobs released. Returns how many objects were purged.
+/// marked deleted and their blobs (content and preview) released. Returns how many objects were purged.
 pub fn purge_trash(conn: &mut DbConn, before: i64, t: i64, limit: i64) -> StoreResult<usize> {
     let ids: Vec<String> = db_run!(conn => objects::table
         .filter(objects::deleted_at.lt(before))
@@ -820,16 +820,19 @@ pub fn purge_trash(conn: &mut DbConn, before: i64, t: i64, limit: i64) -> StoreR
         .limit(limit)
         .load(conn))?;
     for part in ids.chunks(500) {
-        let versions: Vec<(String, String)> = db_run!(conn => file_versions::table
+        let versions: Vec<(String, String, Option<String>)> = db_run!(conn => file_versions::table
             .filter(file_versions::file_id.eq_any(part))
             .filter(file_versions::deleted.eq(false))
-            .select((file_versions::id, file_versions::blob_id))
+            .select((file_versions::id, file_versions::blob_id, file_versions::preview_blob_id))
             .load(conn))?;
-        for (vid, blob) in &versions {
+        for (vid, blob, preview) in &versions {
             db_run!(conn => diesel::update(file_versions::table.find(vid))
                 .set(file_versions::deleted.eq(true))
                 .execute(conn))?;
             release_blob(conn, blob, t)?;
+            if let Some(p) = preview {
+                release_blob(conn, p, t)?;
+            }
         }
         db_run!(conn => diesel::update(objects::table.filter(objects::id.eq_any(part)))
             .set(objects::perm_deleted.eq(true))
@@ -879,6 +882,7 @@ pub fn referenced_blob_ids(conn: &mut DbConn) -> StoreResult<Vec<String>> {
         .distinct()
         .load(conn))?;
     let previews: Vec<Option<String>> = db_run!(conn => file_versions::table
+        .filter(file_versions::deleted.eq(false))
         .filter(file_versions::preview_blob_id.is_not_null())
         .select(file_versions::preview_blob_id)
         .distinct()

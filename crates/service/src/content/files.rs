@@ -163,6 +163,9 @@ pub struct Download {
     pub blob: String,
     /// The owner of the file's tree (for the download event).
     pub owner_id: String,
+    /// A preview of the version (not its content): served in place, not recorded as a
+    /// download.
+    pub preview: bool,
 }
 
 /// Refuses content that is being scanned (403 `ERR_ENTITY_NOT_SCANNED`) or was found infected
@@ -198,6 +201,7 @@ pub fn download(ctx: &Ctx, user_id: &str, id: &str, version_id: Option<&str>) ->
             size: v.size,
             blob: v.blob_id.clone(),
             owner_id: o.owner_id.clone(),
+            preview: false,
         })
     })
 }
@@ -317,8 +321,25 @@ pub(crate) fn copy_current_version(
     };
     let blob = coffer_store::content::blob(c, &nv.blob_id)?.ok_or_else(super::not_found)?;
     coffer_store::content::reference_blob(c, &blob.id, blob.size, &blob.md5, t)?;
+    // The copy shares the preview too; one not made yet is made for the copy as well.
+    let mut nv = nv;
+    let shared_preview = match &nv.preview_blob_id {
+        Some(p) => coffer_store::content::blob(c, p)?,
+        None => None,
+    };
+    match shared_preview {
+        Some(p) => coffer_store::content::reference_blob(c, &p.id, p.size, &p.md5, t)?,
+        None if nv.preview_blob_id.is_some() || nv.preview_status == "pending" => {
+            nv.preview_blob_id = None;
+            nv.preview_status = "pending".into();
+        }
+        None => {}
+    }
     coffer_store::content::insert_version(c, &nv)?;
     coffer_store::content::set_current_version(c, &copy.id, &nv, user_id, t)?;
+    if nv.preview_status == "pending" {
+        super::jobs::enqueue(c, super::jobs::PREVIEW, &nv.id, t)?;
+    }
     Ok(())
 }
 
@@ -511,18 +532,58 @@ pub fn preview(ctx: &Ctx, user_id: &str, id: &str) -> Result<super::views::Previ
         let vid = o.current_version_id.clone().ok_or_else(super::not_found)?;
         let v = version_of(c, &o, &vid)?;
         scanned(&v)?;
-        let ready = v.preview_status == "ready";
+        let content_url = match (v.preview_status.as_str(), &v.preview_blob_id) {
+            ("ready", Some(_)) => Some(format!(
+                "{}/rest/files/{}/preview/content",
+                ctx.config.base_url, o.id
+            )),
+            ("ready", None) => Some(format!(
+                "{}/rest/files/{}/content?inline=true",
+                ctx.config.base_url, o.id
+            )),
+            _ => None,
+        };
         Ok(super::views::PreviewView {
             file_id: o.id.clone(),
             version_id: v.id.clone(),
             status: v.preview_status.clone(),
             mime: v.mime.clone(),
-            content_url: ready.then(|| {
-                format!(
-                    "{}/rest/files/{}/content?inline=true",
-                    ctx.config.base_url, o.id
-                )
-            }),
+            content_url,
+        })
+    })
+}
+
+/// Decides serving the preview made for a file's current version (a PNG thumbnail of an
+/// image, or a PDF made by the converter); 404 when the version has none.
+pub fn preview_content(ctx: &Ctx, user_id: &str, id: &str) -> Result<Download> {
+    ctx.read(|c| {
+        let (o, _) = require_file(c, user_id, id, Action::Preview)?;
+        live(&o)?;
+        let vid = o.current_version_id.clone().ok_or_else(super::not_found)?;
+        let v = version_of(c, &o, &vid)?;
+        scanned(&v)?;
+        let blob_id = match (v.preview_status.as_str(), &v.preview_blob_id) {
+            ("ready", Some(b)) => b.clone(),
+            _ => return Err(super::not_found()),
+        };
+        let blob = coffer_store::content::blob(c, &blob_id)?.ok_or_else(super::not_found)?;
+        let (mime, ext) = if coffer_extract::is_thumbnailable(&v.mime) {
+            ("image/png", "png")
+        } else {
+            ("application/pdf", "pdf")
+        };
+        let stem = match o.name.rsplit_once('.') {
+            Some((stem, _)) if !stem.is_empty() => stem,
+            _ => o.name.as_str(),
+        };
+        Ok(Download {
+            file_id: o.id.clone(),
+            version_id: v.id.clone(),
+            name: format!("{stem}.{ext}"),
+            mime: mime.to_string(),
+            size: blob.size,
+            blob: blob.id,
+            preview: true,
         })
     })
 }

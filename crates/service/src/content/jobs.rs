@@ -5,10 +5,11 @@
 use crate::{now, Ctx, Result};
 use coffer_errors::Error;
 use coffer_scanner::Verdict;
-use coffer_store::models::Job;
+use coffer_store::models::{FileVersion, Job};
 use coffer_store::DbConn;
 use futures_util::StreamExt;
 use serde_json::json;
+use std::io::Read as _;
 use std::time::Duration;
 
 pub const SCAN: &str = "scan";
@@ -139,21 +140,36 @@ async fn scan(ctx: &Ctx, version_id: &str) -> Result<()> {
     else {
         return Ok(());
     };
-    let key = coffer_storage::BlobKey::parse(&v.blob_id)
+    let verdict = read_blocking(ctx, &v.blob_id, move |reader| scanner.scan(reader))
+        .await?
+        .map_err(|e| Error::internal(format!("scanner: {e}")))?;
+    match verdict {
+        Verdict::Clean => set_av(ctx, version_id, "allowed", None).await,
+        Verdict::Infected(sig) => set_av(ctx, version_id, "disallowed", Some(sig)).await,
+    }
+}
+
+/// Streams a blob to `consume`, which reads it synchronously on a blocking thread. The bytes
+/// pass through a bounded channel, so memory stays flat whatever the blob's size.
+async fn read_blocking<T, F>(ctx: &Ctx, blob_id: &str, consume: F) -> Result<T>
+where
+    F: FnOnce(&mut ChannelReader) -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let key = coffer_storage::BlobKey::parse(blob_id)
         .map_err(|e| Error::internal(format!("blob key: {e}")))?;
     let read = ctx
         .storage
         .get(&key, None)
         .await
         .map_err(|e| Error::internal(format!("storage: {e}")))?;
-    // The scanner reads synchronously; the blob arrives through a bounded channel.
     let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<bytes::Bytes>>(4);
-    let scanning = tokio::task::spawn_blocking(move || {
+    let consuming = tokio::task::spawn_blocking(move || {
         let mut reader = ChannelReader {
             rx,
             current: bytes::Bytes::new(),
         };
-        scanner.scan(&mut reader)
+        consume(&mut reader)
     });
     let mut stream = read.stream;
     while let Some(chunk) = stream.next().await {
@@ -168,14 +184,9 @@ async fn scan(ctx: &Ctx, version_id: &str) -> Result<()> {
         }
     }
     drop(tx);
-    let verdict = scanning
+    consuming
         .await
-        .map_err(|e| Error::internal(format!("scan task: {e}")))?
-        .map_err(|e| Error::internal(format!("scanner: {e}")))?;
-    match verdict {
-        Verdict::Clean => set_av(ctx, version_id, "allowed", None).await,
-        Verdict::Infected(sig) => set_av(ctx, version_id, "disallowed", Some(sig)).await,
-    }
+        .map_err(|e| Error::internal(format!("reading task: {e}")))
 }
 
 struct ChannelReader {
@@ -219,24 +230,255 @@ async fn set_av(ctx: &Ctx, version_id: &str, status: &str, sig: Option<String>) 
     .await
 }
 
-/// Previews: PDF, text and common images are shown as they are (`ready`); other types have no
-/// preview (`failed`).
+/// The longest a thumbnail may take. The decoder's work is already bounded by the pixel limit;
+/// this bounds the wait for it.
+const THUMBNAIL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest a preview converter may run; then it is killed.
+const CONVERT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The largest file given to a preview converter.
+const CONVERT_MAX_INPUT: u64 = 256 * 1024 * 1024;
+/// The largest PDF a preview converter may produce.
+const CONVERT_MAX_OUTPUT: u64 = 64 * 1024 * 1024;
+
+/// What the preview job decided for a version.
+enum Preview {
+    /// Shown as it is (PDF, audio, video, text, images that are not thumbnailed).
+    AsIs,
+    /// A preview blob was made and stored (a PNG thumbnail or a converted PDF).
+    Made(coffer_storage::PutOutcome),
+    /// No preview, and why (kept as `failed`, not retried).
+    Failed(String),
+}
+
+/// Decides a version's preview. Images (PNG, JPEG, GIF, WebP, BMP) get a PNG thumbnail made by
+/// `coffer_extract`; PDF, audio, video and plain text are shown as they are; other types are
+/// converted to PDF by the operator's converter when one is configured, else have none
+/// (`failed`). A preview that cannot be made is `failed` for good; only storage and database
+/// errors fail the job (and retry it).
 async fn preview(ctx: &Ctx, version_id: &str) -> Result<()> {
     let vid = version_id.to_string();
+    let Some(v) = ctx
+        .blocking(move |ctx| ctx.with_conn(|c| Ok(coffer_store::content::version(c, &vid)?)))
+        .await?
+    else {
+        return Ok(());
+    };
+    let decision = if v.av_status == "disallowed" {
+        Preview::Failed("the content is quarantined".into())
+    } else if coffer_extract::is_thumbnailable(&v.mime) {
+        thumbnail(ctx, &v).await?
+    } else if coffer_domain::content::serve_inline(&v.mime) || v.mime.starts_with("text/plain") {
+        Preview::AsIs
+    } else if let Some(cmd) = &ctx.config.preview_converter {
+        convert(ctx, &v, cmd).await?
+    } else {
+        Preview::Failed(format!("no preview for {}", v.mime))
+    };
+    if let Preview::Failed(why) = &decision {
+        log::info!("preview of version {}: {why}", v.id);
+    }
+    let vid = version_id.to_string();
     ctx.write_owned(move |c| {
-        let Some(v) = coffer_store::content::version(c, &vid)? else {
+        let t = now();
+        let current = coffer_store::content::version(c, &vid)?.filter(|v| !v.deleted);
+        let old = current.as_ref().and_then(|v| v.preview_blob_id.clone());
+        let (status, blob) = match &decision {
+            Preview::AsIs => ("ready", None),
+            Preview::Made(put) => ("ready", Some(put.key.to_string())),
+            Preview::Failed(_) => ("failed", None),
+        };
+        let Some(_) = current else {
+            // The version went while the preview was made: leave the new blob to the sweep.
+            if let (Preview::Made(put), Some(b)) = (&decision, &blob) {
+                if coffer_store::content::blob(c, b)?.is_none() {
+                    coffer_store::content::unreferenced_blob(c, b, put.size as i64, &put.md5, t)?;
+                }
+            }
             return Ok(());
         };
-        let status =
-            if coffer_domain::content::serve_inline(&v.mime) || v.mime.starts_with("text/plain") {
-                "ready"
-            } else {
-                "failed"
-            };
-        coffer_store::content::set_preview(c, &vid, status, None)?;
+        if old != blob {
+            if let (Preview::Made(put), Some(b)) = (&decision, &blob) {
+                coffer_store::content::reference_blob(c, b, put.size as i64, &put.md5, t)?;
+            }
+            if let Some(o) = &old {
+                coffer_store::content::release_blob(c, o, t)?;
+            }
+        }
+        coffer_store::content::set_preview(c, &vid, status, blob.as_deref())?;
         Ok(())
     })
     .await
+}
+
+/// A PNG thumbnail of an image version, made on a blocking thread within
+/// [`coffer_extract::Limits::default`].
+async fn thumbnail(ctx: &Ctx, v: &FileVersion) -> Result<Preview> {
+    let limits = coffer_extract::Limits::default();
+    if v.size < 0 || v.size as u64 > limits.max_input_bytes {
+        return Ok(Preview::Failed("the image is too large to preview".into()));
+    }
+    let max = limits.max_input_bytes;
+    let bytes = read_blocking(ctx, &v.blob_id, move |reader| {
+        let mut buf = Vec::new();
+        reader.take(max + 1).read_to_end(&mut buf).map(|_| buf)
+    })
+    .await?
+    .map_err(|e| Error::internal(format!("storage: {e}")))?;
+    if bytes.len() as u64 > max {
+        return Ok(Preview::Failed("the image is too large to preview".into()));
+    }
+    let task = tokio::task::spawn_blocking(move || coffer_extract::thumbnail(&bytes, &limits));
+    let png = match tokio::time::timeout(THUMBNAIL_TIMEOUT, task).await {
+        Err(_) => return Ok(Preview::Failed("the thumbnail took too long".into())),
+        Ok(Err(e)) => return Ok(Preview::Failed(format!("the thumbnail task failed: {e}"))),
+        Ok(Ok(Err(e))) => return Ok(Preview::Failed(e.to_string())),
+        Ok(Ok(Ok(png))) => png,
+    };
+    store_preview(ctx, png).await
+}
+
+async fn store_preview(ctx: &Ctx, content: Vec<u8>) -> Result<Preview> {
+    let put = ctx
+        .storage
+        .put_bytes(bytes::Bytes::from(content))
+        .await
+        .map_err(|e| Error::internal(format!("storage: {e}")))?;
+    Ok(Preview::Made(put))
+}
+
+/// A PDF of a version made by the operator's converter: the content is written to a file in a
+/// new temporary directory, and `CMD <input-file> <output-dir>` must leave a PDF in the output
+/// directory within [`CONVERT_TIMEOUT`].
+async fn convert(ctx: &Ctx, v: &FileVersion, cmd: &str) -> Result<Preview> {
+    if v.size < 0 || v.size as u64 > CONVERT_MAX_INPUT {
+        return Ok(Preview::Failed("the file is too large to convert".into()));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("coffer-preview-")
+        .tempdir()
+        .map_err(|e| Error::internal(format!("a temporary directory: {e}")))?;
+    // The original name never reaches the command: only its extension, which converters use
+    // to tell formats apart, and only when it is short and alphanumeric.
+    let input = dir.path().join(format!("input{}", safe_extension(&v.name)));
+    let output = dir.path().join("out");
+    let target = input.clone();
+    read_blocking(ctx, &v.blob_id, move |reader| -> std::io::Result<u64> {
+        let mut file = std::fs::File::create(&target)?;
+        std::io::copy(&mut reader.take(CONVERT_MAX_INPUT), &mut file)
+    })
+    .await?
+    .map_err(|e| Error::internal(format!("writing the converter's input: {e}")))?;
+    let cmd = cmd.to_string();
+    let work = dir.path().to_path_buf();
+    let ran = tokio::task::spawn_blocking(move || {
+        run_converter(&cmd, &input, &output, &work, CONVERT_TIMEOUT)
+    })
+    .await
+    .map_err(|e| Error::internal(format!("converter task: {e}")))?;
+    drop(dir);
+    match ran {
+        Ok(pdf) => store_preview(ctx, pdf).await,
+        Err(why) => Ok(Preview::Failed(format!("the converter: {why}"))),
+    }
+}
+
+/// `.docx` for `Report.DOCX`; empty when the name has no short alphanumeric extension.
+fn safe_extension(name: &str) -> String {
+    match name.rsplit_once('.') {
+        Some((stem, ext))
+            if !stem.is_empty()
+                && (1..=10).contains(&ext.len())
+                && ext.bytes().all(|b| b.is_ascii_alphanumeric()) =>
+        {
+            format!(".{}", ext.to_ascii_lowercase())
+        }
+        _ => String::new(),
+    }
+}
+
+/// Runs a converter command line (split on whitespace, never through a shell) with the input
+/// file and the output directory as its last two arguments; kills it after `timeout`. Answers
+/// the PDF it wrote, or why there is none.
+fn run_converter(
+    cmdline: &str,
+    input: &std::path::Path,
+    output: &std::path::Path,
+    work: &std::path::Path,
+    timeout: Duration,
+) -> std::result::Result<Vec<u8>, String> {
+    use std::process::{Command, Stdio};
+    let mut words = cmdline.split_whitespace();
+    let program = words.next().ok_or("the command is empty")?;
+    std::fs::create_dir(output).map_err(|e| format!("the output directory: {e}"))?;
+    let log_path = work.join("log");
+    let log = std::fs::File::create(&log_path).map_err(|e| format!("its log: {e}"))?;
+    let log2 = log.try_clone().map_err(|e| format!("its log: {e}"))?;
+    let mut child = Command::new(program)
+        .args(words)
+        .arg(input)
+        .arg(output)
+        .current_dir(work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(log2))
+        .spawn()
+        .map_err(|e| format!("{program} did not start: {e}"))?;
+    let deadline = std::time::Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("killed after {} s", timeout.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("waiting for it: {e}"));
+            }
+        }
+    };
+    if !status.success() {
+        let said = std::fs::read(&log_path).unwrap_or_default();
+        let said = String::from_utf8_lossy(&said[..said.len().min(300)])
+            .trim()
+            .to_string();
+        return Err(format!("{status}: {said}"));
+    }
+    // The first regular file named *.pdf (a link is not followed).
+    let mut pdfs: Vec<std::path::PathBuf> = std::fs::read_dir(output)
+        .map_err(|e| format!("the output directory: {e}"))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| x.eq_ignore_ascii_case("pdf"))
+        })
+        .collect();
+    pdfs.sort();
+    let pdf = pdfs.first().ok_or("it wrote no PDF")?;
+    let size = std::fs::symlink_metadata(pdf)
+        .map_err(|e| format!("its PDF: {e}"))?
+        .len();
+    if size > CONVERT_MAX_OUTPUT {
+        return Err(format!("its PDF is larger than {CONVERT_MAX_OUTPUT} bytes"));
+    }
+    // Read with the bound as well: the file may still grow.
+    let mut bytes = Vec::new();
+    std::fs::File::open(pdf)
+        .and_then(|f| f.take(CONVERT_MAX_OUTPUT + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("its PDF: {e}"))?;
+    if bytes.len() as u64 > CONVERT_MAX_OUTPUT {
+        return Err(format!("its PDF is larger than {CONVERT_MAX_OUTPUT} bytes"));
+    }
+    if !bytes.starts_with(b"%PDF-") {
+        return Err("its output is not a PDF".into());
+    }
+    Ok(bytes)
 }
 
 /// Ends expired upload sessions and drops their staging; also staging no session names (a
@@ -368,6 +610,94 @@ pub fn spawn(ctx: Ctx) -> std::io::Result<std::thread::JoinHandle<()>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_short_alphanumeric_extension_reaches_a_converter() {
+        assert_eq!(safe_extension("Report.DOCX"), ".docx");
+        assert_eq!(safe_extension("a.b.odt"), ".odt");
+        assert_eq!(safe_extension("noext"), "");
+        assert_eq!(safe_extension(".hidden"), "");
+        assert_eq!(safe_extension("x.$(rm -rf)"), "");
+        assert_eq!(safe_extension("x.verylongextension"), "");
+    }
+
+    /// A converter script in `dir`; the body sees the input as `$1` and the output dir as `$2`.
+    fn script(dir: &std::path::Path, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("convert.sh");
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.display().to_string()
+    }
+
+    fn run(
+        cmd: &str,
+        dir: &std::path::Path,
+        timeout: Duration,
+    ) -> std::result::Result<Vec<u8>, String> {
+        let work = dir.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let _ = std::fs::remove_dir_all(work.join("out"));
+        let input = work.join("input.docx");
+        std::fs::write(&input, b"PK\x03\x04 a document").unwrap();
+        run_converter(cmd, &input, &work.join("out"), &work, timeout)
+    }
+
+    #[test]
+    fn a_converter_writes_a_pdf_or_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = script(
+            dir.path(),
+            "printf '%%PDF-1.4 from %s' \"$(basename \"$1\")\" > \"$2/input.pdf\"",
+        );
+        assert_eq!(
+            run(&ok, dir.path(), Duration::from_secs(10)).unwrap(),
+            b"%PDF-1.4 from input.docx"
+        );
+        // Arguments of the configured command come first.
+        let args = script(dir.path(), "printf '%%PDF-1.4 %s' \"$1\" > \"$3/x.PDF\"");
+        assert_eq!(
+            run(
+                &format!("{args}  --flag"),
+                dir.path(),
+                Duration::from_secs(10)
+            )
+            .unwrap(),
+            b"%PDF-1.4 --flag"
+        );
+        let fails = script(dir.path(), "echo broken >&2; exit 3");
+        let e = run(&fails, dir.path(), Duration::from_secs(10)).unwrap_err();
+        assert!(e.contains("broken"), "{e}");
+        let nothing = script(dir.path(), "true");
+        assert_eq!(
+            run(&nothing, dir.path(), Duration::from_secs(10)).unwrap_err(),
+            "it wrote no PDF"
+        );
+        let not_pdf = script(dir.path(), "echo '<html>' > \"$2/x.pdf\"");
+        assert_eq!(
+            run(&not_pdf, dir.path(), Duration::from_secs(10)).unwrap_err(),
+            "its output is not a PDF"
+        );
+        let link = script(dir.path(), "ln -s /etc/hostname \"$2/x.pdf\"");
+        assert_eq!(
+            run(&link, dir.path(), Duration::from_secs(10)).unwrap_err(),
+            "it wrote no PDF"
+        );
+        let slow = script(dir.path(), "exec sleep 30");
+        let started = std::time::Instant::now();
+        let e = run(&slow, dir.path(), Duration::from_millis(300)).unwrap_err();
+        assert!(e.starts_with("killed"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            run("/nonexistent/converter", dir.path(), Duration::from_secs(1))
+                .unwrap_err()
+                .contains("did not start")
+        );
+        assert_eq!(
+            run("   ", dir.path(), Duration::from_secs(1)).unwrap_err(),
+            "the command is empty"
+        );
+    }
 
     #[test]
     fn backoff_grows_and_caps() {
