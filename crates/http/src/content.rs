@@ -457,7 +457,7 @@ pub async fn tree(
         .collect();
     let n = items.len() as i64;
     Ok(HttpResponse::Ok().json(
-        serde_json::json!({"data": items, "metadata": {"total": n, "limit": n, "offset": 0}}),
+        serde_json::json!({"data": items, "metadata": {"total": n, "limit": n.max(1), "offset": 0}}),
     ))
 }
 
@@ -473,8 +473,9 @@ pub async fn members(
     let id = id.into_inner();
     let m = blocking(&st, move |ctx| sharing::members(ctx, &user, &id)).await?;
     let n = m.len() as i64;
-    Ok(HttpResponse::Ok()
-        .json(serde_json::json!({"data": m, "metadata": {"total": n, "limit": n, "offset": 0}})))
+    Ok(HttpResponse::Ok().json(
+        serde_json::json!({"data": m, "metadata": {"total": n, "limit": n.max(1), "offset": 0}}),
+    ))
 }
 
 #[utoipa::path(post, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<bool>, Query, description = "Change the role of who is a member already instead of failing them"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), request_body(content = crate::schema::MembersBody), responses((status = 201, body = coffer_service::content::sharing::AddMembers, description = "Everyone was added"), (status = 207, body = coffer_service::content::sharing::AddMembers, description = "Some failed (`errors`)"), (status = 403, description = "`ERR_ACCESS_USER`, system folders, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (roleId)")), security(("bearer" = [])))]

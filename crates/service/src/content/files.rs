@@ -340,6 +340,10 @@ pub(crate) fn copy_current_version(
     if nv.preview_status == "pending" {
         super::jobs::enqueue(c, super::jobs::PREVIEW, &nv.id, t)?;
     }
+    // A copy of content still being scanned is scanned too (the original's verdict is its own).
+    if nv.av_status == "scanning" {
+        super::jobs::enqueue(c, super::jobs::SCAN, &nv.id, t)?;
+    }
     Ok(())
 }
 
@@ -583,6 +587,7 @@ pub fn preview_content(ctx: &Ctx, user_id: &str, id: &str) -> Result<Download> {
             mime: mime.to_string(),
             size: blob.size,
             blob: blob.id,
+            owner_id: o.owner_id.clone(),
             preview: true,
         })
     })
