@@ -332,6 +332,20 @@ impl TestApp {
         )
     }
 
+    /// Runs the job queue until nothing is due (scans, previews, sweeps), as a node's worker
+    /// would.
+    pub fn run_jobs(&self) -> usize {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+            .block_on(coffer_service::content::jobs::run_due(
+                &self.ctx,
+                "test-node",
+            ))
+            .expect("jobs")
+    }
+
     /// A one-shot upload of `bytes` as `name` into a folder (`POST …/actions/file`).
     pub fn upload(&self, token: &str, folder: &str, name: &str, bytes: &[u8]) -> Resp {
         let (ct, body) = multipart(&[("body", Some(name), bytes)]);

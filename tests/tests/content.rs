@@ -905,16 +905,8 @@ fn jobs_sweep_expired_uploads_and_purge_the_trash() {
     app.execute(&format!(
         "UPDATE objects SET deleted_at = 1 WHERE id = '{f}'"
     ));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        coffer_service::content::jobs::schedule_periodic(&app.ctx).unwrap();
-        coffer_service::content::jobs::run_due(&app.ctx, "test-node")
-            .await
-            .unwrap();
-    });
+    coffer_service::content::jobs::schedule_periodic(&app.ctx).unwrap();
+    app.run_jobs();
     assert_eq!(app.count(&format!("id = {id}"), "uploads"), 0);
     assert_eq!(
         app.count(&format!("id = '{f}' AND perm_deleted = TRUE"), "objects"),
@@ -998,15 +990,7 @@ fn listings_tree_previews_copies_and_new_versions_in_chunks() {
     );
     assert_eq!((r.status, r.code().as_str()), (409, "ERR_ENTITY_EXISTS"));
     // Previews: a PDF is shown in place; a page never is, nor served as one.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(coffer_service::content::jobs::run_due(
-        &app.ctx,
-        "test-node",
-    ))
-    .unwrap();
+    app.run_jobs();
     let p = app
         .rest("GET", &format!("/rest/files/{pdf}/preview"), &token, None)
         .json();
@@ -1153,18 +1137,6 @@ fn jobs_are_leased_retried_with_backoff_and_kept_when_they_fail() {
     assert!(early.is_empty(), "not before its backoff");
 }
 
-fn run_jobs(app: &TestApp) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        coffer_service::content::jobs::run_due(&app.ctx, "test-node")
-            .await
-            .unwrap()
-    });
-}
-
 /// A real PNG of `w × h` pixels.
 fn png(w: u32, h: u32) -> Vec<u8> {
     let img = image::RgbImage::from_fn(w, h, |x, y| {
@@ -1218,7 +1190,7 @@ fn image_previews_are_png_thumbnails() {
         None,
     );
     assert_eq!((r.status, r.code().as_str()), (404, "ERR_ENTITY_NOT_FOUND"));
-    run_jobs(&app);
+    app.run_jobs();
     assert_eq!(app.count("state = 'failed'", "jobs"), 0);
     let p = app
         .rest("GET", &format!("/rest/files/{photo}/preview"), &token, None)
@@ -1339,7 +1311,7 @@ fn image_previews_are_png_thumbnails() {
         ));
     }
     coffer_service::content::jobs::schedule_periodic(&app.ctx).unwrap();
-    run_jobs(&app);
+    app.run_jobs();
     assert_eq!(
         app.count(&format!("id = '{preview_blob}' AND refs = 0"), "blobs"),
         1
@@ -1384,7 +1356,7 @@ fn a_configured_converter_makes_pdf_previews() {
         .as_str()
         .unwrap()
         .to_string();
-    run_jobs(&app);
+    app.run_jobs();
     assert_eq!(app.count("state = 'failed'", "jobs"), 0);
     let p = app
         .rest("GET", &format!("/rest/files/{doc}/preview"), &token, None)

@@ -20,18 +20,6 @@ fn clamd() -> Option<String> {
     }
 }
 
-fn run_jobs(app: &TestApp) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(coffer_service::content::jobs::run_due(
-        &app.ctx,
-        "test-node",
-    ))
-    .unwrap();
-}
-
 #[test]
 fn uploads_are_scanned_before_they_are_served() {
     let Some(spec) = clamd() else { return };
@@ -59,7 +47,7 @@ fn uploads_are_scanned_before_they_are_served() {
     assert_eq!(bad.status, 200, "{}", bad.text);
     let bad_id = bad.json()["id"].as_str().unwrap().to_string();
 
-    run_jobs(&app);
+    app.run_jobs();
 
     let r = app.rest(
         "GET",
@@ -107,7 +95,7 @@ fn an_unreachable_scanner_keeps_content_unserved_and_retries() {
     let root = me["syncdirId"].as_str().unwrap();
     let f = app.upload(&token, root, "wait.txt", b"wait");
     let id = f.json()["id"].as_str().unwrap().to_string();
-    run_jobs(&app);
+    app.run_jobs();
     let r = app.rest("GET", &format!("/rest/files/{id}/content"), &token, None);
     assert_eq!(
         (r.status, r.code().as_str()),
