@@ -1382,3 +1382,56 @@ fn a_configured_converter_makes_pdf_previews() {
     );
     assert_eq!(r.status, 404, "{}", r.text);
 }
+
+#[test]
+fn an_uploader_sees_only_its_own_files() {
+    let app = TestApp::spawn();
+    let (_, owner) = app.user_token("drop-owner@example.com", Role::User);
+    let (up_id, uploader) = app.user_token("uploader@example.com", Role::User);
+    let root = my_folder(&app, &owner);
+    let drop = mkdir(&app, &owner, &root, "Inbox");
+    let theirs = upload_ok(&app, &owner, &drop, "owner-only.txt", b"secret")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{drop}/members"),
+        &owner,
+        Some(json!({"userIds": [up_id], "roleId": 5})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let mine = upload_ok(&app, &uploader, &drop, "from-uploader.txt", b"mine")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let l = app
+        .rest(
+            "GET",
+            &format!("/rest/folders/{drop}/children"),
+            &uploader,
+            None,
+        )
+        .json();
+    let ids: Vec<&str> = l["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [mine.as_str()], "{l}");
+    assert_eq!(l["metadata"]["total"], 1);
+    // Another's file is out of its reach, not merely forbidden.
+    let r = app.rest("GET", &format!("/rest/files/{theirs}"), &uploader, None);
+    assert_eq!((r.status, r.code().as_str()), (404, "ERR_ENTITY_NOT_FOUND"));
+    // The owner sees both.
+    let l = app
+        .rest(
+            "GET",
+            &format!("/rest/folders/{drop}/children"),
+            &owner,
+            None,
+        )
+        .json();
+    assert_eq!(l["metadata"]["total"], 2, "{l}");
+}

@@ -97,6 +97,8 @@ pub struct ChildQuery {
     pub limit: i64,
     /// Hide system folders (the hidden mail folder under the root).
     pub hide_system: Vec<String>,
+    /// Only files this user created (folders are all listed): an Uploader's view.
+    pub files_of: Option<String>,
 }
 
 /// The children of a folder, folders before files, in the order asked.
@@ -124,6 +126,9 @@ pub fn children(conn: &mut DbConn, parent: &str, q: &ChildQuery) -> StoreResult<
             }
             if let Some(n) = &q.name_eq {
                 b = b.filter(objects::name.eq(n.clone()));
+            }
+            if let Some(u) = &q.files_of {
+                b = b.filter(objects::kind.eq("d").or(objects::creator_id.eq(u.clone())));
             }
             if !q.hide_system.is_empty() {
                 b = b.filter(

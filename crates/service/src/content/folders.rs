@@ -229,6 +229,9 @@ pub fn children(ctx: &Ctx, user_id: &str, id: &str, q: &ChildQuery) -> Result<Li
         }
         let mut q = q.clone();
         q.hide_system = vec!["my".into()];
+        if a == Access::Role(super::UPLOADER) {
+            q.files_of = Some(user_id.to_string());
+        }
         let page = coffer_store::content::children(c, &o.id, &q)?;
         let (path, _) = path_of(c, user_id, &o)?;
         let parent_path: Vec<(String, String)> = if o.system.as_deref() == Some("base") {

@@ -36,6 +36,9 @@ pub struct Limits {
 
 pub const GIB: i64 = 1024 * 1024 * 1024;
 
+/// The folder role that may add files and see only its own (`coffer_domain::content::ROLES`).
+pub const UPLOADER: i64 = 5;
+
 /// Reads an integer setting with its default.
 pub fn int_setting(c: &mut DbConn, key: &str, default: i64) -> Result<i64> {
     Ok(coffer_store::settings::get(c, key)?
@@ -93,6 +96,10 @@ pub fn require(
     }
     let o = coffer_store::content::object(c, id)?.ok_or_else(not_found)?;
     let a = access(c, user_id, &o)?.ok_or_else(not_found)?;
+    // An Uploader sees only the files it uploaded itself.
+    if a == Access::Role(UPLOADER) && !o.is_folder() && o.creator_id != user_id {
+        return Err(not_found());
+    }
     if !rules::allows(a, action) {
         return Err(denied());
     }
