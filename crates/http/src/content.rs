@@ -239,6 +239,17 @@ fn folder_input(body: &serde_json::Value) -> Result<folders::FolderInput, RestEr
     })
 }
 
+/// A whole list in the usual envelope (its limit is its length, at least 1).
+fn unpaged<T: serde::Serialize>(items: Vec<T>) -> HttpResponse {
+    let n = items.len() as i64;
+    with_metadata(&coffer_service::views::Listed {
+        items,
+        total: n,
+        offset: 0,
+        limit: n.max(1),
+    })
+}
+
 fn listed(l: coffer_service::views::Listed<serde_json::Value>) -> HttpResponse {
     with_metadata(&l)
 }
@@ -455,10 +466,7 @@ pub async fn tree(
         .into_iter()
         .map(|(p, parent)| serde_json::json!({"id": p.id, "name": p.name, "parentId": parent}))
         .collect();
-    let n = items.len() as i64;
-    Ok(HttpResponse::Ok().json(
-        serde_json::json!({"data": items, "metadata": {"total": n, "limit": n.max(1), "offset": 0}}),
-    ))
+    Ok(unpaged(items))
 }
 
 #[utoipa::path(get, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<String>, Query, description = "Accepted and ignored"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::MemberView>, description = "Direct and inherited members"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
@@ -472,10 +480,7 @@ pub async fn members(
     let user = c.user.id.clone();
     let id = id.into_inner();
     let m = blocking(&st, move |ctx| sharing::members(ctx, &user, &id)).await?;
-    let n = m.len() as i64;
-    Ok(HttpResponse::Ok().json(
-        serde_json::json!({"data": m, "metadata": {"total": n, "limit": n.max(1), "offset": 0}}),
-    ))
+    Ok(unpaged(m))
 }
 
 #[utoipa::path(post, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<bool>, Query, description = "Change the role of who is a member already instead of failing them"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), request_body(content = crate::schema::MembersBody), responses((status = 201, body = coffer_service::content::sharing::AddMembers, description = "Everyone was added"), (status = 207, body = coffer_service::content::sharing::AddMembers, description = "Some failed (`errors`)"), (status = 403, description = "`ERR_ACCESS_USER`, system folders, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (roleId)")), security(("bearer" = [])))]

@@ -45,7 +45,7 @@ pub fn system_settings(ctx: &Ctx, user: &User) -> Result<SystemSettingsView> {
         language_id: int_setting(ctx, "languageId")?.unwrap_or(1),
         location_id: int_setting(ctx, "locationId")?,
         storage_used: ctx.with_conn(|c| Ok(coffer_store::content::usage(c, &user.id)?))?,
-        storage_quota: int_setting(ctx, "storageQuota")?.unwrap_or(10 * 1024 * 1024 * 1024),
+        storage_quota: ctx.with_conn(|c| crate::content::setting(c, "storageQuota"))?,
         mobile_number: user.mobile_number.clone(),
         mobile_number_verified: user.mobile_verified,
     })
@@ -61,11 +61,9 @@ pub fn get(ctx: &Ctx, key: &str) -> Result<String> {
             serde_json::to_string(&PasswordPolicy::default()).map_err(Error::internal)?
         }
         ("languageId", None) => "1".into(),
-        ("storageQuota", None) => (10i64 * 1024 * 1024 * 1024).to_string(),
-        ("maxUploadSize", None) => (2 * crate::content::GIB).to_string(),
-        ("uploadChunkMax", None) => (64i64 * 1024 * 1024).to_string(),
-        ("uploadTimeout", None) => "86400".into(),
-        ("trashRetentionDays", None) => "30".into(),
+        (k, None) if crate::content::DEFAULTS.iter().any(|(d, _)| *d == k) => ctx
+            .with_conn(|c| crate::content::setting(c, k))?
+            .to_string(),
         ("sftpEnabled" | "scimProvisioning", None) => "true".into(),
         (_, None) => "null".into(),
     })

@@ -323,7 +323,7 @@ pub struct SysFolders {
     pub per_folder_default_quota: i64,
 }
 
-const GIB: i64 = 1024 * 1024 * 1024;
+use crate::content::GIB;
 
 /// The send quota needs mail access, the folder quota collaboration access; `which` selects one
 /// (`send` or `folder`). A quota the user's profile does not give answers 404.

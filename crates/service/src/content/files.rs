@@ -381,7 +381,25 @@ pub fn check_target(
     target: &Target,
     size: Option<i64>,
 ) -> Result<i64> {
-    let owner = match target {
+    let owner = may_put(c, user_id, target)?;
+    let limits = super::limits(c)?;
+    let (allowed, used) = super::quota(c, &owner)?;
+    let room = (allowed - used).max(0);
+    if let Some(s) = size {
+        if s > limits.max_upload_size {
+            return Err(ApiError::field(ErrorCode::LicenseMaxUploadSize, "totalSize").into());
+        }
+        if s > room {
+            return Err(ApiError::new(ErrorCode::SystemNoStorageAvailable).into());
+        }
+    }
+    Ok(room.min(limits.max_upload_size))
+}
+
+/// Whether the caller may put a file at `target` (permission, a live folder that holds files,
+/// the name); answers the owner who pays for it.
+fn may_put(c: &mut DbConn, user_id: &str, target: &Target) -> Result<String> {
+    Ok(match target {
         Target::Folder {
             folder_id,
             name,
@@ -407,23 +425,12 @@ pub fn check_target(
             live(&o)?;
             o.owner_id
         }
-    };
-    let limits = super::limits(c)?;
-    let (allowed, used) = super::quota(c, &owner)?;
-    let room = (allowed - used).max(0);
-    if let Some(s) = size {
-        if s > limits.max_upload_size {
-            return Err(ApiError::field(ErrorCode::LicenseMaxUploadSize, "totalSize").into());
-        }
-        if s > room {
-            return Err(ApiError::new(ErrorCode::SystemNoStorageAvailable).into());
-        }
-    }
-    Ok(room.min(limits.max_upload_size))
+    })
 }
 
 /// Turns stored bytes into a file or a new version, atomically: readers see the old current
-/// version or the new one. Re-checks everything [`check_target`] checked, since the bytes took
+/// version or the new one. Re-checks the permission and the name, and the quota with the size
+/// now known, since the bytes took
 /// time to arrive. Returns the file.
 pub fn commit(
     c: &mut DbConn,
@@ -432,7 +439,7 @@ pub fn commit(
     target: &Target,
     stored: &Stored,
 ) -> Result<Object> {
-    check_target(c, user_id, target, Some(0))?;
+    may_put(c, user_id, target)?;
     let t = now();
     let (file, created) = match target {
         Target::Folder {
@@ -517,11 +524,17 @@ pub async fn commit_owned(
     let file = ctx
         .write_owned(move |c| commit(c, &ctx2, &user, &target, &stored))
         .await?;
+    view_as(ctx, user_id, file.id).await
+}
+
+/// A file as the caller sees it, read on a blocking thread (after an upload changed it).
+pub async fn view_as(ctx: &Ctx, user_id: &str, file_id: String) -> Result<FileView> {
     let user = user_id.to_string();
     ctx.blocking(move |ctx| {
         ctx.read(|c| {
-            let a = super::access(c, &user, &file)?.ok_or_else(super::not_found)?;
-            view(c, ctx, &user, &file, a)
+            let o = coffer_store::content::object(c, &file_id)?.ok_or_else(super::not_found)?;
+            let a = super::access(c, &user, &o)?.ok_or_else(super::not_found)?;
+            view(c, ctx, &user, &o, a)
         })
     })
     .await

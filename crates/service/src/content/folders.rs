@@ -80,12 +80,12 @@ pub(crate) fn view(
     a: Access,
 ) -> Result<FolderView> {
     let (path, _) = path_of(c, user_id, o)?;
-    let shared = coffer_store::content::member_count(c, &o.id)? > 0;
-    let mut v = folder_view(o, Some(a), &path, shared, &ctx.config.base_url);
+    let members = coffer_store::content::member_count(c, &o.id)?;
+    let mut v = folder_view(o, Some(a), &path, members > 0, &ctx.config.base_url);
     let (folders, files) = coffer_store::content::child_counts(c, &o.id)?;
     v.total_folders_count = Some(folders);
     v.total_files_count = Some(files);
-    v.total_members_count = Some(coffer_store::content::member_count(c, &o.id)?);
+    v.total_members_count = Some(members);
     Ok(v)
 }
 

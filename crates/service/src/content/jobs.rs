@@ -559,7 +559,7 @@ async fn sweep_blobs(ctx: &Ctx) -> Result<()> {
 /// 30), freeing the blobs of its versions.
 async fn purge_trash(ctx: &Ctx) -> Result<()> {
     ctx.write_owned(|c| {
-        let days = super::int_setting(c, "trashRetentionDays", 30)?;
+        let days = super::setting(c, "trashRetentionDays")?;
         let t = now();
         let purged = coffer_store::content::purge_trash(c, t - days * 86_400, t, 1000)?;
         if purged > 0 {

@@ -46,17 +46,35 @@ pub fn int_setting(c: &mut DbConn, key: &str, default: i64) -> Result<i64> {
         .unwrap_or(default))
 }
 
+/// The content settings with their defaults (`cofferd settings get` shows these too).
+pub const DEFAULTS: &[(&str, i64)] = &[
+    ("storageQuota", 10 * GIB),
+    ("maxUploadSize", 2 * GIB),
+    ("uploadChunkMax", 64 * 1024 * 1024),
+    ("uploadTimeout", 86_400),
+    ("trashRetentionDays", 30),
+];
+
+/// A content setting, or its default from [`DEFAULTS`].
+pub fn setting(c: &mut DbConn, key: &str) -> Result<i64> {
+    let default = DEFAULTS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(0, |(_, v)| *v);
+    int_setting(c, key, default)
+}
+
 pub fn limits(c: &mut DbConn) -> Result<Limits> {
     Ok(Limits {
-        max_upload_size: int_setting(c, "maxUploadSize", 2 * GIB)?,
-        upload_chunk_max: int_setting(c, "uploadChunkMax", 64 * 1024 * 1024)?,
-        upload_timeout: int_setting(c, "uploadTimeout", 86_400)?,
+        max_upload_size: setting(c, "maxUploadSize")?,
+        upload_chunk_max: setting(c, "uploadChunkMax")?,
+        upload_timeout: setting(c, "uploadTimeout")?,
     })
 }
 
 /// The bytes an account may hold (`storageQuota`) and holds.
 pub fn quota(c: &mut DbConn, owner: &str) -> Result<(i64, i64)> {
-    let allowed = int_setting(c, "storageQuota", 10 * GIB)?;
+    let allowed = setting(c, "storageQuota")?;
     let used = coffer_store::content::usage(c, owner)?;
     Ok((allowed, used))
 }
@@ -113,11 +131,7 @@ pub fn require_folder(
     id: &str,
     action: Action,
 ) -> Result<(Object, Access)> {
-    let (o, a) = require(c, user_id, id, action)?;
-    if !o.is_folder() {
-        return Err(not_found());
-    }
-    Ok((o, a))
+    require_kind(c, user_id, id, action, true)
 }
 
 /// As [`require`], for a file (a folder id answers 404).
@@ -127,8 +141,18 @@ pub fn require_file(
     id: &str,
     action: Action,
 ) -> Result<(Object, Access)> {
+    require_kind(c, user_id, id, action, false)
+}
+
+fn require_kind(
+    c: &mut DbConn,
+    user_id: &str,
+    id: &str,
+    action: Action,
+    folder: bool,
+) -> Result<(Object, Access)> {
     let (o, a) = require(c, user_id, id, action)?;
-    if o.is_folder() {
+    if o.is_folder() != folder {
         return Err(not_found());
     }
     Ok((o, a))

@@ -429,37 +429,18 @@ async fn complete(ctx: &Ctx, user_id: &str, upload: &Upload, chunks: u32) -> Res
             return Err(e);
         }
     };
-    let user = user_id.to_string();
-    let view = ctx
-        .blocking(move |ctx| {
-            ctx.read(|c| {
-                let a = super::access(c, &user, &file)?.ok_or_else(super::not_found)?;
-                files::view(c, ctx, &user, &file, a)
-            })
-        })
-        .await?;
-    Ok(ChunkOutcome::Done(view))
+    Ok(ChunkOutcome::Done(
+        files::view_as(ctx, user_id, file.id).await?,
+    ))
 }
 
 /// The answer to the repeat of the last chunk: the file when the session completed, else the
 /// session as it stands.
 async fn answer_session(ctx: &Ctx, user_id: &str, u: &Upload) -> Result<ChunkOutcome> {
     match &u.result_file_id {
-        Some(f) => {
-            let user = user_id.to_string();
-            let f = f.clone();
-            let view = ctx
-                .blocking(move |ctx| {
-                    ctx.read(|c| {
-                        let o =
-                            coffer_store::content::object(c, &f)?.ok_or_else(super::not_found)?;
-                        let a = super::access(c, &user, &o)?.ok_or_else(super::not_found)?;
-                        files::view(c, ctx, &user, &o, a)
-                    })
-                })
-                .await?;
-            Ok(ChunkOutcome::Done(view))
-        }
+        Some(f) => Ok(ChunkOutcome::Done(
+            files::view_as(ctx, user_id, f.clone()).await?,
+        )),
         None => Ok(ChunkOutcome::Progress(upload_view(ctx, u))),
     }
 }

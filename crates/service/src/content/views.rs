@@ -329,6 +329,14 @@ pub struct PathItem {
     pub name: String,
 }
 
+/// The names (or ids) of a path, joined.
+fn join(path: &[(String, String)], part: fn(&(String, String)) -> &String, sep: &str) -> String {
+    path.iter()
+        .map(|p| part(p).as_str())
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
 pub(crate) fn folder_view(
     o: &Object,
     access: Option<Access>,
@@ -356,16 +364,8 @@ pub(crate) fn folder_view(
         dlp_status: "allowed".into(),
         is_root: o.system.as_deref() == Some("base"),
         size: o.size,
-        path: path
-            .iter()
-            .map(|(_, n)| n.as_str())
-            .collect::<Vec<_>>()
-            .join("/"),
-        path_ids: path
-            .iter()
-            .map(|(i, _)| i.as_str())
-            .collect::<Vec<_>>()
-            .join(","),
+        path: join(path, |(_, n)| n, "/"),
+        path_ids: join(path, |(i, _)| i, ","),
         permalink: format!("{base_url}/#/folder/{}", o.id),
         current_user_role: access.and_then(RoleView::of_access),
         total_files_count: None,
@@ -415,16 +415,8 @@ pub(crate) fn file_view(
         locked: false,
         is_shared: shared,
         versions_count: versions,
-        path: path
-            .iter()
-            .map(|(_, n)| n.as_str())
-            .collect::<Vec<_>>()
-            .join("/"),
-        path_ids: path
-            .iter()
-            .map(|(i, _)| i.as_str())
-            .collect::<Vec<_>>()
-            .join(","),
+        path: join(path, |(_, n)| n, "/"),
+        path_ids: join(path, |(i, _)| i, ","),
         permalink: format!("{base_url}/#/file/{}", o.id),
         current_user_role: access.and_then(RoleView::of_access),
         links: None,
