@@ -43,6 +43,19 @@ fn upload_ok(app: &TestApp, token: &str, folder: &str, name: &str, bytes: &[u8])
     r.json()
 }
 
+/// The id of a folder role, by name, as `GET /rest/roles` lists it.
+fn folder_role(app: &TestApp, token: &str, name: &str) -> i64 {
+    let roles = app.rest("GET", "/rest/roles?type=d", token, None).json();
+    roles["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no role {name}"))["id"]
+        .as_i64()
+        .unwrap()
+}
+
 fn objects(app: &TestApp) -> i64 {
     app.count("1 = 1", "objects")
 }
@@ -592,17 +605,7 @@ fn members_reach_what_their_role_allows_and_others_nothing() {
             "{path}"
         );
     }
-    let roles = app.rest("GET", "/rest/roles?type=d", &owner, None).json();
-    let role_id = |name: &str| {
-        roles["data"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["name"] == name)
-            .unwrap()["id"]
-            .as_i64()
-            .unwrap()
-    };
+    let role_id = |name: &str| folder_role(&app, &owner, name);
     let r = app.rest(
         "POST",
         &format!("/rest/folders/{shared}/members"),
@@ -927,6 +930,24 @@ fn jobs_sweep_expired_uploads_and_purge_the_trash() {
     assert_eq!(app.count("state = 'failed'", "jobs"), 0);
     // Previews were decided.
     assert_eq!(app.count("preview_status = 'pending'", "file_versions"), 0);
+    // Past the grace period the sweep frees the purged file's blob, row and bytes.
+    let key = sha3_hex(b"old content");
+    app.execute(&format!(
+        "UPDATE blobs SET unreferenced_at = 1 WHERE id = '{key}'"
+    ));
+    app.execute("UPDATE jobs SET run_at = 0 WHERE kind = 'sweep-blobs' AND state = 'queued'");
+    app.run_jobs();
+    assert_eq!(app.count(&format!("id = '{key}'"), "blobs"), 0);
+    assert_eq!(app.count(&format!("blob_id = '{key}'"), "file_versions"), 0);
+    assert_eq!(app.count("state = 'failed'", "jobs"), 0);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let stored = rt
+        .block_on(app.ctx.storage.exists(&key.parse().unwrap()))
+        .unwrap();
+    assert!(!stored, "the sweep deletes the bytes");
 }
 
 #[test]
@@ -1434,4 +1455,205 @@ fn an_uploader_sees_only_its_own_files() {
         )
         .json();
     assert_eq!(l["metadata"]["total"], 2, "{l}");
+}
+
+/// Owners whose counted usage (`content_accounts`, what the quota reads) differs from the sum
+/// over their live versions.
+fn usage_drift(app: &TestApp) -> i64 {
+    app.count(
+        "used <> (SELECT CAST(COALESCE(SUM(v.size), 0) AS BIGINT) FROM file_versions v \
+         JOIN objects o ON o.id = v.file_id WHERE o.owner_id = content_accounts.owner_id \
+         AND o.perm_deleted = FALSE AND v.deleted = FALSE)",
+        "content_accounts",
+    )
+}
+
+fn used(app: &TestApp, token: &str) -> i64 {
+    let q = app.rest("GET", "/rest/users/me/quota", token, None).json();
+    q["folder_quota_used"].as_i64().unwrap()
+}
+
+/// The counted usage follows new files, new versions, copies, a move into another owner's tree,
+/// the trash (still counted) and the purge (no longer), and `cofferd storage check` finds and
+/// repairs a counter that went wrong.
+#[test]
+fn usage_is_counted_through_every_change() {
+    let app = TestApp::spawn();
+    let (_, owner) = app.user_token("counted@example.com", Role::User);
+    let (_, guest_id_token) = app.user_token("mover@example.com", Role::User);
+    let root = my_folder(&app, &owner);
+    let shared = mkdir(&app, &owner, &root, "Shared");
+    let f = upload_ok(&app, &owner, &root, "a.bin", &[1u8; 100])["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(used(&app, &owner), 100);
+    upload_ok(&app, &owner, &root, "a.bin", &[2u8; 50]);
+    assert_eq!(used(&app, &owner), 150);
+    let r = app.rest(
+        "POST",
+        "/rest/files/actions/copy",
+        &owner,
+        Some(json!({"ids": [f], "destinationFolderId": shared})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let copied = used(&app, &owner);
+    assert!(copied > 150, "a copy counts: {copied}");
+    assert_eq!(usage_drift(&app), 0);
+
+    // Another user's folder with a file, moved into the owner's shared folder: its bytes change
+    // hands.
+    let guest_root = my_folder(&app, &guest_id_token);
+    let moving = mkdir(&app, &guest_id_token, &guest_root, "Moving");
+    upload_ok(&app, &guest_id_token, &moving, "m.bin", &[3u8; 70]);
+    assert_eq!(used(&app, &guest_id_token), 70);
+    let manager = folder_role(&app, &owner, "Manager");
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{shared}/members"),
+        &owner,
+        Some(json!({"emails": ["mover@example.com"], "roleId": manager})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{moving}/actions/move"),
+        &guest_id_token,
+        Some(json!({"destinationFolderId": shared})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(used(&app, &guest_id_token), 0);
+    assert_eq!(used(&app, &owner), copied + 70);
+    assert_eq!(usage_drift(&app), 0);
+
+    // The trash still counts; the purge frees.
+    assert_eq!(
+        app.rest("DELETE", &format!("/rest/files/{f}"), &owner, None)
+            .status,
+        204
+    );
+    assert_eq!(used(&app, &owner), copied + 70);
+    app.execute(&format!(
+        "UPDATE objects SET deleted_at = 1 WHERE id = '{f}'"
+    ));
+    coffer_service::content::jobs::schedule_periodic(&app.ctx).unwrap();
+    app.run_jobs();
+    assert_eq!(used(&app, &owner), copied + 70 - 150);
+    assert_eq!(usage_drift(&app), 0);
+
+    // A counter that went wrong (say, edited by hand) is found and recounted.
+    app.execute("UPDATE content_accounts SET used = used + 5");
+    assert!(usage_drift(&app) > 0);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let report = rt
+        .block_on(coffer_service::content::check::check(&app.ctx, false))
+        .unwrap();
+    assert!(!report.usage_drift.is_empty());
+    let drift = &report.usage_drift[0];
+    assert_eq!(drift.counted, drift.actual + 5);
+    let report = rt
+        .block_on(coffer_service::content::check::check(&app.ctx, true))
+        .unwrap();
+    assert!(!report.usage_drift.is_empty());
+    assert_eq!(usage_drift(&app), 0);
+    assert_eq!(used(&app, &owner), copied + 70 - 150);
+}
+
+/// Listings are kept per node, and every change that alters what they show is in the next one:
+/// names, new files and versions, the scan state written by a job, members, the path above, and
+/// the caller's role.
+#[test]
+fn listings_show_every_change_at_once() {
+    let app = TestApp::spawn();
+    let (_, owner) = app.user_token("lists@example.com", Role::User);
+    let (_, guest) = app.user_token("guest-lists@example.com", Role::User);
+    let root = my_folder(&app, &owner);
+    let top = mkdir(&app, &owner, &root, "Top");
+    let dir = mkdir(&app, &owner, &top, "Dir");
+    let sub = mkdir(&app, &owner, &dir, "Sub");
+    let f = upload_ok(&app, &owner, &dir, "one.txt", b"one")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let list = |token: &str| -> Vec<Value> {
+        let r = app.rest("GET", &format!("/rest/folders/{dir}/children"), token, None);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()["data"].as_array().unwrap().clone()
+    };
+    let entry = |token: &str, id: &str| -> Value {
+        list(token)
+            .into_iter()
+            .find(|e| e["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not listed"))
+    };
+    assert_eq!(list(&owner).len(), 2);
+    assert_eq!(list(&owner), list(&owner));
+
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/files/{f}"),
+        &owner,
+        Some(json!({"name": "renamed.txt"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(entry(&owner, &f)["name"], "renamed.txt");
+
+    upload_ok(&app, &owner, &dir, "two.txt", b"two");
+    assert_eq!(list(&owner).len(), 3);
+    upload_ok(&app, &owner, &dir, "renamed.txt", b"longer content");
+    assert_eq!(entry(&owner, &f)["size"], 14);
+    assert_eq!(entry(&owner, &f)["versionsCount"], 2);
+
+    app.execute(&format!(
+        "UPDATE file_versions SET av_status = 'disallowed' WHERE file_id = '{f}'"
+    ));
+    assert_eq!(entry(&owner, &f)["avStatus"], "disallowed");
+
+    assert_eq!(entry(&owner, &sub)["isShared"], false);
+    let role = |name: &str| folder_role(&app, &owner, name);
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{sub}/members"),
+        &owner,
+        Some(json!({"emails": ["guest-lists@example.com"], "roleId": role("Viewer")})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(entry(&owner, &sub)["isShared"], true);
+
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/folders/{top}"),
+        &owner,
+        Some(json!({"name": "Above"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(
+        entry(&owner, &f)["path"]
+            .as_str()
+            .unwrap()
+            .contains("Above/Dir/renamed.txt"),
+        "{}",
+        entry(&owner, &f)
+    );
+
+    // A member's listing follows their role.
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{top}/members"),
+        &owner,
+        Some(json!({"emails": ["guest-lists@example.com"], "roleId": role("Viewer")})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(entry(&guest, &f)["currentUserRole"]["name"], "Viewer");
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{top}/members?updateIfExists=true"),
+        &owner,
+        Some(json!({"emails": ["guest-lists@example.com"], "roleId": role("Collaborator")})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(entry(&guest, &f)["currentUserRole"]["name"], "Collaborator");
 }

@@ -148,6 +148,34 @@ fn chunks_go_to_any_node_and_any_node_serves_the_file() {
         assert_eq!(bytes.len(), whole.len());
         assert!(bytes == whole, "node {} served other bytes", node.base);
     }
+
+    // Each node keeps rendered listings; a change through one node shows at once on the other.
+    let names = |node: &Node| -> Vec<String> {
+        let (s, b) = call(
+            "GET",
+            &format!("{}/rest/folders/{folder}/children", node.base),
+            &t,
+            None,
+        );
+        assert_eq!(s, 200);
+        json(&b)["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&b), ["spread.bin"]);
+    assert_eq!(names(&b), ["spread.bin"]);
+    let body = serde_json::json!({"name": "renamed.bin"}).to_string();
+    let (s, r) = call(
+        "PUT",
+        &format!("{}/rest/files/{id}", a.base),
+        &t,
+        Some(("application/json", body.into_bytes())),
+    );
+    assert_eq!(s, 200, "{}", String::from_utf8_lossy(&r));
+    assert_eq!(names(&b), ["renamed.bin"]);
 }
 
 #[test]

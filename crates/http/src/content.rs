@@ -250,8 +250,8 @@ fn unpaged<T: serde::Serialize>(items: Vec<T>) -> HttpResponse {
     })
 }
 
-fn listed(l: coffer_service::views::Listed<serde_json::Value>) -> HttpResponse {
-    with_metadata(&l)
+fn listed(l: &coffer_service::views::Listed<Box<serde_json::value::RawValue>>) -> HttpResponse {
+    with_metadata(l)
 }
 
 #[utoipa::path(get, path = "/rest/folders/top", tag = "folders", responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "The caller's top-level folders and the top-most folders shared with them")), security(("bearer" = [])))]
@@ -264,7 +264,7 @@ pub async fn top(
     let cq = child_query(&q, Some("d"))?;
     let user = c.user.id.clone();
     Ok(listed(
-        blocking(&st, move |ctx| folders::top(ctx, &user, &cq)).await?,
+        &blocking(&st, move |ctx| folders::top(ctx, &user, &cq)).await?,
     ))
 }
 
@@ -282,7 +282,7 @@ pub async fn shared(
     let user = c.user.id.clone();
     let (offset, limit) = (q.offset, q.limit);
     Ok(listed(
-        blocking(&st, move |ctx| {
+        &blocking(&st, move |ctx| {
             sharing::shared_folders(ctx, &user, by_me, offset, limit)
         })
         .await?,
@@ -363,9 +363,8 @@ async fn list_children(
     let q = parse(&q, &CHILDREN)?;
     let cq = child_query(&q, kind)?;
     let user = c.user.id.clone();
-    Ok(listed(
-        blocking(&st, move |ctx| folders::children(ctx, &user, &id, &cq)).await?,
-    ))
+    let page = blocking(&st, move |ctx| folders::children(ctx, &user, &id, &cq)).await?;
+    Ok(listed(&page))
 }
 
 #[utoipa::path(put, path = "/rest/folders/{id}", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::schema::FolderBody), responses((status = 200, body = coffer_service::content::views::FolderView, description = "The folder as changed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_SYNC_DIR`, `ERR_ENTITY_IS_MY_DIR`, `ERR_ENTITY_IS_BASE_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]

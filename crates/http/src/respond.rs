@@ -26,10 +26,26 @@ pub fn paged<T: Serialize>(l: &Listed<T>) -> HttpResponse {
 
 /// The usual envelope: `{data, metadata: {total, limit, offset}}`.
 pub fn with_metadata<T: Serialize>(l: &Listed<T>) -> HttpResponse {
-    HttpResponse::Ok().json(serde_json::json!({
-        "data": l.items,
-        "metadata": {"total": l.total, "limit": l.limit, "offset": l.offset},
-    }))
+    #[derive(Serialize)]
+    struct Metadata {
+        total: i64,
+        limit: i64,
+        offset: i64,
+    }
+    #[derive(Serialize)]
+    struct Envelope<'a, T> {
+        data: &'a [T],
+        metadata: Metadata,
+    }
+    // Serialized straight from the records (no intermediate `Value`).
+    HttpResponse::Ok().json(Envelope {
+        data: &l.items,
+        metadata: Metadata {
+            total: l.total,
+            limit: l.limit,
+            offset: l.offset,
+        },
+    })
 }
 
 /// A create's answer: the status and body the interface gives, with `Location`.

@@ -111,6 +111,8 @@ pub struct Ctx {
     pub scanner: Option<std::sync::Arc<dyn coffer_scanner::Scanner>>,
     /// This node's name.
     pub node: String,
+    /// Rendered folder listings (see [`content::listings`]).
+    pub listings: std::sync::Arc<content::listings::ListingCache>,
 }
 
 impl Ctx {
@@ -138,6 +140,7 @@ impl Ctx {
             jwt_keys: Default::default(),
             storage,
             scanner,
+            listings: Default::default(),
         })
     }
 

@@ -37,7 +37,9 @@
 //!
 //! ```text
 //! blobs/ab/cd/abcd…   one object per distinct content, named by its sha3-256 (64 hex digits)
-//! staging/<upload>/<index:08>   the chunks of an upload in progress, 1-based
+//! staging/<upload>/…  an upload in progress: on S3 one object per chunk (`<index:08>`,
+//!                     1-based); locally the chunks one after the other in `data`, where each
+//!                     ends in `ends`, and a chunk ahead of a gap aside as `<index:08>`
 //! tmp/<random>        content being written (local), or written but not yet named (S3)
 //! ```
 //!
@@ -69,13 +71,13 @@
 //!   new state (and the one before it, so that a retry of the last chunk continues too);
 //! - at commit, when the state covers exactly chunks `1..=chunks` and every staged chunk is
 //!   still the copy that was hashed (local: same inode, size and mtime; S3: same size and
-//!   ETag), the key is known before any byte moves: locally the commit is a hard link (one
-//!   chunk) or an in-kernel concatenation (`copy_file_range`, no bytes through the process);
+//!   ETag), the key is known before any byte moves: locally the commit is an fsync and a
+//!   hard link of the staged data file (the chunks were appended to it as they came);
 //!   on S3 the chunks are streamed once straight into the final object, their sha3 checked
 //!   on the way (CPU only, the bytes pass anyway) before the object is completed;
 //! - otherwise (a chunk came through another node, chunks arrived out of order, the process
-//!   restarted, or the cache forgot the upload) the commit hashes the staged bytes once while
-//!   concatenating them into the blob.
+//!   restarted, or the cache forgot the upload) the commit hashes the staged bytes once (on
+//!   S3 while concatenating them into the blob).
 //!
 //! Either way the fingerprints are identical. The service must not run `commit_staged`
 //! concurrently with `stage_chunk` for the same upload.

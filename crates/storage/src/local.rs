@@ -7,7 +7,6 @@ use std::time::SystemTime;
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use tokio::io::AsyncWriteExt;
 
 use crate::hash::{Fingerprinter, Fingerprints, Intake, StagedHash, Stamp};
 use crate::{chunk_name, resolve_range, BlobKey, BlobRead, PutOutcome, StorageError, READ_CHUNK};
@@ -39,23 +38,18 @@ where
     tokio::task::spawn_blocking(f).await.map_err(blocking_err)?
 }
 
-/// See [`Stamp`]: identifies the stored copy of a staged chunk without reading it.
-fn stamp(meta: &Metadata) -> Stamp {
+/// See [`Stamp`]: identifies the stored copy of a staged chunk without reading it: the data
+/// file, where the chunk ends in it, and the token written with it.
+fn stamp(meta: &Metadata, end: &End) -> Stamp {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        format!(
-            "{}:{}:{}:{}.{}",
-            meta.dev(),
-            meta.ino(),
-            meta.len(),
-            meta.mtime(),
-            meta.mtime_nsec()
-        )
+        format!("{}:{}:{}:{}", meta.dev(), meta.ino(), end.end, end.token)
     }
     #[cfg(not(unix))]
     {
-        format!("{}:{:?}", meta.len(), meta.modified().ok())
+        let _ = meta;
+        format!("{}:{}", end.end, end.token)
     }
 }
 
@@ -123,35 +117,28 @@ impl Local {
         )
     }
 
-    /// Writes the intake to a new temporary file, hashing into `hasher` when given; fsyncs it.
+    /// Streams the intake into a new temporary file, hashing into `hasher` when given; the file
+    /// is not yet fsynced.
     async fn write_temp<S, E>(
         &self,
         intake: &mut Intake<S>,
-        mut hasher: Option<&mut Fingerprinter>,
-    ) -> Result<(TempPath, Metadata, u64), StorageError>
+        hasher: Option<Fingerprinter>,
+    ) -> Result<(TempPath, File, u64, Option<Fingerprinter>), StorageError>
     where
         S: Stream<Item = Result<Bytes, E>> + Unpin,
         E: Into<StorageError>,
     {
         let temp = self.new_temp();
-        let mut file = tokio::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp.0)
-            .await?;
-        let mut written = 0u64;
-        while let Some(piece) = intake.next().await? {
-            if let Some(h) = hasher.as_mut() {
-                h.update(&piece);
-            }
-            file.write_all(&piece).await?;
-            written += piece.len() as u64;
-        }
-        file.flush().await?;
-        file.sync_all().await?;
-        let meta = file.metadata().await?;
-        drop(file);
-        Ok((temp, meta, written))
+        let path = temp.0.clone();
+        let file = blocking(move || {
+            Ok(std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)?)
+        })
+        .await?;
+        let (file, written, hasher) = write_through(file, intake, hasher).await?;
+        Ok((temp, file, written, hasher))
     }
 
     pub async fn put_stream<S, E>(&self, intake: &mut Intake<S>) -> Result<PutOutcome, StorageError>
@@ -159,11 +146,12 @@ impl Local {
         S: Stream<Item = Result<Bytes, E>> + Unpin,
         E: Into<StorageError>,
     {
-        let mut hasher = Fingerprinter::new();
-        let (temp, _, _) = self.write_temp(intake, Some(&mut hasher)).await?;
-        let fingerprints = hasher.finish();
+        let (temp, file, _, hasher) = self.write_temp(intake, Some(Fingerprinter::new())).await?;
+        let fingerprints = hasher.expect("a hasher was given").finish();
         let dst = self.blob_path(&fingerprints.key);
         blocking(move || {
+            file.sync_all()?;
+            drop(file);
             let created = link_into_place(&temp.0, &dst)?;
             drop(temp);
             Ok(fingerprints.outcome(created))
@@ -255,6 +243,9 @@ impl Local {
         .await
     }
 
+    /// Stages chunk `index` of `upload` (see "Staging" in the module docs): the next chunk is
+    /// written straight into the data file; a chunk again, or one ahead of a gap, is written
+    /// aside first so that a failure leaves the staging as it was.
     pub async fn stage_chunk<S, E>(
         &self,
         upload: &str,
@@ -266,16 +257,89 @@ impl Local {
         S: Stream<Item = Result<Bytes, E>> + Unpin,
         E: Into<StorageError>,
     {
-        let (temp, meta, written) = self.write_temp(intake, hasher).await?;
         let dir = self.staging_dir(upload);
-        let dst = dir.join(chunk_name(index));
-        blocking(move || {
-            std::fs::create_dir_all(&dir)?;
-            std::fs::rename(&temp.0, &dst)?;
-            Ok(())
+        let d = dir.clone();
+        // An exclusive lock on the data file, held until the chunk is recorded: the stages and
+        // the commit of one upload take turns, whichever process sharing the directory runs them.
+        let (lock, ends) = blocking(move || {
+            std::fs::create_dir_all(&d)?;
+            let data = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(d.join(DATA))?;
+            data.lock()?;
+            let ends = read_ends(&d, &data)?;
+            Ok((data, ends))
         })
         .await?;
-        Ok((written, stamp(&meta)))
+        let next = ends.len() as u32 + 1;
+        let state = hasher.as_ref().map(|h| (**h).clone());
+        let (written, state, aside) = if index == next {
+            let start = chunk_start(&ends, index);
+            let writer = lock.try_clone()?;
+            let writer = blocking(move || {
+                let mut w = writer;
+                w.set_len(start)?;
+                w.seek(SeekFrom::Start(start))?;
+                Ok(w)
+            })
+            .await?;
+            match write_through(writer, intake, state).await {
+                Ok((_, written, state)) => (written, state, None),
+                Err(e) => {
+                    // Back to the chunks recorded.
+                    let d = dir.clone();
+                    let _ = blocking(move || {
+                        lock.set_len(start)?;
+                        drop_if_empty(&d)
+                    })
+                    .await;
+                    return Err(e);
+                }
+            }
+        } else {
+            match self.write_temp(intake, state).await {
+                Ok((temp, file, written, state)) => {
+                    drop(file);
+                    (written, state, Some(temp))
+                }
+                Err(e) => {
+                    let d = dir.clone();
+                    let _ = blocking(move || {
+                        drop(lock);
+                        drop_if_empty(&d)
+                    })
+                    .await;
+                    return Err(e);
+                }
+            }
+        };
+        let root = self.root.clone();
+        let stamp = blocking(move || {
+            let mut ends = ends;
+            let data = lock;
+            match aside {
+                None => ends.push(End::new(chunk_start(&ends, index) + written)),
+                Some(temp) if index > next => {
+                    // Ahead of a gap: kept aside until the chunks before it are in.
+                    std::fs::rename(&temp.0, dir.join(chunk_name(index)))?;
+                    drop(temp);
+                    return Ok(format!("aside:{index}:{}", uuid::Uuid::new_v4().simple()));
+                }
+                Some(temp) => replace_chunk(&root, &data, &mut ends, index, &temp.0, written)?,
+            }
+            absorb_aside(&dir, &data, &mut ends)?;
+            write_ends(&dir, &ends)?;
+            let meta = data.metadata()?;
+            Ok(stamp(&meta, &ends[index as usize - 1]))
+        })
+        .await?;
+        if let (Some(h), Some(state)) = (hasher, state) {
+            *h = state;
+        }
+        Ok((written, stamp))
     }
 
     pub async fn commit_staged(
@@ -285,50 +349,60 @@ impl Local {
         cached: Option<StagedHash>,
     ) -> Result<(PutOutcome, bool), StorageError> {
         let dir = self.staging_dir(upload);
-        let temp = self.new_temp();
         let root = self.root.clone();
         blocking(move || {
-            // Chunks are opened one at a time (an upload may have more chunks than the process
-            // may open files): first their stamps, then their bytes. Nothing is sized by
-            // `chunks` before the chunks are known to exist.
-            let mut stamps = Vec::new();
-            for index in 1..=chunks {
-                match std::fs::metadata(dir.join(chunk_name(index))) {
-                    Ok(meta) => stamps.push(stamp(&meta)),
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        return Err(StorageError::MissingChunk(index))
-                    }
-                    Err(e) => return Err(e.into()),
+            let data_path = dir.join(DATA);
+            let open = || {
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&data_path)
+            };
+            let data = match open() {
+                Ok(f) => f,
+                Err(e) if e.kind() == io::ErrorKind::NotFound && chunks == 0 => {
+                    std::fs::create_dir_all(&dir)?;
+                    std::fs::OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .create(true)
+                        .truncate(false)
+                        .open(&data_path)?
                 }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    return Err(StorageError::MissingChunk(1))
+                }
+                Err(e) => return Err(e.into()),
+            };
+            data.lock()?;
+            let ends = read_ends(&dir, &data)?;
+            if (ends.len() as u64) < u64::from(chunks) {
+                return Err(StorageError::MissingChunk(ends.len() as u32 + 1));
             }
-            let paths: Vec<PathBuf> = (1..=chunks).map(|i| dir.join(chunk_name(i))).collect();
+            let ends = &ends[..chunks as usize];
+            let len = ends.last().map_or(0, |e| e.end);
+            // Chunks staged past the ones committed are left out.
+            if data.metadata()?.len() != len {
+                data.set_len(len)?;
+            }
+            let meta = data.metadata()?;
+            let stamps: Vec<Stamp> = ends.iter().map(|e| stamp(&meta, e)).collect();
             let known = cached
                 .filter(|c| c.next == chunks + 1 && c.stamps == stamps)
                 .map(|c| c.state.finish());
             let fast = known.is_some();
-            let (fingerprints, created) = match known {
-                Some(fingerprints) => {
-                    let dst = root.join(fingerprints.key.relative_path());
-                    let created = if dst.is_file() {
-                        false
-                    } else if chunks == 1 {
-                        link_into_place(&dir.join(chunk_name(1)), &dst)?
-                    } else {
-                        concatenate(&paths, &temp.0, None)?;
-                        link_into_place(&temp.0, &dst)?
-                    };
-                    (fingerprints, created)
-                }
-                None => {
-                    let mut hasher = Fingerprinter::new();
-                    concatenate(&paths, &temp.0, Some(&mut hasher))?;
-                    let fingerprints: Fingerprints = hasher.finish();
-                    let dst = root.join(fingerprints.key.relative_path());
-                    let created = link_into_place(&temp.0, &dst)?;
-                    (fingerprints, created)
-                }
+            let fingerprints = match known {
+                Some(f) => f,
+                None => hash_file(&data, len)?,
             };
-            drop(temp);
+            data.sync_all()?;
+            let dst = root.join(fingerprints.key.relative_path());
+            let created = if dst.is_file() {
+                false
+            } else {
+                link_into_place(&data_path, &dst)?
+            };
+            drop(data);
             remove_dir_if_exists(&dir)?;
             Ok((fingerprints.outcome(created), fast))
         })
@@ -370,39 +444,237 @@ impl Local {
     }
 }
 
-/// Writes the files one after the other into a new file at `dst` and fsyncs it. Without a
-/// hasher the copy is `std::io::copy`, which on Linux is `copy_file_range`: the bytes do not
-/// pass through the process (and reflink-capable file systems share the extents). With a
-/// hasher every byte is read once, in [`READ_CHUNK`] pieces, hashed and written.
-fn concatenate(
-    files: &[PathBuf],
-    dst: &Path,
-    mut hasher: Option<&mut Fingerprinter>,
-) -> Result<(), StorageError> {
-    let mut out = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(dst)?;
-    let mut buf = vec![0u8; READ_CHUNK];
-    for path in files {
-        let mut file = File::open(path)?;
-        match hasher.as_mut() {
-            None => {
-                io::copy(&mut file, &mut out)?;
-            }
-            Some(h) => loop {
-                let n = match file.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(e.into()),
-                };
-                h.update(&buf[..n]);
-                out.write_all(&buf[..n])?;
-            },
+/// The staged bytes of an upload, its chunks one after the other.
+const DATA: &str = "data";
+/// Where each recorded chunk of `DATA` ends: a line `<end offset> <token>` per chunk, in order,
+/// replaced whole (written aside, then renamed) after the bytes are in place.
+const ENDS: &str = "ends";
+
+/// The pieces written and hashed together.
+const BATCH: usize = 1 << 20;
+
+/// One recorded chunk: where its bytes end in the data file, and a token new with every write
+/// of it (so that a chunk rewritten with other bytes of the same length has another stamp).
+#[derive(Debug, Clone)]
+struct End {
+    end: u64,
+    token: String,
+}
+
+impl End {
+    fn new(end: u64) -> End {
+        End {
+            end,
+            token: uuid::Uuid::new_v4().simple().to_string(),
         }
     }
-    out.sync_all()?;
+}
+
+/// The recorded chunks whose bytes are all in the data file (a crash between writing the bytes
+/// and recording them, or a shorter file, leaves the later ones out).
+fn read_ends(dir: &Path, data: &File) -> Result<Vec<End>, StorageError> {
+    let text = match std::fs::read_to_string(dir.join(ENDS)) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let len = data.metadata()?.len();
+    let mut ends = Vec::new();
+    let mut previous = 0;
+    for line in text.lines() {
+        let Some((end, token)) = line.split_once(' ') else {
+            break;
+        };
+        let Ok(end) = end.parse::<u64>() else {
+            break;
+        };
+        if end < previous || end > len || token.is_empty() {
+            break;
+        }
+        ends.push(End {
+            end,
+            token: token.to_owned(),
+        });
+        previous = end;
+    }
+    Ok(ends)
+}
+
+fn write_ends(dir: &Path, ends: &[End]) -> io::Result<()> {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    for e in ends {
+        let _ = writeln!(text, "{} {}", e.end, e.token);
+    }
+    let aside = dir.join(format!("{ENDS}.{}", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&aside, text)?;
+    std::fs::rename(&aside, dir.join(ENDS))
+}
+
+/// Where chunk `index` (from 1) starts: where the one before it ends.
+fn chunk_start(ends: &[End], index: u32) -> u64 {
+    match index {
+        0 | 1 => 0,
+        i => ends.get(i as usize - 2).map_or(0, |e| e.end),
+    }
+}
+
+/// Puts the bytes of `src` (`len` of them) in place of recorded chunk `index`, keeping the
+/// chunks after it (their bytes move when the length changes).
+fn replace_chunk(
+    root: &Path,
+    data: &File,
+    ends: &mut [End],
+    index: u32,
+    src: &Path,
+    len: u64,
+) -> Result<(), StorageError> {
+    let i = index as usize - 1;
+    let start = chunk_start(ends, index);
+    let old_end = ends[i].end;
+    let last_end = ends.last().map_or(0, |e| e.end);
+    let mut out = data;
+    // The chunks after it, kept aside while the file is cut.
+    let tail = if last_end > old_end {
+        let t = TempPath(
+            root.join("tmp")
+                .join(uuid::Uuid::new_v4().simple().to_string()),
+        );
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&t.0)?;
+        out.seek(SeekFrom::Start(old_end))?;
+        io::copy(&mut out.take(last_end - old_end), &mut f)?;
+        f.seek(SeekFrom::Start(0))?;
+        Some((t, f))
+    } else {
+        None
+    };
+    data.set_len(start)?;
+    out.seek(SeekFrom::Start(start))?;
+    io::copy(&mut File::open(src)?, &mut out)?;
+    let new_end = start + len;
+    ends[i] = End::new(new_end);
+    if let Some((_t, mut f)) = tail {
+        io::copy(&mut f, &mut out)?;
+        for e in ends[i + 1..].iter_mut() {
+            e.end = e.end - old_end + new_end;
+        }
+    }
+    Ok(())
+}
+
+/// Appends the chunks kept aside that now follow the recorded ones.
+fn absorb_aside(dir: &Path, data: &File, ends: &mut Vec<End>) -> Result<(), StorageError> {
+    loop {
+        let next = dir.join(chunk_name(ends.len() as u32 + 1));
+        let mut f = match File::open(&next) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        let start = ends.last().map_or(0, |e| e.end);
+        let mut out = data;
+        data.set_len(start)?;
+        out.seek(SeekFrom::Start(start))?;
+        let n = io::copy(&mut f, &mut out)?;
+        ends.push(End::new(start + n));
+        std::fs::remove_file(&next)?;
+    }
+}
+
+/// The fingerprints of the first `len` bytes of a file, read in batches.
+fn hash_file(file: &File, len: u64) -> Result<Fingerprints, StorageError> {
+    let mut hasher = Fingerprinter::new();
+    let mut input = file;
+    input.seek(SeekFrom::Start(0))?;
+    let mut left = len;
+    while left > 0 {
+        let want = left.min(BATCH as u64) as usize;
+        let mut buf = vec![0u8; want];
+        input.read_exact(&mut buf)?;
+        hasher.update_batch(&[Bytes::from(buf)], || ());
+        left -= want as u64;
+    }
+    Ok(hasher.finish())
+}
+
+/// Streams the intake into `file` from its position on one blocking thread, in batches of
+/// [`BATCH`] bytes, each hashed into `hasher` (when given) while it is written: the receiving
+/// task, the md5 and the sha3 with the write run side by side.
+async fn write_through<S, E>(
+    file: File,
+    intake: &mut Intake<S>,
+    hasher: Option<Fingerprinter>,
+) -> Result<(File, u64, Option<Fingerprinter>), StorageError>
+where
+    S: Stream<Item = Result<Bytes, E>> + Unpin,
+    E: Into<StorageError>,
+{
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(64);
+    let writer = tokio::task::spawn_blocking(move || -> Result<_, StorageError> {
+        let mut file = file;
+        let mut hasher = hasher;
+        let mut written = 0u64;
+        let mut batch: Vec<Bytes> = Vec::new();
+        let mut batched = 0usize;
+        let mut flush = |file: &mut File, batch: &mut Vec<Bytes>| -> io::Result<()> {
+            let pieces = std::mem::take(batch);
+            let write = |file: &mut File| -> io::Result<()> {
+                for piece in &pieces {
+                    file.write_all(piece)?;
+                }
+                Ok(())
+            };
+            match hasher.as_mut() {
+                Some(h) => h.update_batch(&pieces, || write(file)),
+                None => write(file),
+            }
+        };
+        while let Some(piece) = rx.blocking_recv() {
+            written += piece.len() as u64;
+            batched += piece.len();
+            batch.push(piece);
+            if batched >= BATCH {
+                flush(&mut file, &mut batch)?;
+                batched = 0;
+            }
+        }
+        flush(&mut file, &mut batch)?;
+        Ok((file, written, hasher))
+    });
+    let mut fed = Ok(());
+    loop {
+        match intake.next().await {
+            Ok(Some(piece)) => {
+                if tx.send(piece).await.is_err() {
+                    // The writer stopped: its error is below.
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                fed = Err(e);
+                break;
+            }
+        }
+    }
+    drop(tx);
+    let written = writer.await.map_err(blocking_err)?;
+    fed?;
+    written
+}
+
+/// Removes an upload's staging that holds no chunk (its first chunk failed).
+fn drop_if_empty(dir: &Path) -> Result<(), StorageError> {
+    let names = read_dir_names(dir)?;
+    let empty = names.iter().all(|n| n == DATA)
+        && std::fs::metadata(dir.join(DATA)).map_or(true, |m| m.len() == 0);
+    if empty {
+        remove_dir_if_exists(dir)?;
+    }
     Ok(())
 }
 

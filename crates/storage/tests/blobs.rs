@@ -416,6 +416,22 @@ async fn repeated_chunks_are_idempotent() {
             (want.size, &want.md5, &want.sha3)
         );
         assert!(!out.created);
+
+        // A chunk in the middle replaced by one of another length keeps the chunks after it.
+        stage_all(&b.store, "middle", &chunks).await;
+        let shorter = filler(777, 5);
+        b.store
+            .stage_chunk("middle", 2, pieces(&shorter, 100), None)
+            .await
+            .unwrap();
+        let out = b.store.commit_staged("middle", 3).await.unwrap();
+        let mixed = expected(&[chunks[0].clone(), shorter, chunks[2].clone()].concat());
+        assert_eq!(
+            (out.size, &out.md5, &out.sha3_256),
+            (mixed.size, &mixed.md5, &mixed.sha3),
+            "{}",
+            b.name
+        );
     }
 }
 

@@ -365,11 +365,33 @@ pub fn touch(conn: &mut DbConn, id: &str, t: i64) -> StoreResult<()> {
 }
 
 /// Bytes held by the files an account owns (every version, in the trash too, until purged).
+/// The bytes an owner's live versions hold, as the `content_accounts` triggers keep it.
 pub fn usage(conn: &mut DbConn, owner: &str) -> StoreResult<i64> {
-    usage_sql(conn, owner)
+    Ok(account(conn, owner)?.0)
 }
 
-fn usage_sql(conn: &mut DbConn, owner: &str) -> StoreResult<i64> {
+/// An owner's `(used, generation)` from `content_accounts` (`(0, 0)` for someone who never held
+/// content): the bytes their live versions hold, and the number that every change in their
+/// trees moves on.
+pub fn account(conn: &mut DbConn, owner: &str) -> StoreResult<(i64, i64)> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = BigInt)]
+        used: i64,
+        #[diesel(sql_type = BigInt)]
+        generation: i64,
+    }
+    let sql = "SELECT used, generation FROM content_accounts WHERE owner_id = $1";
+    let row: Option<Row> = db_run!(conn => diesel::sql_query(sql)
+        .bind::<Text, _>(owner)
+        .get_result::<Row>(conn)
+        .optional())?;
+    Ok(row.map_or((0, 0), |r| (r.used, r.generation)))
+}
+
+/// The bytes an owner's live versions hold, summed over them (what `content_accounts.used`
+/// must equal; `cofferd storage check` compares the two).
+pub fn usage_recount(conn: &mut DbConn, owner: &str) -> StoreResult<i64> {
     #[derive(QueryableByName)]
     struct Row {
         #[diesel(sql_type = BigInt)]
@@ -381,6 +403,43 @@ fn usage_sql(conn: &mut DbConn, owner: &str) -> StoreResult<i64> {
     let row: Row =
         db_run!(conn => diesel::sql_query(sql).bind::<Text, _>(owner).get_result::<Row>(conn))?;
     Ok(row.used)
+}
+
+/// Owners whose `content_accounts.used` differs from the sum over their live versions, as
+/// `(owner, counted, actual)`.
+pub fn account_drift(conn: &mut DbConn) -> StoreResult<Vec<(String, i64, i64)>> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Text)]
+        owner_id: String,
+        #[diesel(sql_type = BigInt)]
+        used: i64,
+        #[diesel(sql_type = BigInt)]
+        actual: i64,
+    }
+    let sql = "SELECT a.owner_id, a.used, r.actual FROM content_accounts a \
+               JOIN (SELECT o.owner_id AS owner_id, CAST(COALESCE(SUM(CASE WHEN \
+                     o.perm_deleted = FALSE AND v.deleted = FALSE THEN v.size END), 0) AS BIGINT) \
+                     AS actual \
+                     FROM objects o LEFT JOIN file_versions v ON v.file_id = o.id \
+                     GROUP BY o.owner_id) r ON r.owner_id = a.owner_id \
+               WHERE a.used <> r.actual ORDER BY a.owner_id";
+    let rows: Vec<Row> = db_run!(conn => diesel::sql_query(sql).load::<Row>(conn))?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.owner_id, r.used, r.actual))
+        .collect())
+}
+
+/// Sets an owner's counted usage (the repair of [`account_drift`]).
+pub fn set_usage(conn: &mut DbConn, owner: &str, used: i64) -> StoreResult<()> {
+    db_run!(conn => diesel::sql_query(
+        "UPDATE content_accounts SET used = $1, generation = generation + 1 WHERE owner_id = $2",
+    )
+    .bind::<BigInt, _>(used)
+    .bind::<Text, _>(owner)
+    .execute(conn))?;
+    Ok(())
 }
 
 // Versions.
@@ -512,7 +571,26 @@ pub fn unreferenced_blobs(conn: &mut DbConn, before: i64, limit: i64) -> StoreRe
 }
 
 /// Deletes a blob's row if still no one refers to it; true when deleted.
+/// Forgets a blob nothing counts a reference to any more, with the rows of purged versions that
+/// still name it (their content is gone for good). Answers whether the blob row went.
 pub fn forget_blob(conn: &mut DbConn, id: &str) -> StoreResult<bool> {
+    let free: bool = db_run!(conn => diesel::select(diesel::dsl::exists(
+        blobs::table.find(id).filter(blobs::refs.le(0))))
+        .get_result(conn))?;
+    if !free {
+        return Ok(false);
+    }
+    db_run!(conn => diesel::delete(
+        file_versions::table
+            .filter(file_versions::blob_id.eq(id))
+            .filter(file_versions::deleted.eq(true)))
+        .execute(conn))?;
+    db_run!(conn => diesel::update(
+        file_versions::table
+            .filter(file_versions::preview_blob_id.eq(id))
+            .filter(file_versions::deleted.eq(true)))
+        .set(file_versions::preview_blob_id.eq(None::<String>))
+        .execute(conn))?;
     Ok(
         db_run!(conn => diesel::delete(blobs::table.find(id).filter(blobs::refs.le(0)))
         .execute(conn))?

@@ -18,6 +18,17 @@ pub struct Report {
     pub missing: Vec<String>,
     /// How many unreferenced blobs were deleted.
     pub repaired: usize,
+    /// Owners whose counted usage differs from their versions (`--repair` recounts them).
+    pub usage_drift: Vec<UsageDrift>,
+}
+
+/// An owner whose counted usage (what the quota reads) differs from the sum of their versions.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageDrift {
+    pub owner_id: String,
+    pub counted: i64,
+    pub actual: i64,
 }
 
 pub async fn check(ctx: &Ctx, repair: bool) -> Result<Report> {
@@ -62,7 +73,30 @@ pub async fn check(ctx: &Ctx, repair: bool) -> Result<Report> {
             repaired += 1;
         }
     }
+    let drift = ctx
+        .blocking(|ctx| ctx.with_conn(|c| Ok(coffer_store::content::account_drift(c)?)))
+        .await?;
+    if repair && !drift.is_empty() {
+        let fixes = drift.clone();
+        ctx.write_owned(move |c| {
+            // Recounted in the writing transaction: what changed since the read counts too.
+            for (owner, _, _) in &fixes {
+                let actual = coffer_store::content::usage_recount(c, owner)?;
+                coffer_store::content::set_usage(c, owner, actual)?;
+            }
+            Ok(())
+        })
+        .await?;
+    }
     Ok(Report {
+        usage_drift: drift
+            .into_iter()
+            .map(|(owner_id, counted, actual)| UsageDrift {
+                owner_id,
+                counted,
+                actual,
+            })
+            .collect(),
         store: ctx.storage.describe(),
         stored: stored.len(),
         unreferenced,

@@ -2,7 +2,7 @@
 //! upload ends with ([`commit`]): the stored bytes become a new file or a new version.
 
 use super::views::{file_view, FileView, VersionView};
-use super::{live, new_object, path_of, require_file, require_folder};
+use super::{live, new_object, path_of, require_file, require_folder, Limits};
 use crate::views::Listed;
 use crate::{events, now, Ctx, Result};
 use coffer_domain::content::{self as rules, Access, Action};
@@ -380,7 +380,7 @@ pub fn check_target(
     user_id: &str,
     target: &Target,
     size: Option<i64>,
-) -> Result<i64> {
+) -> Result<(i64, Limits)> {
     let owner = may_put(c, user_id, target)?;
     let limits = super::limits(c)?;
     let (allowed, used) = super::quota(c, &owner)?;
@@ -393,7 +393,7 @@ pub fn check_target(
             return Err(ApiError::new(ErrorCode::SystemNoStorageAvailable).into());
         }
     }
-    Ok(room.min(limits.max_upload_size))
+    Ok((room.min(limits.max_upload_size), limits))
 }
 
 /// Whether the caller may put a file at `target` (permission, a live folder that holds files,

@@ -10,7 +10,9 @@ use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_store::content::ChildQuery;
 use coffer_store::models::Object;
 use coffer_store::DbConn;
-use serde_json::{json, Value};
+use serde_json::json;
+use serde_json::value::RawValue;
+use std::sync::Arc;
 
 /// Renders objects of one folder (whose path from the caller's view is `parent_path`) as
 /// folder and file records, with few queries whatever their number.
@@ -21,7 +23,7 @@ pub(crate) fn render(
     objects: &[Object],
     parent_path: &[(String, String)],
     access: Option<Access>,
-) -> Result<Vec<Value>> {
+) -> Result<Vec<Box<RawValue>>> {
     let ids: Vec<String> = objects.iter().map(|o| o.id.clone()).collect();
     let shared = coffer_store::content::shared_among(c, &ids)?;
     let version_ids: Vec<String> = objects
@@ -46,7 +48,7 @@ pub(crate) fn render(
             access
         };
         let v = if o.is_folder() {
-            serde_json::to_value(folder_view(
+            serde_json::value::to_raw_value(&folder_view(
                 o,
                 a,
                 &path,
@@ -55,7 +57,7 @@ pub(crate) fn render(
             ))
         } else {
             let cur = o.current_version_id.as_ref().and_then(|v| versions.get(v));
-            serde_json::to_value(file_view(
+            serde_json::value::to_raw_value(&file_view(
                 o,
                 cur.map(|(v, _)| v),
                 cur.map(|(_, m)| m.as_str()).unwrap_or(""),
@@ -91,7 +93,7 @@ pub(crate) fn view(
 
 /// `GET /rest/folders/top`: the caller's own top-level folders ("My Folder" and those they made
 /// beside it) and the top-most folders others shared with them.
-pub fn top(ctx: &Ctx, user_id: &str, q: &ChildQuery) -> Result<Listed<Value>> {
+pub fn top(ctx: &Ctx, user_id: &str, q: &ChildQuery) -> Result<Listed<Box<RawValue>>> {
     ctx.read(|c| {
         let user = coffer_store::users::by_id(c, user_id)?.ok_or_else(super::not_found)?;
         let mut q = q.clone();
@@ -221,7 +223,14 @@ pub fn create(
 }
 
 /// The children of a folder, or only its files (`kind`), as the caller may see them.
-pub fn children(ctx: &Ctx, user_id: &str, id: &str, q: &ChildQuery) -> Result<Listed<Value>> {
+/// Served from the node's [`ListingCache`](super::listings::ListingCache) while the owner's
+/// content generation stays where it was when the page was rendered.
+pub fn children(
+    ctx: &Ctx,
+    user_id: &str,
+    id: &str,
+    q: &ChildQuery,
+) -> Result<Arc<super::listings::Page>> {
     ctx.read(|c| {
         let (o, a) = require_folder(c, user_id, id, Action::List)?;
         if o.deleted_at.is_some() && !q.deleted {
@@ -232,6 +241,13 @@ pub fn children(ctx: &Ctx, user_id: &str, id: &str, q: &ChildQuery) -> Result<Li
         if a == Access::Role(super::UPLOADER) {
             q.files_of = Some(user_id.to_string());
         }
+        // Read before rendering: a change racing the render moves it on, so what is stored
+        // under it is never served.
+        let (_, generation) = coffer_store::content::account(c, &o.owner_id)?;
+        let key = super::listings::Key::new(&o.id, user_id, a, &q);
+        if let Some(page) = ctx.listings.get(&key, generation) {
+            return Ok(page);
+        }
         let page = coffer_store::content::children(c, &o.id, &q)?;
         let (path, _) = path_of(c, user_id, &o)?;
         let parent_path: Vec<(String, String)> = if o.system.as_deref() == Some("base") {
@@ -240,12 +256,14 @@ pub fn children(ctx: &Ctx, user_id: &str, id: &str, q: &ChildQuery) -> Result<Li
             path
         };
         let items = render(c, ctx, user_id, &page.items, &parent_path, Some(a))?;
-        Ok(Listed {
+        let page = Arc::new(Listed {
             items,
             total: page.total,
             offset: q.offset,
             limit: q.limit,
-        })
+        });
+        ctx.listings.put(key, generation, page.clone());
+        Ok(page)
     })
 }
 

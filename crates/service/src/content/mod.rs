@@ -10,6 +10,7 @@ pub mod check;
 pub mod files;
 pub mod folders;
 pub mod jobs;
+pub mod listings;
 pub mod sharing;
 pub mod uploads;
 pub mod views;

@@ -195,7 +195,7 @@ pub fn shared_folders(
     by_me: bool,
     offset: i64,
     limit: i64,
-) -> Result<Listed<Value>> {
+) -> Result<Listed<Box<serde_json::value::RawValue>>> {
     ctx.read(|c| {
         let mut rows: Vec<(Option<i64>, coffer_store::models::Object)> = Vec::new();
         if by_me {

@@ -70,8 +70,7 @@ pub fn initiate(
         rules::validate_name(&input.filename)?;
     }
     ctx.write(|c| {
-        files::check_target(c, user_id, &target, input.total_size)?;
-        let limits = super::limits(c)?;
+        let (_, limits) = files::check_target(c, user_id, &target, input.total_size)?;
         let filename = match &target {
             Target::File { file_id } => coffer_store::content::object(c, file_id)?
                 .map(|o| o.name)
@@ -460,8 +459,8 @@ pub async fn store_body(
     let (room, max) = ctx
         .blocking(move |ctx| {
             ctx.with_conn(|c| {
-                let room = files::check_target(c, &user, &t, size_hint)?;
-                Ok((room, super::limits(c)?.max_upload_size))
+                let (room, limits) = files::check_target(c, &user, &t, size_hint)?;
+                Ok((room, limits.max_upload_size))
             })
         })
         .await?;

@@ -1,0 +1,10 @@
+DROP TRIGGER object_members_account_delete;
+DROP TRIGGER object_members_account_update;
+DROP TRIGGER object_members_account_insert;
+DROP TRIGGER file_versions_account_delete;
+DROP TRIGGER file_versions_account_update;
+DROP TRIGGER file_versions_account_insert;
+DROP TRIGGER objects_account_transfer;
+DROP TRIGGER objects_account_update;
+DROP TRIGGER objects_account_insert;
+DROP TABLE content_accounts;
