@@ -286,6 +286,11 @@ def content_section(c, failed=False):
     f_ref = f"`dd` {mibs(dd_mib_s)} ({dd.get('seconds', 0):.2f} s)" if dd_mib_s else "—"
     w(f"| (f) {size} upload in {c['chunk_mib']} MiB chunks, sequential | {f_coffer} | {f_ref} | "
       f"{pct(up_mib_s, dd_mib_s)} |")
+    dg = c.get("digests") or {}
+    dg_mib_s = dg["bytes"] / MIB / dg["seconds"] if dg.get("seconds") else None
+    if dg_mib_s:
+        w(f"| (f) the same upload against the slower of its two digests alone | {mibs(up_mib_s)} | "
+          f"`openssl dgst` {mibs(dg_mib_s)} ({dg['seconds']:.2f} s) | {pct(up_mib_s, dg_mib_s)} |")
     if g and g["rps"] is not None:
         mark = " ⚠" if errors_of(g) else ""
         g_text = (f"{fmt_num(g['rps'])} files/s{mark}; p50 {fmt_ms(g['p50'])} ms, p99 {fmt_ms(g['p99'])} ms; "

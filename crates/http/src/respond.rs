@@ -26,6 +26,15 @@ pub fn paged<T: Serialize>(l: &Listed<T>) -> HttpResponse {
 
 /// The usual envelope: `{data, metadata: {total, limit, offset}}`.
 pub fn with_metadata<T: Serialize>(l: &Listed<T>) -> HttpResponse {
+    HttpResponse::Ok().json(envelope(l))
+}
+
+/// The body of [`with_metadata`], as bytes.
+pub fn metadata_body<T: Serialize>(l: &Listed<T>) -> serde_json::Result<Vec<u8>> {
+    serde_json::to_vec(&envelope(l))
+}
+
+fn envelope<T: Serialize>(l: &Listed<T>) -> impl Serialize + '_ {
     #[derive(Serialize)]
     struct Metadata {
         total: i64,
@@ -38,14 +47,14 @@ pub fn with_metadata<T: Serialize>(l: &Listed<T>) -> HttpResponse {
         metadata: Metadata,
     }
     // Serialized straight from the records (no intermediate `Value`).
-    HttpResponse::Ok().json(Envelope {
+    Envelope {
         data: &l.items,
         metadata: Metadata {
             total: l.total,
             limit: l.limit,
             offset: l.offset,
         },
-    })
+    }
 }
 
 /// A create's answer: the status and body the interface gives, with `Location`.

@@ -333,6 +333,15 @@ impl Local {
             absorb_aside(&dir, &data, &mut ends)?;
             write_ends(&dir, &ends)?;
             let meta = data.metadata()?;
+            // Start writing the chunk back now, beside the next ones, instead of all of it at
+            // the commit's fsync (which still decides durability; a failure here only costs
+            // that time then).
+            // Its own descriptor: a clone would share (and so hold) the upload's lock.
+            if let Ok(background) = File::open(dir.join(DATA)) {
+                tokio::task::spawn_blocking(move || {
+                    let _ = background.sync_data();
+                });
+            }
             Ok(stamp(&meta, &ends[index as usize - 1]))
         })
         .await?;

@@ -256,12 +256,12 @@ pub fn children(
             path
         };
         let items = render(c, ctx, user_id, &page.items, &parent_path, Some(a))?;
-        let page = Arc::new(Listed {
+        let page = Arc::new(super::listings::Page::new(Listed {
             items,
             total: page.total,
             offset: q.offset,
             limit: q.limit,
-        });
+        }));
         ctx.listings.put(key, generation, page.clone());
         Ok(page)
     })

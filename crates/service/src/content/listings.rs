@@ -23,7 +23,22 @@ use serde_json::value::RawValue;
 use crate::views::Listed;
 
 /// A page of rendered records.
-pub type Page = Listed<Box<RawValue>>;
+#[derive(Debug)]
+pub struct Page {
+    pub listed: Listed<Box<RawValue>>,
+    /// The response body the HTTP layer made of this page when it first served it: a kept page
+    /// is turned into bytes once, whatever the number of times it is served.
+    pub body: std::sync::OnceLock<bytes::Bytes>,
+}
+
+impl Page {
+    pub fn new(listed: Listed<Box<RawValue>>) -> Page {
+        Page {
+            listed,
+            body: std::sync::OnceLock::new(),
+        }
+    }
+}
 
 /// The bytes of rendered records a node keeps.
 pub const CAPACITY: usize = 32 * 1024 * 1024;
@@ -120,7 +135,13 @@ impl ListingCache {
 
     /// Keeps a listing rendered from state at least as new as `generation`.
     pub fn put(&self, key: Key, generation: i64, page: Arc<Page>) {
-        let bytes = key.size() + page.items.iter().map(|r| r.get().len() + 16).sum::<usize>();
+        let bytes = key.size()
+            + page
+                .listed
+                .items
+                .iter()
+                .map(|r| r.get().len() + 16)
+                .sum::<usize>();
         if bytes > self.capacity / 4 {
             return;
         }
@@ -168,12 +189,12 @@ mod tests {
         let items = (0..n)
             .map(|i| RawValue::from_string(format!("\"{}\"", "x".repeat(width + i % 2))).unwrap())
             .collect();
-        Arc::new(Listed {
+        Arc::new(Page::new(Listed {
             items,
             total: n as i64,
             offset: 0,
             limit: n as i64,
-        })
+        }))
     }
 
     fn key(folder: &str) -> Key {
@@ -184,7 +205,7 @@ mod tests {
     fn served_only_at_the_generation_rendered() {
         let cache = ListingCache::with_capacity(1 << 20);
         cache.put(key("a"), 7, page(3, 10));
-        assert_eq!(cache.get(&key("a"), 7).unwrap().items.len(), 3);
+        assert_eq!(cache.get(&key("a"), 7).unwrap().listed.items.len(), 3);
         // Another user, role or query is another listing.
         assert!(cache
             .get(
