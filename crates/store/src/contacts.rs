@@ -1,6 +1,6 @@
 //! A user's contacts and their addresses.
 
-use crate::filter::Page;
+use crate::filter::{Binary, Page};
 use crate::models::{Contact, ContactItem, NewContact};
 use crate::schema::{contact_items, contacts};
 use crate::{db_run, order_by, DbConn, StoreResult};
@@ -99,7 +99,7 @@ pub fn items_of(conn: &mut DbConn, ids: &[i64]) -> StoreResult<Vec<ContactItem>>
 /// Lists the owner's contacts. Filters: `name` (exact), `name:contains` (without regard to
 /// case: the value folded as names are, `coffer_domain::content::fold_name`, within the folded
 /// name). Orders
-/// by `id`, `name` (folded) or `lastContactDate`, where a contact never contacted counts as
+/// by `id`, `name` (folded, by code point on both backends) or `lastContactDate`, where a contact never contacted counts as
 /// the oldest: first ascending, last descending, on both backends.
 pub fn list(conn: &mut DbConn, user_id: &str, q: &ListQuery) -> StoreResult<Page<Contact>> {
     let mut exact: Vec<String> = Vec::new();
@@ -132,7 +132,7 @@ pub fn list(conn: &mut DbConn, user_id: &str, q: &ListQuery) -> StoreResult<Page
         let total: i64 = build().count().get_result(conn)?;
         let mut b = build();
         match q.order.0 {
-            "name" => order_by!(b, q.order.1, contacts::name_folded),
+            "name" => order_by!(b, q.order.1, Binary(contacts::name_folded)),
             "lastContactDate" => {
                 b = match q.order.1 {
                     Dir::Asc => b

@@ -1,6 +1,6 @@
 //! The organisation's external distribution lists (lower-cased addresses).
 
-use crate::filter::Page;
+use crate::filter::{Binary, Page};
 use crate::models::ExternalDl;
 use crate::schema::external_dls;
 use crate::{db_run, order_by, DbConn, StoreResult};
@@ -73,7 +73,7 @@ pub fn list(conn: &mut DbConn, search: Option<&str>, q: &ListQuery) -> StoreResu
         };
         let total: i64 = build().count().get_result(conn)?;
         let mut b = build();
-        order_by!(b, q.order.1, external_dls::email);
+        order_by!(b, q.order.1, Binary(external_dls::email));
         let items = b
             .offset(q.offset)
             .limit(q.limit)
