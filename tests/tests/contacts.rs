@@ -902,3 +902,39 @@ fn token_scopes_reach_contacts_and_distribution_lists_by_entity() {
     assert_eq!((r.status, r.code()), (403, "ERR_ACCESS_USER".into()));
     assert_eq!(app.count("1 = 1", "contacts"), 0);
 }
+
+#[test]
+fn a_long_page_of_contacts_with_many_addresses_is_answered_whole() {
+    let app = TestApp::spawn();
+    let (ann, t) = app.user_token("ann@example.com", Role::User);
+    // 2,000 contacts of 20 addresses each, more addresses than SQLite binds in one statement;
+    // the first address of every even contact is a distribution list.
+    app.execute(&format!(
+        "INSERT INTO contacts (user_id, name, name_folded, created_at, modified_at) \
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) \
+         SELECT '{ann}', 'c' || i, 'c' || i, 0, 0 FROM n; \
+         INSERT INTO contact_items (contact_id, user_id, position, email) \
+         SELECT c.id, c.user_id, p.i, 'a' || p.i || '-' || c.id || '@example.com' \
+         FROM contacts c, (WITH RECURSIVE q(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM q WHERE i < 19) \
+         SELECT i FROM q) p; \
+         INSERT INTO external_dls (email, created_at) SELECT email, 0 FROM contact_items \
+         WHERE position = 0 AND contact_id % 2 = 0;"
+    ));
+    assert_eq!(app.count("1 = 1", "contact_items"), 40_000);
+    let r = app.rest("GET", "/rest/contacts?orderBy=id&limit=2000", &t, None);
+    assert_eq!(r.status, 200, "{}", &r.text[..r.text.len().min(500)]);
+    let l = r.json();
+    let data = l["data"].as_array().unwrap();
+    assert_eq!(
+        (data.len(), l["metadata"]["total"].as_i64()),
+        (2000, Some(2000))
+    );
+    for c in data {
+        let id = c["id"].as_i64().unwrap();
+        let items = c["items"].as_array().unwrap();
+        assert_eq!(items.len(), 20, "{id}");
+        assert_eq!(items[0]["email"], format!("a0-{id}@example.com"));
+        assert_eq!(items[0]["isDistributionList"], id % 2 == 0, "{id}");
+        assert_eq!(items[1]["isDistributionList"], false, "{id}");
+    }
+}

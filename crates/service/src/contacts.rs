@@ -9,7 +9,7 @@ use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_store::models::{Contact, NewContact};
 use coffer_store::DbConn;
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use utoipa::ToSchema;
 
 /// One address of a contact (the reference's `ContactItem`).
@@ -80,28 +80,21 @@ fn owned(c: &mut DbConn, user_id: &str, id: i64) -> Result<Contact> {
 /// The records of `contacts`, with their addresses and which of those are distribution lists.
 fn views(c: &mut DbConn, contacts: &[Contact]) -> Result<Vec<ContactView>> {
     let ids: Vec<i64> = contacts.iter().map(|k| k.id).collect();
-    let items = coffer_store::contacts::items_of(c, &ids)?;
-    let emails: Vec<String> = items
-        .iter()
-        .map(|i| i.email.clone())
-        .collect::<HashSet<_>>()
-        .into_iter()
-        .collect();
-    let lists: HashSet<String> = coffer_store::external_dls::listed(c, &emails)?
-        .into_iter()
-        .collect();
+    let mut items: HashMap<i64, Vec<ContactItemView>> = HashMap::new();
+    for (item, listed) in coffer_store::contacts::items_of(c, &ids)? {
+        items
+            .entry(item.contact_id)
+            .or_default()
+            .push(ContactItemView {
+                email: item.email,
+                is_distribution_list: listed,
+                profile_icon: String::new(),
+            });
+    }
     Ok(contacts
         .iter()
         .map(|k| {
-            let items: Vec<ContactItemView> = items
-                .iter()
-                .filter(|i| i.contact_id == k.id)
-                .map(|i| ContactItemView {
-                    email: i.email.clone(),
-                    is_distribution_list: lists.contains(&i.email),
-                    profile_icon: String::new(),
-                })
-                .collect();
+            let items = items.remove(&k.id).unwrap_or_default();
             let first = items.first();
             ContactView {
                 id: k.id,

@@ -687,7 +687,7 @@ fn update(
         check_unique(c, &user.id, &user_name, &email)?;
         // An address listed after the account was made does not lock the account; taking one
         // on is refused.
-        if email != user.email || Some(&user_name) != user.user_name.as_ref() {
+        if email != user.email || user_name != user.user_name.as_deref().unwrap_or(&user.email) {
             refuse_distribution_lists(c, &user_name, &email)?;
         }
         let profile_id = match &input.user_type {

@@ -2,7 +2,7 @@
 
 use crate::filter::{Binary, Page};
 use crate::models::{Contact, ContactItem, NewContact};
-use crate::schema::{contact_items, contacts};
+use crate::schema::{contact_items, contacts, external_dls};
 use crate::{db_run, order_by, DbConn, StoreResult};
 use coffer_domain::list::{Dir, ListQuery, Op};
 use diesel::prelude::*;
@@ -84,23 +84,25 @@ pub fn set_items(
     })
 }
 
-/// The addresses of the given contacts, by contact and position.
-pub fn items_of(conn: &mut DbConn, ids: &[i64]) -> StoreResult<Vec<ContactItem>> {
+/// The addresses of the given contacts, by contact and position, each with whether it is an
+/// external distribution list.
+pub fn items_of(conn: &mut DbConn, ids: &[i64]) -> StoreResult<Vec<(ContactItem, bool)>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     Ok(db_run!(conn => contact_items::table
+        .left_join(external_dls::table)
         .filter(contact_items::contact_id.eq_any(ids))
         .order((contact_items::contact_id.asc(), contact_items::position.asc()))
-        .select(ContactItem::as_select())
+        .select((ContactItem::as_select(), external_dls::email.nullable().is_not_null()))
         .load(conn))?)
 }
 
 /// Lists the owner's contacts. Filters: `name` (exact), `name:contains` (without regard to
 /// case: the value folded as names are, `coffer_domain::content::fold_name`, within the folded
-/// name). Orders
-/// by `id`, `name` (folded, by code point on both backends) or `lastContactDate`, where a contact never contacted counts as
-/// the oldest: first ascending, last descending, on both backends.
+/// name). Orders by `id`, `name` (folded, by code point on both backends) or
+/// `lastContactDate`, where a contact never contacted counts as the oldest: first ascending,
+/// last descending, on both backends.
 pub fn list(conn: &mut DbConn, user_id: &str, q: &ListQuery) -> StoreResult<Page<Contact>> {
     let mut exact: Vec<String> = Vec::new();
     let mut contains: Vec<String> = Vec::new();
@@ -166,28 +168,35 @@ pub fn touch(
     if emails.is_empty() {
         return Ok(Vec::new());
     }
-    db_run!(conn => {
-        let ids: Vec<i64> = contacts::table
-            .filter(contacts::user_id.eq(user_id))
-            .filter(
-                contacts::id.eq_any(
-                    contact_items::table
-                        .filter(contact_items::user_id.eq(user_id))
-                        .filter(contact_items::email.eq_any(emails))
-                        .select(contact_items::contact_id),
-                ),
-            )
-            .filter(contacts::last_contact_at.is_null().or(contacts::last_contact_at.lt(at)))
-            .order(contacts::id.asc())
-            .select(contacts::id)
-            .load(conn)?;
-        if !ids.is_empty() {
-            diesel::update(contacts::table.filter(contacts::id.eq_any(&ids)))
-                .set(contacts::last_contact_at.eq(at))
-                .execute(conn)?;
-        }
-        Ok(ids)
-    })
+    let mut changed: Vec<i64> = Vec::new();
+    // In chunks, so that a message to very many recipients stays within SQLite's limit of
+    // bound parameters.
+    for chunk in emails.chunks(500) {
+        let ids: Vec<i64> = db_run!(conn => {
+            let ids: Vec<i64> = contacts::table
+                .filter(contacts::user_id.eq(user_id))
+                .filter(
+                    contacts::id.eq_any(
+                        contact_items::table
+                            .filter(contact_items::user_id.eq(user_id))
+                            .filter(contact_items::email.eq_any(chunk))
+                            .select(contact_items::contact_id),
+                    ),
+                )
+                .filter(contacts::last_contact_at.is_null().or(contacts::last_contact_at.lt(at)))
+                .select(contacts::id)
+                .load(conn)?;
+            if !ids.is_empty() {
+                diesel::update(contacts::table.filter(contacts::id.eq_any(&ids)))
+                    .set(contacts::last_contact_at.eq(at))
+                    .execute(conn)?;
+            }
+            ids
+        });
+        changed.extend(ids);
+    }
+    changed.sort_unstable();
+    Ok(changed)
 }
 
 #[cfg(test)]

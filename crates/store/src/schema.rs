@@ -534,3 +534,4 @@ diesel::table! {
 }
 
 diesel::joinable!(contact_items -> contacts (contact_id));
+diesel::joinable!(contact_items -> external_dls (email));
