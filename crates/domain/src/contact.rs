@@ -16,13 +16,14 @@ pub const MAX_ITEMS: usize = 100;
 /// The most addresses one call adds to or removes from the external distribution lists.
 pub const MAX_DL_EMAILS: usize = 1000;
 
-/// A checked contact: its name (trimmed), the key that makes names unique per owner, and its
-/// addresses (lower-cased, without repeats, in the order given).
+/// A checked contact: its name (trimmed), the key that makes names unique per owner, its
+/// addresses (lower-cased, without repeats, in the order given), and `addLinks`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContactInput {
     pub name: String,
     pub name_folded: String,
     pub emails: Vec<String>,
+    pub add_links: bool,
 }
 
 fn invalid(field: &str, why: &str) -> ApiError {
@@ -36,9 +37,13 @@ fn invalid(field: &str, why: &str) -> ApiError {
 /// - `name`: missing, not a string, blank, longer than [`NAME_MAX_BYTES`] once trimmed, or with
 ///   a control character;
 /// - `items`: missing, not an array, empty, or more than [`MAX_ITEMS`];
-/// - `items[i].email`: an item that is not an object with an email address.
+/// - `items[i].email`: an item that is not an object with an email address;
+/// - `addLinks`: not a boolean.
 pub fn parse_contact(body: &Value) -> Result<ContactInput, ApiError> {
     let f = Fields::of(body)?;
+    let add_links = f
+        .add_links()
+        .map_err(|_| invalid("addLinks", "addLinks is true or false"))?;
     let name = match body.get("name") {
         None | Some(Value::Null) => return Err(invalid("name", "a name is required")),
         Some(Value::String(s)) => s.trim(),
@@ -80,6 +85,7 @@ pub fn parse_contact(body: &Value) -> Result<ContactInput, ApiError> {
         name: name.to_string(),
         name_folded: crate::content::fold_name(name),
         emails,
+        add_links,
     })
 }
 
@@ -188,6 +194,10 @@ mod tests {
             (
                 json!({"name": "n", "items": [{"email": 3}]}),
                 "items[0].email",
+            ),
+            (
+                json!({"name": "n", "items": ok, "addLinks": {}}),
+                "addLinks",
             ),
         ] {
             assert_eq!(

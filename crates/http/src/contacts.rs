@@ -8,9 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
 use coffer_domain::contact::parse_contact;
-use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
-use coffer_errors::{ApiError, ErrorCode};
 use coffer_service::contacts::{self as svc, ContactView};
 
 pub const LIST: ListSpec = ListSpec {
@@ -75,10 +73,7 @@ pub async fn create(
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let input = parse_contact(&body)?;
-    let on = Fields::of(&body)?
-        .add_links()
-        .map_err(|_| ApiError::field(ErrorCode::InvalidParameter, "addLinks"))?
-        || q.links();
+    let on = input.add_links || q.links();
     let v = blocking(&st, move |ctx| svc::create(ctx, c.user_id(), &input)).await?;
     let location = format!("{}/rest/contacts/{}", st.base_url(), v.id);
     Ok(created(StatusCode::OK, location, &with_links(&st, v, on)))
