@@ -836,7 +836,15 @@ fn a_distribution_list_address_cannot_become_an_account() {
     );
     assert_eq!(r.status, 403, "{}", r.text);
     assert_eq!(app.count("email = 'all@example.com'", "users"), 0);
-    // Other changes of an account are not held up.
+    // An account whose own address is listed later keeps working, and its other changes are
+    // not held up.
+    let r = app.rest(
+        "POST",
+        "/rest/externalDL",
+        &admin,
+        Some(json!({"emails": ["carol@example.com"]})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
     let r = scim_call(
         "PATCH",
         &format!("/rest/scim/Users/{id}"),
@@ -844,6 +852,7 @@ fn a_distribution_list_address_cannot_become_an_account() {
                "Operations": [{"op": "replace", "path": "displayName", "value": "Carol"}]}),
     );
     assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["displayName"], "Carol");
 
     // Off the list, the address may register.
     app.rest(

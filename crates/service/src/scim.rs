@@ -687,8 +687,11 @@ fn update(
         check_unique(c, &user.id, &user_name, &email)?;
         // An address listed after the account was made does not lock the account; taking one
         // on is refused.
-        if email != user.email || user_name != user.user_name.as_deref().unwrap_or(&user.email) {
-            refuse_distribution_lists(c, &user_name, &email)?;
+        if email != user.email {
+            crate::external_dls::refuse_as_account(c, &email, "emails")?;
+        }
+        if user_name != user.user_name.as_deref().unwrap_or(&user.email) {
+            crate::external_dls::refuse_as_account(c, &user_name, "userName")?;
         }
         let profile_id = match &input.user_type {
             Some(t) => profile_id(c, t)?,
