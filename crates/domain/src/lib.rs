@@ -2,6 +2,7 @@
 //! and the pure rules that do not need I/O.
 
 pub mod client;
+pub mod contact;
 pub mod content;
 pub mod email;
 pub mod input;

@@ -386,6 +386,26 @@ mod tests {
             ("POST/*/*", "GET", "/rest/anything/x", false),
             ("folders/* files/* mail/*", "GET", "/rest/files/1", true),
             ("folders/* files/* mail/*", "GET", "/rest/admin/x", false),
+            // Contacts and external distribution lists: the entity is the path's first segment,
+            // as written (`externalDL`); the distribution-list check is a `users` action.
+            ("contacts/*", "GET", "/rest/contacts", true),
+            ("contacts/*", "DELETE", "/rest/contacts/7", true),
+            ("GET/contacts/*", "PUT", "/rest/contacts/7", false),
+            ("externalDL/*", "POST", "/rest/externalDL", true),
+            ("externaldl/*", "POST", "/rest/externalDL", false),
+            ("GET/externalDL/*", "DELETE", "/rest/externalDL", false),
+            (
+                "GET/users/actions",
+                "GET",
+                "/rest/users/actions/getDistributionList",
+                true,
+            ),
+            (
+                "contacts/*",
+                "GET",
+                "/rest/users/actions/getDistributionList",
+                false,
+            ),
             // Paths that the router could resolve to another entity are refused.
             ("users/*", "GET", "/rest/users/../admin/x", false),
             ("users/*", "GET", "/rest/users/%2e%2e/admin", false),

@@ -125,6 +125,32 @@ role_extractor!(
     AppAdmin, is_app_admin, ErrorCode::AccessUser
 );
 
+/// A user administrator (system or helpdesk administrator), who keeps the organisation's
+/// external distribution lists; anyone else gets 403 `ERR_ACCESS_DENIED` with a `redirectUrl`
+/// (the server's home page), as the interface gives it for those calls.
+pub struct UserAdmin(pub coffer_service::auth::Caller);
+
+impl FromRequest for UserAdmin {
+    type Error = RestError;
+    type Future = BoxFut<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let caller = Caller::from_request(req, payload);
+        let home = state(req).map(|st| format!("{}/", st.base_url()));
+        Box::pin(async move {
+            let Caller(c) = caller.await?;
+            if !c.is_user_admin() {
+                return Err(RestError(
+                    ApiError::new(ErrorCode::AccessDenied)
+                        .with_message("Access denied (a system or helpdesk administrator's call).")
+                        .with_redirect_url(home?),
+                ));
+            }
+            Ok(UserAdmin(c))
+        })
+    }
+}
+
 /// The query string as ordered pairs (decoded), for the list grammar.
 pub struct QueryPairs(pub Vec<(String, String)>);
 

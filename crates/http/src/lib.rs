@@ -4,9 +4,11 @@
 
 pub mod account;
 pub mod clients;
+pub mod contacts;
 pub mod content;
 pub mod devices;
 pub mod error;
+pub mod external_dl;
 pub mod extract;
 pub mod locations;
 pub mod middleware;
@@ -48,6 +50,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(devices::routes)
                 .configure(clients::routes)
                 .configure(locations::routes)
+                .configure(contacts::routes)
+                .configure(external_dl::routes)
                 .configure(content::routes)
                 .configure(transfer::routes)
                 .default_service(web::to(not_found)),

@@ -87,6 +87,15 @@ impl Modify for BearerAuth {
         crate::locations::create,
         crate::locations::get,
         crate::locations::delete,
+        crate::contacts::list,
+        crate::contacts::create,
+        crate::contacts::get,
+        crate::contacts::update,
+        crate::contacts::delete,
+        crate::external_dl::list,
+        crate::external_dl::add,
+        crate::external_dl::remove,
+        crate::external_dl::check,
         crate::content::top,
         crate::content::shared,
         crate::content::get_folder,
@@ -162,6 +171,10 @@ impl Modify for BearerAuth {
         coffer_service::views::ClientView,
         coffer_service::views::DeviceView,
         coffer_service::views::LocationView,
+        coffer_service::contacts::ContactView,
+        coffer_service::contacts::ContactItemView,
+        coffer_service::external_dls::ExternalDlView,
+        coffer_service::external_dls::DistributionListCheck,
         coffer_service::views::SystemSettingsView,
         coffer_service::views::Link,
         coffer_service::views::MetadataItem,
@@ -280,6 +293,10 @@ const LISTS: &[(&str, &str, &ListSpec)] = &[
     ("get", "/rest/locations", &crate::locations::LIST),
     ("post", "/rest/locations", &ListSpec::PLAIN),
     ("get", "/rest/locations/{id}", &ListSpec::PLAIN),
+    ("get", "/rest/contacts", &crate::contacts::LIST),
+    ("post", "/rest/contacts", &ListSpec::PLAIN),
+    ("get", "/rest/contacts/{id}", &ListSpec::PLAIN),
+    ("get", "/rest/externalDL", &crate::external_dl::LIST),
     ("get", "/rest/folders/top", &crate::content::CHILDREN),
     ("get", "/rest/folders/shared", &crate::content::SHARED),
     ("get", "/rest/folders/{id}", &crate::content::ONE),
@@ -542,6 +559,19 @@ fn refine(doc: &mut Value) {
             "deleteUnsharedData": {"enum": [false, null]},
             "retainToUser": {"type": "string"}}},
     ]);
+    // The addresses of the external distribution lists (a `Vec<String>` field has no item
+    // format).
+    schemas["EmailsBody"]["properties"]["emails"]["items"] =
+        json!({"type": "string", "format": "email", "maxLength": 254});
+    // The addresses to check: a comma-separated list with at least one item.
+    if let Some(p) = doc
+        .pointer_mut("/paths/~1rest~1users~1actions~1getDistributionList/get/parameters")
+        .and_then(Value::as_array_mut)
+        .and_then(|ps| ps.iter_mut().find(|p| p["name"] == "email:in"))
+    {
+        p["schema"] = json!({"type": "string", "not": {"pattern": EMPTY_LIST}});
+    }
+    let schemas = &mut doc["components"]["schemas"];
     schemas["ScimUserBody"]["properties"]["schemas"]["contains"] =
         json!({"const": coffer_domain::scim_schema::USER_SCHEMA});
     // A search names only the SearchRequest's parameters; its `schemas` is not read.
@@ -802,6 +832,10 @@ mod tests {
             "/rest/scim/Users",
             "/rest/scim/Users/{id}",
             "/rest/scim/Schemas",
+            "/rest/contacts",
+            "/rest/contacts/{id}",
+            "/rest/externalDL",
+            "/rest/users/actions/getDistributionList",
         ] {
             assert!(v["paths"].get(p).is_some(), "{p}");
         }

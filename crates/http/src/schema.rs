@@ -568,6 +568,40 @@ pub struct LocationCreated {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Contacts and external distribution lists
+
+/// `POST /rest/contacts` and `PUT /rest/contacts/{id}`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContactBody {
+    /// At most 255 bytes once trimmed, not blank, no control characters; unique among the
+    /// caller's contacts without regard to case.
+    #[schema(
+        max_length = 255,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
+    name: String,
+    /// 1 to 100 addresses; repeats count once.
+    #[schema(min_items = 1, max_items = 100)]
+    items: Vec<ContactEmail>,
+    add_links: Option<bool>,
+}
+
+/// One address of a contact.
+#[derive(ToSchema)]
+pub struct ContactEmail {
+    #[schema(format = Email, max_length = 254)]
+    email: String,
+}
+
+/// `POST` and `DELETE /rest/externalDL`: 1 to 1000 email addresses, each at most 254 bytes.
+#[derive(ToSchema)]
+pub struct EmailsBody {
+    #[schema(min_items = 1, max_items = 1000)]
+    emails: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
 // Webhooks
 
 /// A webhook create (PUT: the same; PATCH: every field optional).

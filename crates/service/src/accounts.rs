@@ -251,6 +251,7 @@ pub fn insert_user(
     profile: Option<&str>,
     actor: Option<&str>,
 ) -> Result<User> {
+    crate::external_dls::refuse_as_account(c, email.as_str(), "email")?;
     if coffer_store::users::by_email(c, email.as_str())?.is_some() {
         return Err(ApiError::field(ErrorCode::EntityExists, "email").into());
     }

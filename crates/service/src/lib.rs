@@ -8,10 +8,12 @@
 pub mod accounts;
 pub mod auth;
 pub mod clients;
+pub mod contacts;
 pub mod content;
 pub mod devices;
 pub mod directory;
 pub mod events;
+pub mod external_dls;
 pub mod locations;
 pub mod oauth;
 pub mod scim;

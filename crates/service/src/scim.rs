@@ -520,6 +520,14 @@ fn check_unique(c: &mut DbConn, id: &str, user_name: &str, email: &str) -> ScimR
     Ok(())
 }
 
+/// An external distribution list cannot be an account's userName or email (403, the
+/// interface's `ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST`).
+fn refuse_distribution_lists(c: &mut DbConn, user_name: &str, email: &str) -> ScimResult<()> {
+    crate::external_dls::refuse_as_account(c, email, "emails")?;
+    crate::external_dls::refuse_as_account(c, user_name, "userName")?;
+    Ok(())
+}
+
 fn unique_violation(e: coffer_store::StoreError) -> ScimFail {
     if e.is_unique_violation() {
         ScimFail::new(
@@ -584,6 +592,7 @@ pub fn create(ctx: &Ctx, token: &ScimToken, body: &Value) -> ScimResult<(User, V
             )
         };
         check_unique(c, &user.id, &user_name, &email)?;
+        refuse_distribution_lists(c, &user_name, &email)?;
         coffer_store::users::insert(c, &user).map_err(unique_violation)?;
         if input.notify {
             // The welcome message goes to the outbox a mail relay sends from; it holds no
@@ -676,6 +685,14 @@ fn update(
             .unwrap_or_else(|| user.email.clone());
         let email = input.email.clone().unwrap_or_else(|| user.email.clone());
         check_unique(c, &user.id, &user_name, &email)?;
+        // An address listed after the account was made does not lock the account; taking one
+        // on is refused.
+        if email != user.email {
+            crate::external_dls::refuse_as_account(c, &email, "emails")?;
+        }
+        if user_name != user.user_name.as_deref().unwrap_or(&user.email) {
+            crate::external_dls::refuse_as_account(c, &user_name, "userName")?;
+        }
         let profile_id = match &input.user_type {
             Some(t) => profile_id(c, t)?,
             None => user.profile_id,

@@ -1,7 +1,40 @@
 //! Turning list filters of `coffer_domain::list` into SQL, the same way for every entity.
 //! Text matching with `:contains` and `:startswith` is case-insensitive on both backends.
 
+use diesel::expression::{AppearsOnTable, Expression, SelectableExpression};
+use diesel::query_builder::{AstPass, QueryFragment};
+use diesel::QueryResult;
+
 diesel::define_sql_function!(fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text);
+
+/// `expr COLLATE "C"` on PostgreSQL, whose database collation may order text by language
+/// rules; SQLite already compares with the binary collation. Either way text orders by code
+/// point, as Rust orders it, and the same on both backends.
+#[derive(Debug, Clone, Copy, diesel::query_builder::QueryId, diesel::expression::ValidGrouping)]
+pub struct Binary<E>(pub E);
+
+impl<E: Expression> Expression for Binary<E> {
+    type SqlType = E::SqlType;
+}
+
+impl<E: AppearsOnTable<QS>, QS: ?Sized> AppearsOnTable<QS> for Binary<E> {}
+
+impl<E: SelectableExpression<QS>, QS: ?Sized> SelectableExpression<QS> for Binary<E> {}
+
+impl<E: QueryFragment<diesel::pg::Pg>> QueryFragment<diesel::pg::Pg> for Binary<E> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, diesel::pg::Pg>) -> QueryResult<()> {
+        out.push_sql("(");
+        self.0.walk_ast(out.reborrow())?;
+        out.push_sql(") COLLATE \"C\"");
+        Ok(())
+    }
+}
+
+impl<E: QueryFragment<diesel::sqlite::Sqlite>> QueryFragment<diesel::sqlite::Sqlite> for Binary<E> {
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, diesel::sqlite::Sqlite>) -> QueryResult<()> {
+        self.0.walk_ast(out)
+    }
+}
 
 /// Applies one filter on a text column to a boxed query.
 #[macro_export]

@@ -13,10 +13,12 @@ use std::fmt;
 use std::time::Duration;
 
 pub mod clients;
+pub mod contacts;
 pub mod content;
 pub mod deliveries;
 pub mod devices;
 pub mod events;
+pub mod external_dls;
 pub mod filter;
 pub mod grants;
 pub mod jobs;

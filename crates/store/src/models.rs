@@ -537,3 +537,42 @@ pub struct Job {
     pub created_at: i64,
     pub updated_at: i64,
 }
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = contacts)]
+pub struct Contact {
+    pub id: i64,
+    pub user_id: String,
+    pub name: String,
+    pub name_folded: String,
+    pub created_at: i64,
+    pub modified_at: i64,
+    pub last_contact_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = contacts)]
+pub struct NewContact {
+    pub user_id: String,
+    pub name: String,
+    pub name_folded: String,
+    pub created_at: i64,
+    pub modified_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = contact_items)]
+pub struct ContactItem {
+    pub contact_id: i64,
+    pub user_id: String,
+    pub position: i64,
+    pub email: String,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = external_dls)]
+pub struct ExternalDl {
+    pub email: String,
+    pub created_by: Option<String>,
+    pub created_at: i64,
+}

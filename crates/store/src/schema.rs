@@ -219,6 +219,9 @@ diesel::joinable!(token_families -> clients (client_id));
 diesel::joinable!(devices -> users (user_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    contacts,
+    contact_items,
+    external_dls,
     blobs,
     objects,
     file_versions,
@@ -500,3 +503,35 @@ diesel::table! {
 diesel::joinable!(file_versions -> objects (file_id));
 diesel::joinable!(object_members -> objects (object_id));
 diesel::joinable!(comments -> objects (object_id));
+
+diesel::table! {
+    contacts (id) {
+        id -> BigInt,
+        user_id -> Text,
+        name -> Text,
+        name_folded -> Text,
+        created_at -> BigInt,
+        modified_at -> BigInt,
+        last_contact_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    contact_items (contact_id, position) {
+        contact_id -> BigInt,
+        user_id -> Text,
+        position -> BigInt,
+        email -> Text,
+    }
+}
+
+diesel::table! {
+    external_dls (email) {
+        email -> Text,
+        created_by -> Nullable<Text>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::joinable!(contact_items -> contacts (contact_id));
+diesel::joinable!(contact_items -> external_dls (email));

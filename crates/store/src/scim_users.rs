@@ -25,15 +25,14 @@
 //! - `meta.created`/`meta.lastModified` are Unix seconds; a filter's RFC 3339 date-time is
 //!   parsed and compared as an instant (an offset or fraction is honoured).
 
+use crate::filter::Binary;
 use crate::models::User;
 use crate::schema::{profiles, users};
 use crate::{DbConn, StoreError, StoreResult};
 use coffer_domain::scim_filter::{AttrPath, CompareOp, Filter, Value};
 use coffer_domain::scim_schema::USER_SCHEMA;
 use diesel::dsl::InnerJoinQuerySource;
-use diesel::expression::{AppearsOnTable, Expression, SelectableExpression};
 use diesel::prelude::*;
-use diesel::query_builder::{AstPass, QueryFragment};
 use diesel::sql_types::{Bool, Text};
 
 // ---------------------------------------------------------------------------------------------
@@ -950,35 +949,6 @@ mod sql_fn {
         /// `coalesce` of a nullable flag with its default.
         #[sql_name = "coalesce"]
         fn coalesce_bool(x: Nullable<Bool>, y: Bool) -> Bool;
-    }
-}
-
-/// `expr COLLATE "C"` on PostgreSQL, whose database collation may order text by language
-/// rules; SQLite already compares with the binary collation. Either way text orders by code
-/// point, as Rust (and [`Filter::matches`]) order it, and the same on both backends.
-#[derive(Debug, Clone, Copy, diesel::query_builder::QueryId, diesel::expression::ValidGrouping)]
-struct Binary<E>(E);
-
-impl<E: Expression> Expression for Binary<E> {
-    type SqlType = E::SqlType;
-}
-
-impl<E: AppearsOnTable<QS>, QS: ?Sized> AppearsOnTable<QS> for Binary<E> {}
-
-impl<E: SelectableExpression<QS>, QS: ?Sized> SelectableExpression<QS> for Binary<E> {}
-
-impl<E: QueryFragment<diesel::pg::Pg>> QueryFragment<diesel::pg::Pg> for Binary<E> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, diesel::pg::Pg>) -> QueryResult<()> {
-        out.push_sql("(");
-        self.0.walk_ast(out.reborrow())?;
-        out.push_sql(") COLLATE \"C\"");
-        Ok(())
-    }
-}
-
-impl<E: QueryFragment<diesel::sqlite::Sqlite>> QueryFragment<diesel::sqlite::Sqlite> for Binary<E> {
-    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, diesel::sqlite::Sqlite>) -> QueryResult<()> {
-        self.0.walk_ast(out)
     }
 }
 

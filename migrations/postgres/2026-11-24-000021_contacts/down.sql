@@ -1,0 +1,3 @@
+DROP TABLE external_dls;
+DROP TABLE contact_items;
+DROP TABLE contacts;
