@@ -95,12 +95,34 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     })
     .unwrap();
 
+    // Recorded events (the account and the client made some), the newest one no longer kept:
+    // its sequence number must not be given again.
+    let event_seqs = |ctx: &Ctx| -> Vec<i64> {
+        ctx.with_conn(|conn| {
+            use coffer_store::schema::events::dsl::*;
+            use diesel::prelude::*;
+            coffer_store::db_run!(conn => events.select(seq).order(seq).load(conn))
+                .map_err(coffer_service::Error::internal)
+        })
+        .unwrap()
+    };
+    let seqs = event_seqs(&ctx);
+    let newest = *seqs.last().expect("events were recorded");
+    ctx.with_conn(|conn| {
+        Ok(coffer_store::batch_execute(
+            conn,
+            &format!("DELETE FROM events WHERE seq = {newest}"),
+        )?)
+    })
+    .unwrap();
+
     // 000015 (token families), 000016 (folded userNames), 000017 (assertions by expiry),
     // 000018 (the device index of families only where there is a device), 000019 (content),
-    // 000020 (content accounts), 000021 (contacts and external distribution lists).
+    // 000020 (content accounts), 000021 (contacts and external distribution lists), 000022
+    // (event ids without an index).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        7
+        8
     );
 
     let mut conn = db.get().unwrap();
@@ -162,4 +184,12 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
             ("live".to_string(), false, 90)
         ]
     );
+    // The events kept are there with their numbers; the next one continues after the newest
+    // ever given.
+    assert_eq!(event_seqs(&ctx), seqs[..seqs.len() - 1]);
+    ctx.write(|conn| {
+        coffer_service::events::record(conn, "test.upgrade", None, serde_json::json!({}))
+    })
+    .unwrap();
+    assert!(*event_seqs(&ctx).last().unwrap() > newest);
 }

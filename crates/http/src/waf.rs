@@ -34,7 +34,7 @@ struct RuleSpec {
 pub struct Rule {
     pub id: String,
     targets: Vec<Target>,
-    re: regex_lite::Regex,
+    re: regex::bytes::Regex,
 }
 
 #[derive(Debug, Default)]
@@ -50,7 +50,7 @@ impl Waf {
             .rules
             .into_iter()
             .map(|r| {
-                let re = regex_lite::Regex::new(&r.pattern)
+                let re = regex::bytes::Regex::new(&r.pattern)
                     .map_err(|e| format!("WAF rule {}: {e}", r.id))?;
                 Ok(Rule {
                     id: r.id,
@@ -78,11 +78,9 @@ impl Waf {
         for rule in &self.rules {
             for t in &rule.targets {
                 let hit = match t {
-                    Target::Path => path_forms.iter().any(|p| rule.re.is_match(p)),
-                    Target::Query => query_forms.iter().any(|q| rule.re.is_match(q)),
-                    Target::Headers => headers
-                        .clone()
-                        .any(|h| rule.re.is_match(&String::from_utf8_lossy(h))),
+                    Target::Path => path_forms.iter().any(|p| rule.re.is_match(p.as_bytes())),
+                    Target::Query => query_forms.iter().any(|q| rule.re.is_match(q.as_bytes())),
+                    Target::Headers => headers.clone().any(|h| rule.re.is_match(h)),
                 };
                 if hit {
                     return Some(&rule.id);

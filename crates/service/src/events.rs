@@ -13,7 +13,7 @@ pub fn record(
     data: serde_json::Value,
 ) -> Result<()> {
     let ev = NewEvent {
-        // Time-ordered, so that recording an event appends to the id index.
+        // Time-ordered, like `seq`.
         id: uuid::Uuid::now_v7().to_string(),
         subject: subject.to_string(),
         actor_id: actor.map(str::to_string),

@@ -1,0 +1,1 @@
+ALTER TABLE events ADD CONSTRAINT events_id_key UNIQUE (id);

@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX events_id ON events(id);
