@@ -158,8 +158,11 @@ def content_section(c, failed=False):
       f"the file with `sendfile(2)` by `scripts/bench/content.py`), timed from the initiate request "
       f"to the 201 of the last chunk; the file's size and SHA3-256 fingerprint are checked, and one "
       f"streamed download of it. The floor: `dd if=/dev/zero of=<temporary directory> bs=1M "
-      f"count={s['upload_mib']} conv=fdatasync`, timed, on the same disk. Coffer stages each chunk, "
-      f"fsynced, then writes the blob from them, fsynced (`docs/storage.md`).")
+      f"count={s['upload_mib']} conv=fdatasync`, timed, on the same disk. Coffer appends each chunk "
+      f"to one staging file, hashing it with md5 and sha3-256 side by side as it is written, and "
+      f"at the end fsyncs that file and links it into place (`docs/storage.md`). A second "
+      f"reference: the slower of `openssl dgst -sha3-256` and `-md5` over the same file from "
+      f"memory, the most the fingerprinting allows whatever the disk.")
     w(f"- (g) {s['small_bytes']:,}-byte files uploaded one shot "
       f"(`POST /rest/folders/{{id}}/actions/file`, the file in `body`), each with its own name and "
       f"content, by {s['small_clients']} concurrent clients: `wrk -t {s['small_clients']} "
