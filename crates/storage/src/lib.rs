@@ -447,6 +447,22 @@ impl BlobStore {
         }
     }
 
+    /// Removes what was left under `tmp/` by writes that never finished (a process killed in
+    /// the middle of a put or a commit) and has not changed for `older_than`; answers how many
+    /// went. A write in progress keeps changing its temporary, so a day is a safe age.
+    pub async fn sweep_temporaries(
+        &self,
+        older_than: std::time::Duration,
+    ) -> Result<usize, StorageError> {
+        let before = SystemTime::now()
+            .checked_sub(older_than)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        match &self.inner.backend {
+            Backend::Local(local) => local.sweep_temporaries(before).await,
+            Backend::S3(s3) => s3.sweep_temporaries(before).await,
+        }
+    }
+
     /// The staged uploads with the time their staging last changed, for the sweeper.
     pub async fn list_staged(&self) -> Result<Vec<(String, SystemTime)>, StorageError> {
         match &self.inner.backend {

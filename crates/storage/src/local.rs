@@ -423,6 +423,29 @@ impl Local {
         blocking(move || remove_dir_if_exists(&dir)).await
     }
 
+    pub async fn sweep_temporaries(&self, before: SystemTime) -> Result<usize, StorageError> {
+        let tmp = self.root.join("tmp");
+        blocking(move || {
+            let mut removed = 0;
+            for name in read_dir_names(&tmp)? {
+                let path = tmp.join(&name);
+                let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                    continue;
+                };
+                if !meta.is_file() || meta.modified()? >= before {
+                    continue;
+                }
+                match std::fs::remove_file(&path) {
+                    Ok(()) => removed += 1,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Ok(removed)
+        })
+        .await
+    }
+
     pub async fn list_staged(&self) -> Result<Vec<(String, SystemTime)>, StorageError> {
         let staging = self.root.join("staging");
         blocking(move || {

@@ -466,6 +466,24 @@ impl S3 {
         Ok(())
     }
 
+    pub async fn sweep_temporaries(&self, before: SystemTime) -> Result<usize, StorageError> {
+        let objects = self.list(&self.path("tmp")).await?;
+        let mut removed = 0;
+        for meta in objects {
+            let millis = meta.last_modified.timestamp_millis();
+            let at = SystemTime::UNIX_EPOCH + Duration::from_millis(millis.max(0) as u64);
+            if at >= before {
+                continue;
+            }
+            match self.store.delete(&meta.location).await {
+                Ok(()) => removed += 1,
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(backend(e)),
+            }
+        }
+        Ok(removed)
+    }
+
     pub async fn list_staged(&self) -> Result<Vec<(String, SystemTime)>, StorageError> {
         let staging = self.path("staging");
         let objects = self.list(&staging).await?;

@@ -543,3 +543,38 @@ fn futures_are_send() {
     fn assert_sync<T: Send + Sync + Clone>(_: &T) {}
     assert_sync(&store);
 }
+
+/// Temporaries that stopped changing (a write that never finished) are swept; a fresh one stays.
+#[tokio::test]
+async fn abandoned_temporaries_are_swept() {
+    for b in backends("temporaries") {
+        if let Some(dir) = &b.dir {
+            let tmp = dir.path().join("content").join("tmp");
+            let old = tmp.join("old-leftover");
+            std::fs::write(&old, b"partial").unwrap();
+            let f = std::fs::File::options().write(true).open(&old).unwrap();
+            f.set_modified(SystemTime::now() - Duration::from_secs(3 * 86_400))
+                .unwrap();
+            std::fs::write(tmp.join("fresh"), b"in progress").unwrap();
+            assert_eq!(
+                b.store
+                    .sweep_temporaries(Duration::from_secs(86_400))
+                    .await
+                    .unwrap(),
+                1
+            );
+            assert!(!old.exists());
+            assert_eq!(b.temporaries().await, 1, "the fresh one stays");
+            std::fs::remove_file(tmp.join("fresh")).unwrap();
+        }
+        // Nothing older than now is left after a sweep with no age; stored blobs are untouched.
+        let kept = b
+            .store
+            .put_bytes(Bytes::from_static(b"kept"))
+            .await
+            .unwrap();
+        b.store.sweep_temporaries(Duration::ZERO).await.unwrap();
+        assert_eq!(b.temporaries().await, 0, "{}", b.name);
+        assert!(b.store.exists(&kept.key).await.unwrap(), "{}", b.name);
+    }
+}

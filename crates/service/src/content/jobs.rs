@@ -504,6 +504,15 @@ async fn sweep_uploads(ctx: &Ctx) -> Result<()> {
         .list_staged()
         .await
         .map_err(|e| Error::internal(format!("storage: {e}")))?;
+    // What writes that never finished left in the store's tmp/ (a process killed mid-put).
+    let swept = ctx
+        .storage
+        .sweep_temporaries(Duration::from_secs(86_400))
+        .await
+        .map_err(|e| Error::internal(format!("storage: {e}")))?;
+    if swept > 0 {
+        log::info!("uploads sweep: removed {swept} abandoned temporary objects");
+    }
     let cutoff = std::time::SystemTime::now() - Duration::from_secs(86_400 * 2);
     for (name, modified) in staged {
         if modified > cutoff {
