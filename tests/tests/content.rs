@@ -1579,7 +1579,12 @@ fn listings_show_every_change_at_once() {
         .unwrap()
         .to_string();
     let list = |token: &str| -> Vec<Value> {
-        let r = app.rest("GET", &format!("/rest/folders/{dir}/children"), token, None);
+        let r = app.rest(
+            "GET",
+            &format!("/rest/folders/{dir}/children?with=currentUserRole"),
+            token,
+            None,
+        );
         assert_eq!(r.status, 200, "{}", r.text);
         r.json()["data"].as_array().unwrap().clone()
     };
@@ -1591,6 +1596,40 @@ fn listings_show_every_change_at_once() {
     };
     assert_eq!(list(&owner).len(), 2);
     assert_eq!(list(&owner), list(&owner));
+    // Listings carry the default fields; the path's ids and the caller's role when asked, as
+    // one record always does.
+    let plain = app
+        .rest(
+            "GET",
+            &format!("/rest/folders/{dir}/children"),
+            &owner,
+            None,
+        )
+        .json();
+    let e = &plain["data"][0];
+    assert!(
+        e.get("pathIds").is_none() && e.get("currentUserRole").is_none(),
+        "{e}"
+    );
+    assert!(e["path"].is_string() && e["permalink"].is_string(), "{e}");
+    let full = app
+        .rest(
+            "GET",
+            &format!("/rest/folders/{dir}/children?with=(pathIds,currentUserRole)"),
+            &owner,
+            None,
+        )
+        .json();
+    let e = &full["data"][0];
+    assert!(e["pathIds"].is_string(), "{e}");
+    assert_eq!(e["currentUserRole"]["name"], "Manager");
+    let one = app
+        .rest("GET", &format!("/rest/files/{f}"), &owner, None)
+        .json();
+    assert!(
+        one["pathIds"].is_string() && one["currentUserRole"].is_object(),
+        "{one}"
+    );
 
     let r = app.rest(
         "PUT",

@@ -186,6 +186,7 @@ fn child_query(q: &ListQuery, kind: Option<&str>) -> Result<ChildQuery, RestErro
         order: (q.order.0.to_string(), q.order.1 == Dir::Desc),
         offset: q.offset,
         limit: q.limit,
+        with: q.with.clone(),
         ..Default::default()
     };
     for f in &q.filters {
@@ -280,10 +281,10 @@ pub async fn shared(
         .iter()
         .any(|f| f.field == "sharedByMe" && matches!(f.value(), list::Value::Bool(true)));
     let user = c.user.id.clone();
-    let (offset, limit) = (q.offset, q.limit);
+    let (offset, limit, with) = (q.offset, q.limit, q.with.clone());
     Ok(listed(
         &blocking(&st, move |ctx| {
-            sharing::shared_folders(ctx, &user, by_me, offset, limit)
+            sharing::shared_folders(ctx, &user, by_me, offset, limit, &with)
         })
         .await?,
     ))

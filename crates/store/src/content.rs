@@ -99,6 +99,9 @@ pub struct ChildQuery {
     pub hide_system: Vec<String>,
     /// Only files this user created (folders are all listed): an Uploader's view.
     pub files_of: Option<String>,
+    /// What the records carry beyond the default fields (`with=`): `pathIds`,
+    /// `currentUserRole` (the store ignores it; the service renders it).
+    pub with: Vec<String>,
 }
 
 /// The children of a folder, folders before files, in the order asked.

@@ -23,7 +23,11 @@ pub(crate) fn render(
     objects: &[Object],
     parent_path: &[(String, String)],
     access: Option<Access>,
+    with: &[String],
 ) -> Result<Vec<Box<RawValue>>> {
+    // Listings carry the reference's default fields; these two only when asked.
+    let path_ids = with.iter().any(|w| w == "pathIds");
+    let role = with.iter().any(|w| w == "currentUserRole");
     let ids: Vec<String> = objects.iter().map(|o| o.id.clone()).collect();
     let shared = coffer_store::content::shared_among(c, &ids)?;
     let version_ids: Vec<String> = objects
@@ -48,16 +52,17 @@ pub(crate) fn render(
             access
         };
         let v = if o.is_folder() {
-            serde_json::value::to_raw_value(&folder_view(
-                o,
-                a,
-                &path,
-                shared.contains(&o.id),
-                &ctx.config.base_url,
-            ))
+            let mut v = folder_view(o, a, &path, shared.contains(&o.id), &ctx.config.base_url);
+            if !path_ids {
+                v.path_ids = None;
+            }
+            if !role {
+                v.current_user_role = None;
+            }
+            serde_json::value::to_raw_value(&v)
         } else {
             let cur = o.current_version_id.as_ref().and_then(|v| versions.get(v));
-            serde_json::value::to_raw_value(&file_view(
+            let mut v = file_view(
                 o,
                 cur.map(|(v, _)| v),
                 cur.map(|(_, m)| m.as_str()).unwrap_or(""),
@@ -66,7 +71,14 @@ pub(crate) fn render(
                 &path,
                 shared.contains(&o.id),
                 &ctx.config.base_url,
-            ))
+            );
+            if !path_ids {
+                v.path_ids = None;
+            }
+            if !role {
+                v.current_user_role = None;
+            }
+            serde_json::value::to_raw_value(&v)
         };
         out.push(v.map_err(Error::internal)?);
     }
@@ -129,7 +141,7 @@ pub fn top(ctx: &Ctx, user_id: &str, q: &ChildQuery) -> Result<Listed<Box<RawVal
             shared.sort_by(|a, b| a.1.name_folded.cmp(&b.1.name_folded));
         }
         let total = (own.len() + shared.len()) as i64;
-        let mut items = render(c, ctx, user_id, &own, &[], Some(Access::Owner))?;
+        let mut items = render(c, ctx, user_id, &own, &[], Some(Access::Owner), &q.with)?;
         for (role, o) in &shared {
             items.extend(render(
                 c,
@@ -138,6 +150,7 @@ pub fn top(ctx: &Ctx, user_id: &str, q: &ChildQuery) -> Result<Listed<Box<RawVal
                 std::slice::from_ref(o),
                 &[],
                 Some(Access::Role(*role)),
+                &q.with,
             )?);
         }
         let items = items
@@ -255,7 +268,7 @@ pub fn children(
         } else {
             path
         };
-        let items = render(c, ctx, user_id, &page.items, &parent_path, Some(a))?;
+        let items = render(c, ctx, user_id, &page.items, &parent_path, Some(a), &q.with)?;
         let page = Arc::new(super::listings::Page::new(Listed {
             items,
             total: page.total,

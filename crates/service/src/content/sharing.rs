@@ -195,6 +195,7 @@ pub fn shared_folders(
     by_me: bool,
     offset: i64,
     limit: i64,
+    with: &[String],
 ) -> Result<Listed<Box<serde_json::value::RawValue>>> {
     ctx.read(|c| {
         let mut rows: Vec<(Option<i64>, coffer_store::models::Object)> = Vec::new();
@@ -230,6 +231,7 @@ pub fn shared_folders(
                 std::slice::from_ref(&o),
                 &[],
                 Some(access),
+                with,
             )?);
         }
         Ok(Listed {

@@ -91,7 +91,9 @@ pub struct FolderView {
     pub is_root: bool,
     pub size: i64,
     pub path: String,
-    pub path_ids: String,
+    /// The ids along `path` (in listings only when asked: `with=pathIds`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_ids: Option<String>,
     pub permalink: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current_user_role: Option<RoleView>,
@@ -139,7 +141,9 @@ pub struct FileView {
     pub is_shared: bool,
     pub versions_count: i64,
     pub path: String,
-    pub path_ids: String,
+    /// The ids along `path` (in listings only when asked: `with=pathIds`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_ids: Option<String>,
     pub permalink: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current_user_role: Option<RoleView>,
@@ -365,7 +369,7 @@ pub(crate) fn folder_view(
         is_root: o.system.as_deref() == Some("base"),
         size: o.size,
         path: join(path, |(_, n)| n, "/"),
-        path_ids: join(path, |(i, _)| i, ","),
+        path_ids: Some(join(path, |(i, _)| i, ",")),
         permalink: format!("{base_url}/#/folder/{}", o.id),
         current_user_role: access.and_then(RoleView::of_access),
         total_files_count: None,
@@ -416,7 +420,7 @@ pub(crate) fn file_view(
         is_shared: shared,
         versions_count: versions,
         path: join(path, |(_, n)| n, "/"),
-        path_ids: join(path, |(i, _)| i, ","),
+        path_ids: Some(join(path, |(i, _)| i, ",")),
         permalink: format!("{base_url}/#/file/{}", o.id),
         current_user_role: access.and_then(RoleView::of_access),
         links: None,
