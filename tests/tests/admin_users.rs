@@ -546,6 +546,15 @@ fn deactivating_and_setting_a_password_end_the_users_sessions() {
             "{body}"
         );
     }
+    // Their own password they may set here: the session making the call is kept.
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/admin/users/{me}"),
+        &admin,
+        Some(json!({"password": "Admin-Rotated-99"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(app.rest("GET", "/rest/users/me", &admin, None).status, 200);
     // A deleted account cannot be changed; an unknown one is not found.
     let r = app.rest("DELETE", &format!("/rest/admin/users/{ann}"), &admin, None);
     assert_eq!(r.status, 204);

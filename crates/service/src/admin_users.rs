@@ -332,8 +332,7 @@ pub fn update(ctx: &Ctx, caller: &Caller, id: &str, input: UpdateInput) -> Resul
         }
         let mut sessions_ended = 0;
         if deactivate || hash.is_some() {
-            sessions_ended = coffer_store::tokens::revoke_user(c, id)?;
-            coffer_store::web_sessions::delete_for_user(c, id, None)?;
+            sessions_ended = end_sessions(c, caller, id)?;
         }
         events::record(
             c,
@@ -361,6 +360,22 @@ pub fn update(ctx: &Ctx, caller: &Caller, id: &str, input: UpdateInput) -> Resul
         coffer_store::users::by_id(c, id)?.ok_or_else(|| Error::internal("the user vanished"))
     })?;
     Ok(AdminUserView::from_user(&user))
+}
+
+/// Ends a user's sessions and tokens; on the caller's own account, all but the one making the
+/// call (as `PUT /rest/users/me` does). Returns how many token families ended.
+fn end_sessions(c: &mut DbConn, caller: &Caller, id: &str) -> Result<usize> {
+    if id == caller.user.id {
+        let ended = coffer_store::tokens::revoke_user_except_family(c, id, &caller.family_id)?;
+        let keep = caller
+            .family_id
+            .strip_prefix(crate::sessions::SESSION_FAMILY_PREFIX);
+        coffer_store::web_sessions::delete_for_user(c, id, keep)?;
+        return Ok(ended);
+    }
+    let ended = coffer_store::tokens::revoke_user(c, id)?;
+    coffer_store::web_sessions::delete_for_user(c, id, None)?;
+    Ok(ended)
 }
 
 /// `GET /rest/admin/users/{id}/adminRoles`: the administrator roles the account holds (none
@@ -434,8 +449,7 @@ pub fn delete_totp_secrets(ctx: &Ctx, caller: &Caller, ids: &[String]) -> Result
         let t = now();
         for u in users {
             coffer_store::users::set_totp(c, &u.id, None, false, t)?;
-            let ended = coffer_store::tokens::revoke_user(c, &u.id)?;
-            coffer_store::web_sessions::delete_for_user(c, &u.id, None)?;
+            let ended = end_sessions(c, caller, &u.id)?;
             events::record(
                 c,
                 "user.tfa.delete",
