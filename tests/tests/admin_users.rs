@@ -425,6 +425,13 @@ fn the_list_filters_orders_and_pages() {
     assert_eq!(emails(&r), ["bob@example.com"]);
     let r = app.rest("GET", "/rest/admin/users?name:contains=dave", &admin, None);
     assert_eq!(emails(&r), ["dave@other.org"]);
+    let r = app.rest(
+        "GET",
+        "/rest/admin/users?name=bob@example.com",
+        &admin,
+        None,
+    );
+    assert_eq!(emails(&r), ["bob@example.com"]);
     let r = app.rest("GET", "/rest/admin/users?limit=2&offset=1", &admin, None);
     assert_eq!(emails(&r), ["bob@example.com", "carol@example.com"]);
     assert_eq!(

@@ -160,7 +160,7 @@ fn check_profile(c: &mut DbConn, id: i64) -> Result<i64> {
 /// `GET /rest/admin/users`.
 pub fn list(ctx: &Ctx, caller: &Caller, q: &ListQuery) -> Result<Listed<AdminUserView>> {
     require_user_admin(caller)?;
-    let page = ctx.with_conn(|c| Ok(coffer_store::users::list(c, q, None)?))?;
+    let page = ctx.with_conn(|c| Ok(coffer_store::users::list(c, q)?))?;
     Ok(Listed {
         items: page.items.iter().map(AdminUserView::from_user).collect(),
         total: page.total,

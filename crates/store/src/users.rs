@@ -345,17 +345,17 @@ pub fn profiles(conn: &mut DbConn) -> StoreResult<Vec<Profile>> {
 }
 
 /// The account list of the administrators' `GET /rest/admin/users`: filters `email`
-/// (`eq`, `contains`), `name` (`contains`), `active`, `deleted` (deleted accounts are left out
-/// unless `deleted` is given), `userTypeId`, `adminRoleId` (as role names); ordered by `email`,
+/// (`eq`, `contains`), `name` (`eq`, `contains`), `active`, `deleted` (deleted accounts are left out
+/// unless `deleted` is given), `userTypeId`; ordered by `email`,
 /// `name` or `created`, then by id.
 pub fn list(
     conn: &mut DbConn,
     q: &coffer_domain::list::ListQuery,
-    roles_in: Option<&[String]>,
 ) -> StoreResult<crate::filter::Page<User>> {
     use coffer_domain::list::{Op, Value};
     let mut email_eq: Vec<String> = Vec::new();
     let mut email_like: Vec<String> = Vec::new();
+    let mut name_eq: Vec<String> = Vec::new();
     let mut name_like: Vec<String> = Vec::new();
     let mut active: Option<bool> = None;
     let mut deleted = false;
@@ -366,6 +366,7 @@ pub fn list(
             ("email", Op::Contains, Value::Text(v)) => {
                 email_like.push(format!("%{}%", crate::like_escape(&v.to_lowercase())))
             }
+            ("name", Op::Eq, Value::Text(v)) => name_eq.push(v.clone()),
             ("name", Op::Contains, Value::Text(v)) => {
                 name_like.push(format!("%{}%", crate::like_escape(&v.to_lowercase())))
             }
@@ -375,7 +376,6 @@ pub fn list(
             _ => {}
         }
     }
-    let roles: Option<Vec<String>> = roles_in.map(<[String]>::to_vec);
     db_run!(conn => {
         let build = || {
             let mut b = users::table.into_boxed().filter(users::deleted.eq(deleted));
@@ -385,6 +385,9 @@ pub fn list(
             for p in &email_like {
                 b = b.filter(crate::filter::lower(users::email).like(p.clone()).escape('\\'));
             }
+            for v in &name_eq {
+                b = b.filter(users::name.eq(v.clone()));
+            }
             for p in &name_like {
                 b = b.filter(crate::filter::lower(users::name).like(p.clone()).escape('\\'));
             }
@@ -393,9 +396,6 @@ pub fn list(
             }
             if let Some(p) = profile {
                 b = b.filter(users::profile_id.eq(p));
-            }
-            if let Some(r) = &roles {
-                b = b.filter(users::role.eq_any(r.clone()));
             }
             b
         };
