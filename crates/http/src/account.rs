@@ -35,7 +35,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/users/me/tfa/resetSms").route(web::post().to(tfa_reset_sms)))
     .service(web::resource("/users/me/tfa/challenge").route(web::post().to(tfa_challenge)))
     .service(web::resource("/users/me/tfa/auth").route(web::post().to(tfa_auth)))
-    .service(web::resource("/admin/users/{id}").route(web::delete().to(delete_user)))
+    .service(
+        web::resource("/admin/users/{id}")
+            .route(web::get().to(crate::admin_users::get))
+            .route(web::put().to(crate::admin_users::update))
+            .route(web::delete().to(delete_user)),
+    )
     .service(web::resource("/settings/passwordPolicy").route(web::get().to(password_policy)))
     .service(web::resource("/settings/system").route(web::get().to(system)));
 }

@@ -121,6 +121,11 @@ role_extractor!(
     SystemAdmin, is_system_admin, ErrorCode::AccessSystemAdmin
 );
 role_extractor!(
+    /// An account administrator (system or helpdesk administrator), for `/rest/admin/users*`;
+    /// anyone else gets 403 `ERR_ACCESS_ADMIN`.
+    AccountAdmin, is_user_admin, ErrorCode::AccessAdmin
+);
+role_extractor!(
     /// A system or application administrator (the client registry); else 403 `ERR_ACCESS_USER`.
     AppAdmin, is_app_admin, ErrorCode::AccessUser
 );

@@ -3,6 +3,7 @@
 //! and the middleware every request passes.
 
 pub mod account;
+pub mod admin_users;
 pub mod clients;
 pub mod contacts;
 pub mod content;
@@ -47,6 +48,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::scope("/rest")
                 .wrap(from_fn(middleware::rest_gate))
                 .configure(account::routes)
+                .configure(admin_users::routes)
                 .configure(devices::routes)
                 .configure(clients::routes)
                 .configure(locations::routes)

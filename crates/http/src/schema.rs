@@ -1012,3 +1012,97 @@ pub struct TreeItem {
 pub struct PathBody {
     data: Vec<coffer_service::content::views::PathItem>,
 }
+
+// ---------------------------------------------------------------------------------------------
+// Account administration and user settings
+
+/// `POST /rest/admin/users`. Only `email` is required; without `password` the account cannot
+/// sign in with a password until an administrator sets one.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminUserCreateBody {
+    /// Not an account's already, nor an external distribution list.
+    #[schema(format = Email, max_length = 254)]
+    email: String,
+    /// 1 to 255 bytes once trimmed, no control characters; none: the email's local part.
+    #[schema(
+        max_length = 255,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
+    name: Option<String>,
+    /// Must pass the password policy.
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
+    password: Option<String>,
+    /// A profile id (`GET /rest/admin/profiles`); none: the default profile.
+    #[schema(minimum = 1)]
+    user_type_id: Option<i64>,
+    /// 0 (plain user, the default), 1 system, 2 application or 3 helpdesk administrator; only a
+    /// system administrator gives an administrator role.
+    #[schema(minimum = 0, maximum = 3)]
+    admin_role_id: Option<i64>,
+    /// Only `true` is accepted: accounts an administrator makes are verified.
+    verified: Option<bool>,
+    /// Records `user.user.notify` for a mail integration to act on.
+    send_notification: Option<bool>,
+    add_links: Option<bool>,
+}
+
+/// `PUT /rest/admin/users/{id}`: every field optional; none keeps the stored value.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminUserUpdateBody {
+    #[schema(
+        max_length = 255,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
+    name: Option<String>,
+    /// A new password (passes the policy); ends the user's sessions.
+    #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
+    password: Option<String>,
+    /// Deactivate (true) or activate (false); deactivating ends the user's sessions.
+    deactivated: Option<bool>,
+    /// The same switch as `deactivated`; both given must agree.
+    suspended: Option<bool>,
+    /// Only `true` is accepted.
+    verified: Option<bool>,
+    #[schema(minimum = 1)]
+    user_type_id: Option<i64>,
+    #[schema(minimum = 0, maximum = 3)]
+    admin_role_id: Option<i64>,
+    add_links: Option<bool>,
+}
+
+/// The administrator roles of one account.
+#[derive(ToSchema)]
+pub struct AdminRoles {
+    data: Vec<coffer_service::admin_users::AdminRoleView>,
+}
+
+/// `POST /rest/admin/users/actions/deleteTotpSecret`: 1 to 100 user ids.
+#[derive(ToSchema)]
+pub struct IdsBody {
+    #[schema(min_items = 1, max_items = 100)]
+    ids: Vec<String>,
+}
+
+/// `PUT /rest/users/{id}/settings`: every field optional; none keeps the stored value.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserSettingsBody {
+    #[schema(minimum = 1, maximum = 2147483647)]
+    language_id: Option<i64>,
+    /// A location id (`GET /rest/locations`).
+    #[schema(minimum = 1)]
+    location_id: Option<i64>,
+    /// The mail signature: at most 10,000 bytes; line breaks and tabs allowed, no other
+    /// control characters.
+    #[schema(
+        max_length = 10000,
+        pattern = "^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$"
+    )]
+    signature: Option<String>,
+    /// At most 8192 bytes, no control characters.
+    #[schema(max_length = 8192, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
+    mobile_key_store: Option<String>,
+    add_links: Option<bool>,
+}

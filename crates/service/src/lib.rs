@@ -6,6 +6,7 @@
 //! for failures that are logged and answered as a generic 500.
 
 pub mod accounts;
+pub mod admin_users;
 pub mod auth;
 pub mod clients;
 pub mod contacts;

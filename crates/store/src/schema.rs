@@ -219,6 +219,7 @@ diesel::joinable!(token_families -> clients (client_id));
 diesel::joinable!(devices -> users (user_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    user_settings,
     contacts,
     contact_items,
     external_dls,
@@ -503,6 +504,15 @@ diesel::table! {
 diesel::joinable!(file_versions -> objects (file_id));
 diesel::joinable!(object_members -> objects (object_id));
 diesel::joinable!(comments -> objects (object_id));
+
+diesel::table! {
+    user_settings (user_id) {
+        user_id -> Text,
+        signature -> Text,
+        mobile_key_store -> Text,
+        updated_at -> BigInt,
+    }
+}
 
 diesel::table! {
     contacts (id) {

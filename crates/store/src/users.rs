@@ -344,6 +344,148 @@ pub fn profiles(conn: &mut DbConn) -> StoreResult<Vec<Profile>> {
     )
 }
 
+/// The account list of the administrators' `GET /rest/admin/users`: filters `email`
+/// (`eq`, `contains`), `name` (`eq`, `contains`), `active`, `deleted` (deleted accounts are left out
+/// unless `deleted` is given), `userTypeId`; ordered by `email`,
+/// `name` or `created`, then by id.
+pub fn list(
+    conn: &mut DbConn,
+    q: &coffer_domain::list::ListQuery,
+) -> StoreResult<crate::filter::Page<User>> {
+    use coffer_domain::list::{Op, Value};
+    let mut email_eq: Vec<String> = Vec::new();
+    let mut email_like: Vec<String> = Vec::new();
+    let mut name_eq: Vec<String> = Vec::new();
+    let mut name_like: Vec<String> = Vec::new();
+    let mut active: Option<bool> = None;
+    let mut deleted = false;
+    let mut profile: Option<i64> = None;
+    for f in &q.filters {
+        match (f.field, f.op, f.value()) {
+            ("email", Op::Eq, Value::Text(v)) => email_eq.push(v.to_lowercase()),
+            ("email", Op::Contains, Value::Text(v)) => {
+                email_like.push(format!("%{}%", crate::like_escape(&v.to_lowercase())))
+            }
+            ("name", Op::Eq, Value::Text(v)) => name_eq.push(v.clone()),
+            ("name", Op::Contains, Value::Text(v)) => {
+                name_like.push(format!("%{}%", crate::like_escape(&v.to_lowercase())))
+            }
+            ("active", _, Value::Bool(b)) => active = Some(*b),
+            ("deleted", _, Value::Bool(b)) => deleted = *b,
+            ("userTypeId", _, Value::Int(i)) => profile = Some(*i),
+            _ => {}
+        }
+    }
+    db_run!(conn => {
+        let build = || {
+            let mut b = users::table.into_boxed().filter(users::deleted.eq(deleted));
+            for v in &email_eq {
+                b = b.filter(users::email.eq(v.clone()));
+            }
+            for p in &email_like {
+                b = b.filter(crate::filter::lower(users::email).like(p.clone()).escape('\\'));
+            }
+            for v in &name_eq {
+                b = b.filter(users::name.eq(v.clone()));
+            }
+            for p in &name_like {
+                b = b.filter(crate::filter::lower(users::name).like(p.clone()).escape('\\'));
+            }
+            if let Some(a) = active {
+                b = b.filter(users::active.eq(a));
+            }
+            if let Some(p) = profile {
+                b = b.filter(users::profile_id.eq(p));
+            }
+            b
+        };
+        let total: i64 = build().count().get_result(conn)?;
+        let mut b = build();
+        match q.order.0 {
+            "name" => crate::order_by!(b, q.order.1, users::name),
+            "created" => crate::order_by!(b, q.order.1, users::created_at),
+            _ => crate::order_by!(b, q.order.1, users::email),
+        }
+        let items = b
+            .then_order_by(users::id.asc())
+            .offset(q.offset)
+            .limit(q.limit)
+            .select(User::as_select())
+            .load(conn)?;
+        Ok(crate::filter::Page { items, total })
+    })
+}
+
+/// What an administrator changes on an account (`PUT /rest/admin/users/{id}`); `None` keeps
+/// the stored value.
+#[derive(Debug, Clone, Default, AsChangeset)]
+#[diesel(table_name = users)]
+pub struct AdminChanges {
+    pub name: Option<String>,
+    pub active: Option<bool>,
+    pub role: Option<String>,
+    pub profile_id: Option<i64>,
+    pub password_hash: Option<String>,
+}
+
+/// Writes an administrator's changes if the account is still at `version` and not deleted; 0
+/// when another change came first.
+pub fn admin_update(
+    conn: &mut DbConn,
+    id: &str,
+    version: i64,
+    changes: &AdminChanges,
+    now: i64,
+) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(users::table
+            .find(id)
+            .filter(users::version.eq(version))
+            .filter(users::deleted.eq(false)))
+        .set((
+            changes,
+            users::updated_at.eq(now),
+            users::version.eq(version + 1),
+        ))
+        .execute(conn))?)
+}
+
+/// A user's own settings beyond `users`: `(signature, mobile_key_store)`, empty when never set.
+pub fn settings(conn: &mut DbConn, id: &str) -> StoreResult<(String, String)> {
+    use crate::schema::user_settings as s;
+    Ok(db_run!(conn => s::table
+        .find(id)
+        .select((s::signature, s::mobile_key_store))
+        .first::<(String, String)>(conn)
+        .optional())?
+    .unwrap_or_default())
+}
+
+/// Stores a user's settings: language and location on the account, signature and mobile key
+/// store in `user_settings`.
+pub fn set_settings(
+    conn: &mut DbConn,
+    id: &str,
+    language_id: Option<i64>,
+    location_id: Option<i64>,
+    signature: &str,
+    mobile_key_store: &str,
+    now: i64,
+) -> StoreResult<()> {
+    use crate::schema::user_settings as s;
+    db_run!(conn => diesel::update(users::table.find(id))
+        .set((users::language_id.eq(language_id), users::location_id.eq(location_id), users::updated_at.eq(now)))
+        .execute(conn))?;
+    let n = db_run!(conn => diesel::update(s::table.find(id))
+        .set((s::signature.eq(signature), s::mobile_key_store.eq(mobile_key_store), s::updated_at.eq(now)))
+        .execute(conn))?;
+    if n == 0 {
+        db_run!(conn => diesel::insert_into(s::table)
+            .values((s::user_id.eq(id), s::signature.eq(signature), s::mobile_key_store.eq(mobile_key_store), s::updated_at.eq(now)))
+            .execute(conn))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,288 @@
+//! `/rest/admin/users*` (account administration) and `/rest/users/{id}/settings`.
+//!
+//! Every `/rest/admin/users*` handler here takes [`AccountAdmin`]: system and helpdesk
+//! administrators only; the rank rules between them are the service's
+//! (`coffer_service::admin_users`).
+
+use crate::error::RestError;
+use crate::extract::{AccountAdmin, Caller, JsonBody, QueryPairs};
+use crate::respond::{created, links, paged, with_metadata};
+use crate::state::{blocking, AppState};
+use actix_web::http::StatusCode;
+use actix_web::web::{self, Data, Path};
+use actix_web::HttpResponse;
+use coffer_domain::input::Fields;
+use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
+use coffer_errors::{ApiError, ErrorCode};
+use coffer_service::admin_users::{
+    self as svc, AdminRoleView, AdminUserView, CreateInput, SettingsInput, UpdateInput,
+    UserSettingsView,
+};
+use coffer_service::views::{DeviceView, Link};
+
+/// The filters and orders of `GET /rest/admin/users`.
+pub const LIST: ListSpec = ListSpec {
+    filters: &[
+        FieldSpec {
+            name: "email",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::Contains],
+        },
+        FieldSpec {
+            name: "name",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::Contains],
+        },
+        FieldSpec {
+            name: "active",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "deleted",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "userTypeId",
+            kind: Kind::Int,
+            ops: &[Op::Eq],
+        },
+    ],
+    order_fields: &["email", "name", "created"],
+    default_order: ("email", Dir::Asc),
+    default_limit: 100,
+    max_limit: 10_000,
+    with_fields: &[],
+    extra_params: &[],
+    bulk: false,
+};
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/admin/users")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    )
+    .service(
+        web::resource("/admin/users/actions/deleteTotpSecret")
+            .route(web::post().to(delete_totp_secret)),
+    )
+    .service(web::resource("/admin/users/{id}/devices").route(web::get().to(devices)))
+    .service(web::resource("/admin/users/{id}/adminRoles").route(web::get().to(admin_roles)))
+    .service(
+        web::resource("/users/{id}/settings")
+            .route(web::get().to(settings))
+            .route(web::put().to(update_settings)),
+    );
+}
+
+fn with_links(st: &AppState, mut v: AdminUserView, on: bool) -> AdminUserView {
+    if on {
+        v.links = Some(links(st.base_url(), "admin/users", &v.id));
+    }
+    v
+}
+
+#[utoipa::path(get, path = "/rest/admin/users", tag = "users", responses((status = 200, body = crate::schema::WithMetadata<AdminUserView>, description = "The accounts (deleted ones only with `deleted=true`), by `email:asc` unless `orderBy` says otherwise"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not a system or helpdesk administrator")), security(("bearer" = [])))]
+pub async fn list(
+    AccountAdmin(c): AccountAdmin,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &LIST)?;
+    let on = q.links();
+    let mut l = blocking(&st, move |ctx| svc::list(ctx, &c, &q)).await?;
+    l.items = l
+        .items
+        .into_iter()
+        .map(|u| with_links(&st, u, on))
+        .collect();
+    Ok(with_metadata(&l))
+}
+
+#[utoipa::path(post, path = "/rest/admin/users", tag = "users", request_body(content = crate::schema::AdminUserCreateBody), responses((status = 200, body = AdminUserView, description = "The new account (with its system folders), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not a system or helpdesk administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: a helpdesk administrator giving an administrator role; `ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST`: the address is an external distribution list"), (status = 409, description = "`ERR_ENTITY_EXISTS`: an account has this email"), (status = 422, description = "`ERR_INPUT_REQUIRED` (email), `ERR_INPUT_INVALID_FORMAT` (email, name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
+pub async fn create(
+    AccountAdmin(c): AccountAdmin,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let f = Fields::of(&body)?;
+    let input = CreateInput {
+        email: f.req_str("email")?.to_string(),
+        name: f.opt_str("name")?.map(str::to_string),
+        password: f.opt_str("password")?.map(str::to_string),
+        user_type_id: f.opt_int("userTypeId")?,
+        admin_role_id: f.opt_int("adminRoleId")?,
+        send_notification: f.opt_bool("sendNotification")?.unwrap_or(false),
+    };
+    refuse_unverified(&f)?;
+    let on = f.add_links()? || q.links();
+    let u = blocking(&st, move |ctx| svc::create(ctx, &c, input)).await?;
+    let location = format!("{}/rest/admin/users/{}", st.base_url(), u.id);
+    Ok(created(StatusCode::OK, location, &with_links(&st, u, on)))
+}
+
+/// Coffer keeps no unverified accounts: `verified` may only be true.
+fn refuse_unverified(f: &Fields<'_>) -> Result<(), RestError> {
+    if f.opt_bool("verified")? == Some(false) {
+        return Err(RestError(
+            ApiError::field(ErrorCode::InputAttributeForbidden, "verified").with_message(
+                "The attribute is forbidden (accounts an administrator makes are verified).",
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[utoipa::path(get, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = AdminUserView, description = "The account (a deleted one too, with `deleted: true`)"), (status = 403, description = "`ERR_ACCESS_ADMIN`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn get(
+    AccountAdmin(c): AccountAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let id = id.into_inner();
+    let u = blocking(&st, move |ctx| svc::get(ctx, &c, &id)).await?;
+    Ok(HttpResponse::Ok().json(with_links(&st, u, q.links())))
+}
+
+#[utoipa::path(put, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = crate::schema::AdminUserUpdateBody), responses((status = 200, body = AdminUserView, description = "The updated account; deactivating it or setting its password ends its sessions"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account or role); `ERR_ACCESS_USER` (deactivating oneself or changing one's own role); `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account changed meanwhile"), (status = 422, description = "`ERR_INPUT_REQUIRED`/`ERR_INPUT_INVALID_FORMAT` (name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId; `suspended` and `deactivated` differing), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
+pub async fn update(
+    AccountAdmin(c): AccountAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let f = Fields::of(&body)?;
+    let deactivated = match (f.opt_bool("deactivated")?, f.opt_bool("suspended")?) {
+        (Some(d), Some(s)) if d != s => {
+            return Err(RestError(
+                ApiError::field(ErrorCode::InvalidParameter, "suspended").with_message(
+                    "The parameter is invalid (suspended and deactivated are one switch; give the same value).",
+                ),
+            ))
+        }
+        (d, s) => d.or(s),
+    };
+    refuse_unverified(&f)?;
+    let input = UpdateInput {
+        name: f.opt_str("name")?.map(str::to_string),
+        password: f.opt_str("password")?.map(str::to_string),
+        deactivated,
+        user_type_id: f.opt_int("userTypeId")?,
+        admin_role_id: f.opt_int("adminRoleId")?,
+    };
+    let on = f.add_links()? || q.links();
+    let id = id.into_inner();
+    let u = blocking(&st, move |ctx| svc::update(ctx, &c, &id, input)).await?;
+    Ok(HttpResponse::Ok().json(with_links(&st, u, on)))
+}
+
+#[utoipa::path(get, path = "/rest/admin/users/{id}/devices", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::schema::Paged<DeviceView>, description = "The user's devices (as `GET /rest/users/{id}/devices`)"), (status = 403, description = "`ERR_ACCESS_ADMIN`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn devices(
+    AccountAdmin(c): AccountAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &crate::devices::LIST)?;
+    let on = q.links();
+    let id = id.into_inner();
+    let mut l = blocking(&st, move |ctx| svc::devices(ctx, &c, &id, &q)).await?;
+    if on {
+        for d in &mut l.items {
+            d.links = Some(links(st.base_url(), "devices", &d.id.to_string()));
+        }
+    }
+    Ok(paged(&l))
+}
+
+#[utoipa::path(get, path = "/rest/admin/users/{id}/adminRoles", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::schema::AdminRoles, description = "The administrator roles the account holds; none for a plain user"), (status = 403, description = "`ERR_ACCESS_ADMIN`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn admin_roles(
+    AccountAdmin(c): AccountAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &ListSpec::PLAIN)?;
+    let id = id.into_inner();
+    let roles: Vec<AdminRoleView> =
+        blocking(&st, move |ctx| svc::admin_roles(ctx, &c, &id)).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "data": roles })))
+}
+
+#[utoipa::path(post, path = "/rest/admin/users/actions/deleteTotpSecret", tag = "users", request_body(content = crate::schema::IdsBody), responses((status = 200, description = "The TOTP secrets are deleted: the users enrol again at their next sign-in; their sessions ended"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account); `ERR_ENTITY_DELETED` (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INVALID_PARAMETER` (more than 100 ids)")), security(("bearer" = [])))]
+pub async fn delete_totp_secret(
+    AccountAdmin(c): AccountAdmin,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let raw = f
+        .opt_array("ids")?
+        .ok_or_else(|| RestError(ApiError::field(ErrorCode::InputRequired, "ids")))?;
+    let ids = raw
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .filter(|s| coffer_domain::input::is_clean(s, false))
+                .map(str::to_string)
+                .ok_or_else(|| RestError(ApiError::field(ErrorCode::InputNotString, "ids")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    blocking(&st, move |ctx| svc::delete_totp_secrets(ctx, &c, &ids)).await?;
+    Ok(HttpResponse::Ok().finish())
+}
+
+fn settings_links(st: &AppState, id: &str, mut v: UserSettingsView, on: bool) -> UserSettingsView {
+    if on {
+        v.links = Some(vec![Link::new(
+            "self",
+            format!("{}/rest/users/{id}/settings", st.base_url()),
+        )]);
+    }
+    v
+}
+
+#[utoipa::path(get, path = "/rest/users/{id}/settings", tag = "users", params(("id" = String, Path, description = "The caller's own user id")), responses((status = 200, body = UserSettingsView, description = "The user's settings"), (status = 403, description = "`ERR_ACCESS_USER`: another user's settings")), security(("bearer" = [])))]
+pub async fn settings(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let id = id.into_inner();
+    let key = id.clone();
+    let v = blocking(&st, move |ctx| svc::settings(ctx, &c, &key)).await?;
+    Ok(HttpResponse::Ok().json(settings_links(&st, &id, v, q.links())))
+}
+
+#[utoipa::path(put, path = "/rest/users/{id}/settings", tag = "users", params(("id" = String, Path, description = "The caller's own user id")), request_body(content = crate::schema::UserSettingsBody), responses((status = 200, body = UserSettingsView, description = "The updated settings"), (status = 403, description = "`ERR_ACCESS_USER`: another user's settings"), (status = 422, description = "`ERR_INPUT_MIN_VALUE` (languageId), `ERR_INVALID_PARAMETER` (locationId unknown), `ERR_INPUT_INVALID_FORMAT` (too long, control characters), a field of the wrong type")), security(("bearer" = [])))]
+pub async fn update_settings(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let f = Fields::of(&body)?;
+    let input = SettingsInput {
+        language_id: f.opt_int("languageId")?,
+        location_id: f.opt_int("locationId")?,
+        signature: f.opt_text("signature")?.map(str::to_string),
+        mobile_key_store: f.opt_str("mobileKeyStore")?.map(str::to_string),
+    };
+    let on = f.add_links()? || q.links();
+    let id = id.into_inner();
+    let key = id.clone();
+    let v = blocking(&st, move |ctx| svc::update_settings(ctx, &c, &key, input)).await?;
+    Ok(HttpResponse::Ok().json(settings_links(&st, &id, v, on)))
+}
