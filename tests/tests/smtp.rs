@@ -167,7 +167,7 @@ fn a_scim_welcome_message_arrives_with_its_headers_and_body() {
     assert_eq!(header(data, "To"), Some(to.as_str()));
     assert_eq!(header(data, "Subject"), Some("Your Coffer account"));
     assert!(header(data, "Date").is_some(), "{data}");
-    let body = data.split("\r\n\r\n").nth(1).unwrap();
+    let body = data.split_once("\r\n\r\n").unwrap().1;
     assert!(body.contains("An account has been created for you."), "{body}");
     assert!(body.contains(&format!("Sign in at {}/", app.base)), "{body}");
     assert!(!data.contains("Analytical1Engine"));
