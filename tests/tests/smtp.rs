@@ -168,8 +168,14 @@ fn a_scim_welcome_message_arrives_with_its_headers_and_body() {
     assert_eq!(header(data, "Subject"), Some("Your Coffer account"));
     assert!(header(data, "Date").is_some(), "{data}");
     let body = data.split_once("\r\n\r\n").unwrap().1;
-    assert!(body.contains("An account has been created for you."), "{body}");
-    assert!(body.contains(&format!("Sign in at {}/", app.base)), "{body}");
+    assert!(
+        body.contains("An account has been created for you."),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("Sign in at {}/", app.base)),
+        "{body}"
+    );
     assert!(!data.contains("Analytical1Engine"));
 
     // The row is `sent`, once, with the Message-ID the message carried.
@@ -210,11 +216,16 @@ fn a_relay_that_refuses_is_retried_and_the_final_failure_is_kept_on_the_message(
     // A permanent refusal (550) is not retried.
     let rejected = unique("reject");
     queue(&app, &rejected, "No such user", "Refused");
-    wait_until("the refusal", 20, || outbox(&app, &rejected)[0].state == "error");
+    wait_until("the refusal", 20, || {
+        outbox(&app, &rejected)[0].state == "error"
+    });
     let row = &outbox(&app, &rejected)[0];
     assert_eq!(row.attempts, 1);
     let error = row.last_error.clone().unwrap();
-    assert!(error.contains("550") && error.contains("not retried"), "{error}");
+    assert!(
+        error.contains("550") && error.contains("not retried"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -254,7 +265,9 @@ fn a_relay_that_is_down_leaves_the_message_queued_and_nothing_is_lost() {
     down.retry_base = Duration::from_secs(3600);
     down.retry_max = Duration::from_secs(3600);
     let sender = start(&app, down);
-    wait_until("the first attempt", 20, || outbox(&app, &to)[0].attempts == 1);
+    wait_until("the first attempt", 20, || {
+        outbox(&app, &to)[0].attempts == 1
+    });
     drop(sender);
     let row = &outbox(&app, &to)[0];
     // Counted, kept `queued`, and its next attempt is later (by the backoff, jitter at most
@@ -357,8 +370,13 @@ fn starttls_protects_the_conversation_when_required() {
     untrusting.relay = Relay::parse(&url, Some("required")).unwrap();
     untrusting.max_attempts = 1;
     let _untrusting = start(&app, untrusting);
-    wait_until("the refusal", 20, || outbox(&app, &other)[0].state == "error");
+    wait_until("the refusal", 20, || {
+        outbox(&app, &other)[0].state == "error"
+    });
     let error = outbox(&app, &other)[0].last_error.clone().unwrap();
-    assert!(error.to_lowercase().contains("tls") || error.contains("certificate"), "{error}");
+    assert!(
+        error.to_lowercase().contains("tls") || error.contains("certificate"),
+        "{error}"
+    );
     assert!(received(&s, &other).is_empty());
 }

@@ -121,7 +121,12 @@ pub struct Flags {
     #[arg(long, global = true, env = "COFFER_SMTP_USER")]
     pub smtp_user: Option<String>,
     /// The relay password (prefer the environment or the file to a flag)
-    #[arg(long, global = true, env = "COFFER_SMTP_PASSWORD", hide_env_values = true)]
+    #[arg(
+        long,
+        global = true,
+        env = "COFFER_SMTP_PASSWORD",
+        hide_env_values = true
+    )]
     pub smtp_password: Option<String>,
     /// The From of outgoing mail, e.g. "Coffer <no-reply@example.com>" (needed with a relay)
     #[arg(long, global = true, env = "COFFER_SMTP_FROM")]
@@ -413,7 +418,10 @@ fn duration(name: &str, s: &str) -> Result<std::time::Duration> {
 }
 
 /// The SMTP settings: none without a relay URL.
-fn mail_settings(flags: &Flags, file: &FileConfig) -> Result<Option<coffer_delivery::mail::Config>> {
+fn mail_settings(
+    flags: &Flags,
+    file: &FileConfig,
+) -> Result<Option<coffer_delivery::mail::Config>> {
     use coffer_delivery::mail;
     let Some(url) = flags.smtp_url.clone().or(file.smtp_url.clone()) else {
         return Ok(None);

@@ -65,9 +65,11 @@ impl Relay {
     pub fn parse(url: &str, starttls: Option<&str>) -> Result<Relay, String> {
         let u = url::Url::parse(url).map_err(|e| format!("the SMTP URL does not parse: {e}"))?;
         if !u.username().is_empty() || u.password().is_some() {
-            return Err("the SMTP URL must not carry credentials: give the user and password \
+            return Err(
+                "the SMTP URL must not carry credentials: give the user and password \
                         as their own settings"
-                .into());
+                    .into(),
+            );
         }
         let host = u
             .host_str()
@@ -96,7 +98,11 @@ impl Relay {
                 },
                 25,
             ),
-            other => return Err(format!("the SMTP URL's scheme `{other}`: use smtp or smtps")),
+            other => {
+                return Err(format!(
+                    "the SMTP URL's scheme `{other}`: use smtp or smtps"
+                ))
+            }
         };
         if u.path().trim_matches('/') != "" || u.query().is_some() {
             return Err("the SMTP URL is smtp://host:port or smtps://host:port".into());
@@ -133,7 +139,11 @@ impl Relay {
                 Security::Plain => Tls::None,
             });
         if let Some(user) = &self.user {
-            let password = self.password.as_ref().map(|p| p.0.clone()).unwrap_or_default();
+            let password = self
+                .password
+                .as_ref()
+                .map(|p| p.0.clone())
+                .unwrap_or_default();
             b = b.credentials(Credentials::new(user.clone(), password));
         }
         Ok(b.build())
@@ -279,9 +289,7 @@ fn send(transport: &SmtpTransport, message: &Message) -> Sent {
         Ok(_) => Sent::Ok,
         Err(e) => {
             let text = e.to_string();
-            let auth = e
-                .status()
-                .is_some_and(|c| c.to_string().starts_with("53"));
+            let auth = e.status().is_some_and(|c| c.to_string().starts_with("53"));
             // A 5xx reply refuses this message for good; one to authentication is the
             // relay's configuration, which the operator can fix, so that is retried.
             if e.is_permanent() && !auth {
@@ -360,7 +368,8 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
                 let free = workers.saturating_sub(in_flight.load(Ordering::SeqCst));
                 let mut claimed = 0;
                 if free > 0 {
-                    match db.write(|c| mail::claim(c, &config.node, now_ms(), lease_ms, free as i64))
+                    match db
+                        .write(|c| mail::claim(c, &config.node, now_ms(), lease_ms, free as i64))
                     {
                         Ok(batch) => {
                             claimed = batch.len();
@@ -492,13 +501,29 @@ mod tests {
         let (m, c) = (mail(), config());
         let ok = decide(&m, 1, &Sent::Ok, &c, "<m1@x>", 5_000, 0.0);
         assert_eq!((ok.state, ok.error, ok.now), ("sent", None, 5));
-        let retry = decide(&m, 1, &Sent::Retry("451 busy".into()), &c, "<m1@x>", 5_000, 0.0);
+        let retry = decide(
+            &m,
+            1,
+            &Sent::Retry("451 busy".into()),
+            &c,
+            "<m1@x>",
+            5_000,
+            0.0,
+        );
         assert_eq!((retry.state, retry.next_attempt_at), ("queued", 15_000));
         assert!(retry.error.unwrap().contains("451 busy"));
         let last = decide(&m, 3, &Sent::Retry("down".into()), &c, "<m1@x>", 5_000, 0.0);
         assert_eq!(last.state, "error");
         assert!(last.error.unwrap().contains("gave up after 3 attempts"));
-        let refused = decide(&m, 1, &Sent::Permanent("550".into()), &c, "<m1@x>", 5_000, 0.0);
+        let refused = decide(
+            &m,
+            1,
+            &Sent::Permanent("550".into()),
+            &c,
+            "<m1@x>",
+            5_000,
+            0.0,
+        );
         assert_eq!(refused.state, "error");
     }
 
