@@ -104,7 +104,7 @@ impl Relay {
                 ))
             }
         };
-        if u.path().trim_matches('/') != "" || u.query().is_some() {
+        if !u.path().trim_matches('/').is_empty() || u.query().is_some() {
             return Err("the SMTP URL is smtp://host:port or smtps://host:port".into());
         }
         Ok(Relay {
