@@ -6,6 +6,7 @@
 #   just test-pg   scripts/pg-test-server.sh run -- cargo test -p coffer-tests -p cofferd
 #                                                      (the end-to-end suite on a throwaway PostgreSQL)
 #   just test-ldap scripts/ldap-test-server.sh run -- cargo test -p coffer-tests --test ldap
+#   just test-smtp scripts/smtp-test-server.sh run -- cargo test -p coffer-tests --test smtp
 #   just scim      scripts/scim-conformance.sh         (every check of scim2-tester, on a fresh server)
 #   just fuzz      scripts/openapi-fuzz.sh             (schemathesis, every check, over /openapi.json)
 #   just lint      cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings
@@ -34,6 +35,10 @@ test-pg *ARGS:
 # the directory-lookup test against a throwaway OpenLDAP (slapd)
 test-ldap:
     scripts/ldap-test-server.sh run -- cargo test -p coffer-tests --test ldap
+
+# the outgoing-mail tests against a throwaway SMTP server (aiosmtpd)
+test-smtp:
+    scripts/smtp-test-server.sh run -- cargo test -p coffer-tests --test smtp
 
 # the SCIM compliance checker scim2-tester against a fresh server
 scim:

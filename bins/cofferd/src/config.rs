@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone)]
 pub struct Flags {
-    /// A TOML file with any of: listen, base_url, database_url, data_dir, version_brand, workers, pool_size, waf_rules.
+    /// A TOML file with any setting below by its flag's name with underscores (listen, base_url, database_url, smtp_url, …).
     #[arg(long, global = true, env = "COFFER_CONFIG")]
     pub config: Option<PathBuf>,
     /// The address to listen on [default: 127.0.0.1:8080]
@@ -111,6 +111,44 @@ pub struct Flags {
     /// This node's name, shown as an upload session's location [default: the host name]
     #[arg(long, global = true, env = "COFFER_NODE_NAME")]
     pub node_name: Option<String>,
+    /// The SMTP relay outgoing mail is sent through: smtp://host:port or smtps://host:port [default: none, mail stays in the outbox]
+    #[arg(long, global = true, env = "COFFER_SMTP_URL")]
+    pub smtp_url: Option<String>,
+    /// STARTTLS on an smtp:// relay: required, opportunistic or never [default: required]
+    #[arg(long, global = true, env = "COFFER_SMTP_STARTTLS")]
+    pub smtp_starttls: Option<String>,
+    /// The user to authenticate to the relay as [default: no authentication]
+    #[arg(long, global = true, env = "COFFER_SMTP_USER")]
+    pub smtp_user: Option<String>,
+    /// The relay password (prefer the environment or the file to a flag)
+    #[arg(
+        long,
+        global = true,
+        env = "COFFER_SMTP_PASSWORD",
+        hide_env_values = true
+    )]
+    pub smtp_password: Option<String>,
+    /// The From of outgoing mail, e.g. "Coffer <no-reply@example.com>" (needed with a relay)
+    #[arg(long, global = true, env = "COFFER_SMTP_FROM")]
+    pub smtp_from: Option<String>,
+    /// A PEM file of CA certificates trusted for the relay beside the system's [default: none]
+    #[arg(long, global = true, env = "COFFER_SMTP_CA_FILE")]
+    pub smtp_ca_file: Option<PathBuf>,
+    /// Seconds one step of the SMTP conversation may take [default: 30]
+    #[arg(long, global = true, env = "COFFER_SMTP_TIMEOUT")]
+    pub smtp_timeout: Option<u64>,
+    /// Attempts to send one message before it is marked `error` [default: 10]
+    #[arg(long, global = true, env = "COFFER_SMTP_MAX_ATTEMPTS")]
+    pub smtp_max_attempts: Option<i32>,
+    /// The delay before the first retry, doubled for each further one (ms, s, m or h) [default: 30s]
+    #[arg(long, global = true, env = "COFFER_SMTP_RETRY_BASE")]
+    pub smtp_retry_base: Option<String>,
+    /// The longest delay between retries [default: 1h]
+    #[arg(long, global = true, env = "COFFER_SMTP_RETRY_MAX")]
+    pub smtp_retry_max: Option<String>,
+    /// Messages being sent at once on this node [default: 4]
+    #[arg(long, global = true, env = "COFFER_SMTP_WORKERS")]
+    pub smtp_workers: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -148,6 +186,17 @@ struct FileConfig {
     clamd: Option<String>,
     preview_converter: Option<String>,
     node_name: Option<String>,
+    smtp_url: Option<String>,
+    smtp_starttls: Option<String>,
+    smtp_user: Option<String>,
+    smtp_password: Option<String>,
+    smtp_from: Option<String>,
+    smtp_ca_file: Option<PathBuf>,
+    smtp_timeout: Option<u64>,
+    smtp_max_attempts: Option<i32>,
+    smtp_retry_base: Option<String>,
+    smtp_retry_max: Option<String>,
+    smtp_workers: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -173,6 +222,8 @@ pub struct Settings {
     pub clamd: Option<String>,
     pub preview_converter: Option<String>,
     pub node_name: Option<String>,
+    /// Outgoing mail over SMTP; none: messages stay in the outbox.
+    pub mail: Option<coffer_delivery::mail::Config>,
 }
 
 impl Settings {
@@ -186,6 +237,7 @@ impl Settings {
             }
             None => FileConfig::default(),
         };
+        let mail = mail_settings(flags, &file)?;
         let data_dir = flags
             .data_dir
             .clone()
@@ -320,6 +372,7 @@ impl Settings {
                 .clone()
                 .or(file.preview_converter)
                 .filter(|c| !c.trim().is_empty()),
+            mail,
             node_name: flags.node_name.clone().or(file.node_name),
             body_timeout: flags
                 .body_timeout_seconds
@@ -327,6 +380,14 @@ impl Settings {
                 .map_or(coffer_http::DEFAULT_BODY_TIMEOUT, |s| {
                     std::time::Duration::from_secs(s.max(1))
                 }),
+        })
+    }
+
+    /// The mail sender's settings with this node's name.
+    pub fn mail_config(&self, node: &str) -> Option<coffer_delivery::mail::Config> {
+        self.mail.clone().map(|mut m| {
+            m.node = node.to_string();
+            m
         })
     }
 
@@ -346,4 +407,55 @@ impl Settings {
         }
         c
     }
+}
+
+/// One duration of the form the webhook retry schedule takes (`30s`, `5m`, …).
+fn duration(name: &str, s: &str) -> Result<std::time::Duration> {
+    match coffer_delivery::parse_schedule(s).map_err(|e| anyhow::anyhow!("{name}: {e}"))?[..] {
+        [d] => Ok(d),
+        _ => anyhow::bail!("{name}: one duration, e.g. 30s"),
+    }
+}
+
+/// The SMTP settings: none without a relay URL.
+fn mail_settings(
+    flags: &Flags,
+    file: &FileConfig,
+) -> Result<Option<coffer_delivery::mail::Config>> {
+    use coffer_delivery::mail;
+    let Some(url) = flags.smtp_url.clone().or(file.smtp_url.clone()) else {
+        return Ok(None);
+    };
+    let pick = |f: &Option<String>, c: &Option<String>| f.clone().or(c.clone());
+    let mut relay = mail::Relay::parse(
+        &url,
+        pick(&flags.smtp_starttls, &file.smtp_starttls).as_deref(),
+    )
+    .map_err(|e| anyhow::anyhow!("COFFER_SMTP_URL: {e}"))?;
+    relay.user = pick(&flags.smtp_user, &file.smtp_user).filter(|u| !u.is_empty());
+    relay.password = pick(&flags.smtp_password, &file.smtp_password).map(mail::Password);
+    if let Some(path) = flags.smtp_ca_file.clone().or(file.smtp_ca_file.clone()) {
+        relay.ca_pem =
+            Some(std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?);
+    }
+    let from = pick(&flags.smtp_from, &file.smtp_from)
+        .ok_or_else(|| anyhow::anyhow!("COFFER_SMTP_URL needs COFFER_SMTP_FROM"))?;
+    let from = mail::parse_from(&from).map_err(|e| anyhow::anyhow!("COFFER_SMTP_FROM: {e}"))?;
+    let mut c = mail::Config::new(relay, from, "");
+    if let Some(v) = flags.smtp_timeout.or(file.smtp_timeout) {
+        c.timeout = std::time::Duration::from_secs(v.max(1));
+    }
+    if let Some(v) = flags.smtp_max_attempts.or(file.smtp_max_attempts) {
+        c.max_attempts = v.max(1);
+    }
+    if let Some(v) = pick(&flags.smtp_retry_base, &file.smtp_retry_base) {
+        c.retry_base = duration("COFFER_SMTP_RETRY_BASE", &v)?;
+    }
+    if let Some(v) = pick(&flags.smtp_retry_max, &file.smtp_retry_max) {
+        c.retry_max = duration("COFFER_SMTP_RETRY_MAX", &v)?;
+    }
+    if let Some(v) = flags.smtp_workers.or(file.smtp_workers) {
+        c.workers = v.max(1);
+    }
+    Ok(Some(c))
 }

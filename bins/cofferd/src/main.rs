@@ -326,6 +326,16 @@ fn serve(settings: Settings) -> Result<()> {
     coffer_service::content::jobs::spawn(ctx.clone()).context("starting the job worker")?;
     let _delivery = coffer_delivery::spawn(ctx.db.clone(), settings.delivery.clone())
         .context("starting webhook delivery")?;
+    let _mail = match settings.mail_config(&ctx.node) {
+        Some(m) => Some(
+            coffer_delivery::mail::spawn(ctx.db.clone(), m, &ctx.config.message_domain())
+                .context("starting the mail sender")?,
+        ),
+        None => {
+            log::info!("no SMTP relay configured: outgoing mail stays in the mail_outbox table");
+            None
+        }
+    };
     let listener = std::net::TcpListener::bind(&settings.listen)
         .with_context(|| format!("binding {}", settings.listen))?;
     let addr = listener.local_addr()?;

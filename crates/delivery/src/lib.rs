@@ -10,8 +10,11 @@
 //! - On PostgreSQL both steps lock rows with `SKIP LOCKED`, so many nodes share the work; a node
 //!   that dies mid-delivery leaves a lease that runs out, and another node delivers again with
 //!   the same `webhook-id`.
+//!
+//! Outbound mail ([`mail`]) is sent the same way: claimed with a lease, retried with backoff.
 
 pub mod guard;
+pub mod mail;
 pub mod sign;
 
 use coffer_domain::{Subject, SubjectPattern};

@@ -86,6 +86,15 @@ impl Config {
         }
     }
 
+    /// The right-hand side of the Message-IDs of mail Coffer writes: the base URL's host.
+    pub fn message_domain(&self) -> String {
+        url::Url::parse(&self.base_url)
+            .ok()
+            .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_string()))
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "coffer.invalid".into())
+    }
+
     /// The JWT assertion audience: the token endpoint URL.
     pub fn token_endpoint(&self) -> String {
         format!("{}/oauth/token", self.base_url)

@@ -595,8 +595,8 @@ pub fn create(ctx: &Ctx, token: &ScimToken, body: &Value) -> ScimResult<(User, V
         refuse_distribution_lists(c, &user_name, &email)?;
         coffer_store::users::insert(c, &user).map_err(unique_violation)?;
         if input.notify {
-            // The welcome message goes to the outbox a mail relay sends from; it holds no
-            // password.
+            // The welcome message goes to the mail outbox (sent over SMTP when a relay is
+            // configured); it holds no password.
             coffer_store::users::queue_mail(
                 c,
                 Some(&user.id),
@@ -606,6 +606,7 @@ pub fn create(ctx: &Ctx, token: &ScimToken, body: &Value) -> ScimResult<(User, V
                     "An account has been created for you.\n\nSign in at {base}/ with {}.\n",
                     user.email
                 ),
+                &ctx.config.message_domain(),
                 user.created_at,
             )?;
         }

@@ -23,6 +23,7 @@ pub mod filter;
 pub mod grants;
 pub mod jobs;
 pub mod locations;
+pub mod mail;
 pub mod migrate;
 pub mod models;
 pub mod schema;

@@ -332,6 +332,14 @@ diesel::table! {
         subject -> Text,
         body -> Text,
         created_at -> BigInt,
+        state -> Text,
+        attempts -> Integer,
+        next_attempt_at -> BigInt,
+        lease_node -> Nullable<Text>,
+        lease_until -> Nullable<BigInt>,
+        last_error -> Nullable<Text>,
+        sent_at -> Nullable<BigInt>,
+        message_id -> Nullable<Text>,
     }
 }
 

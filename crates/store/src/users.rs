@@ -175,27 +175,35 @@ pub fn record_sms(
     Ok(())
 }
 
-/// Puts an email message in the outbox that a mail relay sends from.
+/// Puts an email message in the outbox, `queued` and due at once: the SMTP sender
+/// (coffer-delivery's `mail`) sends it when a relay is configured, else an external relay reads
+/// it. Its Message-ID, fixed here so that every attempt sends the same one, is
+/// `<id@message_domain>`.
 pub fn queue_mail(
     conn: &mut DbConn,
     user_id: Option<&str>,
     to: &str,
     subject: &str,
     body: &str,
+    message_domain: &str,
     now: i64,
-) -> StoreResult<()> {
+) -> StoreResult<String> {
     use crate::schema::mail_outbox;
+    let id = uuid::Uuid::new_v4().to_string();
     db_run!(conn => diesel::insert_into(mail_outbox::table)
         .values((
-            mail_outbox::id.eq(uuid::Uuid::new_v4().to_string()),
+            mail_outbox::id.eq(&id),
             mail_outbox::user_id.eq(user_id),
             mail_outbox::to_address.eq(to),
             mail_outbox::subject.eq(subject),
             mail_outbox::body.eq(body),
             mail_outbox::created_at.eq(now),
+            mail_outbox::state.eq("queued"),
+            mail_outbox::next_attempt_at.eq(now.saturating_mul(1000)),
+            mail_outbox::message_id.eq(crate::mail::message_id(&id, message_domain)),
         ))
         .execute(conn))?;
-    Ok(())
+    Ok(id)
 }
 
 pub fn clear_force_password_change(conn: &mut DbConn, id: &str) -> StoreResult<usize> {

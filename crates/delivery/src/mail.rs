@@ -1,0 +1,549 @@
+//! Outbound mail: sends the mail outbox over SMTP to the relay the operator configures, in
+//! background workers like webhook delivery, never inside an API request.
+//!
+//! - A pump claims due messages with a lease naming this node and hands them to sender threads;
+//!   each attempt's outcome is recorded only while the node still holds the lease.
+//! - A failure is retried with exponential backoff and jitter until the attempts are spent, then
+//!   the message is `error` with the reason in `last_error`; a permanent refusal of the message
+//!   (an SMTP 5xx reply other than to authentication, or an address that does not parse) ends it
+//!   at once. Nothing is deleted.
+//! - Every attempt of a message sends the same Message-ID, so a receiver can tell a repeat (after
+//!   a node died mid-send and its lease ran out) from a new message.
+//! - Without a relay nothing here runs: messages stay `queued` in the outbox for an external
+//!   relay, as before Coffer spoke SMTP.
+
+use coffer_store::mail::{self, Attempt, OutboxMail};
+use coffer_store::Db;
+use lettre::message::header::ContentType;
+use lettre::message::Mailbox;
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
+use lettre::{Message, SmtpTransport, Transport};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// How the connection to the relay is protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Security {
+    /// TLS from the first byte (`smtps://`, port 465 by default).
+    Tls,
+    /// `STARTTLS`, and the message is not sent when the relay does not offer it.
+    StartTlsRequired,
+    /// `STARTTLS` when the relay offers it, else plain text.
+    StartTlsOpportunistic,
+    /// Plain text (a relay on the same host or network only).
+    Plain,
+}
+
+/// A password that never shows in `Debug` output or logs.
+#[derive(Clone)]
+pub struct Password(pub String);
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("\"***\"")
+    }
+}
+
+/// The relay: where it is, how to protect the connection and how to sign in.
+#[derive(Debug, Clone)]
+pub struct Relay {
+    pub host: String,
+    pub port: u16,
+    pub security: Security,
+    pub user: Option<String>,
+    pub password: Option<Password>,
+    /// PEM certificates trusted beside the system's (a relay with a private CA).
+    pub ca_pem: Option<Vec<u8>>,
+}
+
+impl Relay {
+    /// Parses `smtp://host[:port]` (port 25 by default; `starttls` is `required`,
+    /// `opportunistic` or `never`, default `required`) or `smtps://host[:port]` (port 465).
+    /// User and password are given apart, never in the URL.
+    pub fn parse(url: &str, starttls: Option<&str>) -> Result<Relay, String> {
+        let u = url::Url::parse(url).map_err(|e| format!("the SMTP URL does not parse: {e}"))?;
+        if !u.username().is_empty() || u.password().is_some() {
+            return Err(
+                "the SMTP URL must not carry credentials: give the user and password \
+                        as their own settings"
+                    .into(),
+            );
+        }
+        let host = u
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .ok_or("the SMTP URL needs a host")?
+            .trim_matches(['[', ']'])
+            .to_string();
+        let starttls = starttls.map(str::trim).filter(|s| !s.is_empty());
+        let (security, default_port) = match u.scheme() {
+            "smtps" => {
+                if starttls.is_some_and(|s| s != "never") {
+                    return Err("smtps:// is TLS from the start; STARTTLS does not apply".into());
+                }
+                (Security::Tls, 465)
+            }
+            "smtp" => (
+                match starttls.unwrap_or("required") {
+                    "required" => Security::StartTlsRequired,
+                    "opportunistic" => Security::StartTlsOpportunistic,
+                    "never" => Security::Plain,
+                    other => {
+                        return Err(format!(
+                            "STARTTLS `{other}`: use required, opportunistic or never"
+                        ))
+                    }
+                },
+                25,
+            ),
+            other => {
+                return Err(format!(
+                    "the SMTP URL's scheme `{other}`: use smtp or smtps"
+                ))
+            }
+        };
+        if !u.path().trim_matches('/').is_empty() || u.query().is_some() {
+            return Err("the SMTP URL is smtp://host:port or smtps://host:port".into());
+        }
+        Ok(Relay {
+            host,
+            port: u.port().unwrap_or(default_port),
+            security,
+            user: None,
+            password: None,
+            ca_pem: None,
+        })
+    }
+
+    /// The transport to the relay (a new connection for each message).
+    fn transport(&self, timeout: Duration) -> Result<SmtpTransport, String> {
+        let tls = || {
+            let mut b = TlsParameters::builder(self.host.clone());
+            if let Some(pem) = &self.ca_pem {
+                b = b.add_root_certificate(
+                    Certificate::from_pem(pem).map_err(|e| format!("the SMTP CA file: {e}"))?,
+                );
+            }
+            b.build_rustls()
+                .map_err(|e| format!("TLS for the SMTP relay: {e}"))
+        };
+        let mut b = SmtpTransport::builder_dangerous(self.host.clone())
+            .port(self.port)
+            .timeout(Some(timeout))
+            .tls(match self.security {
+                Security::Tls => Tls::Wrapper(tls()?),
+                Security::StartTlsRequired => Tls::Required(tls()?),
+                Security::StartTlsOpportunistic => Tls::Opportunistic(tls()?),
+                Security::Plain => Tls::None,
+            });
+        if let Some(user) = &self.user {
+            let password = self
+                .password
+                .as_ref()
+                .map(|p| p.0.clone())
+                .unwrap_or_default();
+            b = b.credentials(Credentials::new(user.clone(), password));
+        }
+        Ok(b.build())
+    }
+}
+
+/// Sending settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub relay: Relay,
+    /// The `From` of every message (`COFFER_SMTP_FROM`, e.g. `Coffer <no-reply@example.com>`).
+    pub from: Mailbox,
+    /// How long one step of the SMTP conversation may take.
+    pub timeout: Duration,
+    /// Attempts of one message at most; then it is `error`.
+    pub max_attempts: i32,
+    /// The delay before the first retry; each further one doubles it, up to `retry_max`.
+    pub retry_base: Duration,
+    pub retry_max: Duration,
+    /// How often the pump looks for work when it found none.
+    pub poll: Duration,
+    /// Messages being sent at most.
+    pub workers: usize,
+    /// This node's name, written on the messages it holds.
+    pub node: String,
+}
+
+impl Config {
+    /// The defaults for a relay and a sender address.
+    pub fn new(relay: Relay, from: Mailbox, node: &str) -> Config {
+        Config {
+            relay,
+            from,
+            timeout: Duration::from_secs(30),
+            max_attempts: 10,
+            retry_base: Duration::from_secs(30),
+            retry_max: Duration::from_secs(3600),
+            poll: Duration::from_millis(500),
+            workers: 4,
+            node: node.to_string(),
+        }
+    }
+
+    /// How long a claim holds: longer than a whole SMTP conversation can take (each of its
+    /// steps may take `timeout`), so a live node never loses a message it is sending.
+    fn lease_ms(&self) -> i64 {
+        (self.timeout * 8 + Duration::from_secs(1)).as_millis() as i64
+    }
+}
+
+/// Parses a sender address, `Name <addr@host>` or `addr@host`.
+pub fn parse_from(s: &str) -> Result<Mailbox, String> {
+    s.trim()
+        .parse::<Mailbox>()
+        .map_err(|e| format!("the sender address `{s}`: {e}"))
+}
+
+fn now_ms() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp_nanos() as i64 / 1_000_000
+}
+
+/// What one attempt came to: sent, or why not and whether trying again can help.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sent {
+    Ok,
+    Retry(String),
+    Permanent(String),
+}
+
+/// The delay before the retry after attempt number `attempt` (1-based): `base · 2^(attempt-1)`
+/// up to `max`, of which a random part (up to half) is taken off so that messages that failed
+/// together do not return together.
+pub fn backoff(attempt: i32, base: Duration, max: Duration, jitter: f64) -> Duration {
+    let factor = 2u32.saturating_pow(attempt.clamp(1, 31) as u32 - 1);
+    let full = base.saturating_mul(factor).min(max);
+    full.mul_f64(1.0 - 0.5 * jitter.clamp(0.0, 1.0))
+}
+
+/// The message's next state after attempt number `attempt`.
+pub fn decide(
+    m: &OutboxMail,
+    attempt: i32,
+    result: &Sent,
+    config: &Config,
+    message_id: &str,
+    now_ms: i64,
+    jitter: f64,
+) -> Attempt {
+    let base = |state, next, error: Option<String>| Attempt {
+        id: m.id.clone(),
+        attempt,
+        state,
+        next_attempt_at: next,
+        error,
+        message_id: message_id.to_string(),
+        now: now_ms / 1000,
+    };
+    match result {
+        Sent::Ok => base("sent", now_ms, None),
+        Sent::Permanent(e) => base("error", now_ms, Some(format!("{e}; not retried"))),
+        Sent::Retry(e) if attempt >= config.max_attempts => base(
+            "error",
+            now_ms,
+            Some(format!("{e}; gave up after {attempt} attempts")),
+        ),
+        Sent::Retry(e) => {
+            let delay = backoff(attempt, config.retry_base, config.retry_max, jitter);
+            base(
+                "queued",
+                now_ms + delay.as_millis() as i64,
+                Some(format!(
+                    "{e}; attempt {attempt} of {}, retried later",
+                    config.max_attempts
+                )),
+            )
+        }
+    }
+}
+
+/// The message as sent: From, To, Subject, Date (when it was written), Message-ID, a plain-text
+/// body.
+pub fn build(m: &OutboxMail, from: &Mailbox, message_id: &str) -> Result<Message, String> {
+    let to: Mailbox = m
+        .to_address
+        .parse()
+        .map_err(|e| format!("the recipient address does not parse: {e}"))?;
+    let date = std::time::UNIX_EPOCH + Duration::from_secs(m.created_at.max(0) as u64);
+    Message::builder()
+        .from(from.clone())
+        .to(to)
+        .subject(m.subject.clone())
+        .date(date)
+        .message_id(Some(message_id.to_string()))
+        .user_agent("Coffer".into())
+        .header(ContentType::TEXT_PLAIN)
+        .body(m.body.clone())
+        .map_err(|e| format!("the message cannot be built: {e}"))
+}
+
+/// Sends one message.
+fn send(transport: &SmtpTransport, message: &Message) -> Sent {
+    match transport.send(message) {
+        Ok(_) => Sent::Ok,
+        Err(e) => {
+            let text = e.to_string();
+            let auth = e.status().is_some_and(|c| c.to_string().starts_with("53"));
+            // A 5xx reply refuses this message for good; one to authentication is the
+            // relay's configuration, which the operator can fix, so that is retried.
+            if e.is_permanent() && !auth {
+                Sent::Permanent(text)
+            } else {
+                Sent::Retry(text)
+            }
+        }
+    }
+}
+
+/// The running mail senders; dropping the handle stops them.
+pub struct Workers {
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Starts the pump and the sender threads. `message_domain` is the right-hand side of the
+/// Message-ID of a message written before Coffer sent mail itself.
+pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Workers> {
+    let transport = config
+        .relay
+        .transport(config.timeout)
+        .map_err(std::io::Error::other)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let finished = Arc::new((Mutex::new(0u64), Condvar::new()));
+    let (tx, rx) = mpsc::channel::<OutboxMail>();
+    let rx = Arc::new(Mutex::new(rx));
+    let workers = config.workers.max(1);
+    for i in 0..workers {
+        let (db, rx, in_flight, config, finished, transport) = (
+            db.clone(),
+            rx.clone(),
+            in_flight.clone(),
+            config.clone(),
+            finished.clone(),
+            transport.clone(),
+        );
+        let domain = message_domain.to_string();
+        std::thread::Builder::new()
+            .name(format!("coffer-mail-{i}"))
+            .spawn(move || loop {
+                let job = rx
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .recv();
+                let Ok(m) = job else { break };
+                deliver(&db, &transport, &config, &domain, &m);
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                *finished
+                    .0
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
+                finished.1.notify_one();
+            })?;
+    }
+    log::info!(
+        "sending mail through {}:{} ({:?}) as node {}",
+        config.relay.host,
+        config.relay.port,
+        config.relay.security,
+        config.node
+    );
+    let pump_stop = stop.clone();
+    std::thread::Builder::new()
+        .name("coffer-mail-pump".into())
+        .spawn(move || {
+            let lease_ms = config.lease_ms();
+            while !pump_stop.load(Ordering::SeqCst) {
+                let free = workers.saturating_sub(in_flight.load(Ordering::SeqCst));
+                let mut claimed = 0;
+                if free > 0 {
+                    match db
+                        .write(|c| mail::claim(c, &config.node, now_ms(), lease_ms, free as i64))
+                    {
+                        Ok(batch) => {
+                            claimed = batch.len();
+                            for m in batch {
+                                in_flight.fetch_add(1, Ordering::SeqCst);
+                                if tx.send(m).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                        Err(e) => log::warn!("claiming outgoing mail failed: {e}"),
+                    }
+                }
+                if claimed == 0 {
+                    let done = finished
+                        .0
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let _ = finished.1.wait_timeout(done, config.poll);
+                }
+            }
+        })?;
+    Ok(Workers { stop })
+}
+
+fn deliver(db: &Db, transport: &SmtpTransport, config: &Config, domain: &str, m: &OutboxMail) {
+    let message_id = m.message_id_or(domain);
+    let result = match build(m, &config.from, &message_id) {
+        Ok(message) => send(transport, &message),
+        Err(e) => Sent::Permanent(e),
+    };
+    let attempt = m.attempts + 1;
+    let outcome = decide(
+        m,
+        attempt,
+        &result,
+        config,
+        &message_id,
+        now_ms(),
+        rand::random::<f64>(),
+    );
+    // The log names the message, never its body or the relay's credentials.
+    match &outcome.error {
+        None => log::info!("mail {} sent ({message_id})", m.id),
+        Some(e) => log::warn!("mail {} attempt {attempt}: {e}", m.id),
+    }
+    match db.write(|c| mail::record(c, &config.node, &outcome)) {
+        Ok(true) => {}
+        Ok(false) => log::warn!(
+            "mail {}: the lease ran out before the attempt was recorded",
+            m.id
+        ),
+        // The lease runs out and the message is tried again.
+        Err(e) => log::warn!("recording mail {}: {e}", m.id),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mail() -> OutboxMail {
+        OutboxMail {
+            id: "m1".into(),
+            user_id: None,
+            to_address: "grace@example.com".into(),
+            subject: "Hello".into(),
+            body: "Body".into(),
+            created_at: 1_800_000_000,
+            state: "queued".into(),
+            attempts: 0,
+            next_attempt_at: 0,
+            lease_node: Some("n".into()),
+            lease_until: Some(1),
+            last_error: None,
+            sent_at: None,
+            message_id: None,
+        }
+    }
+
+    fn config() -> Config {
+        let mut c = Config::new(
+            Relay::parse("smtp://127.0.0.1:2525", Some("never")).unwrap(),
+            parse_from("Coffer <no-reply@example.com>").unwrap(),
+            "n",
+        );
+        c.max_attempts = 3;
+        c.retry_base = Duration::from_secs(10);
+        c.retry_max = Duration::from_secs(25);
+        c
+    }
+
+    #[test]
+    fn relays_parse() {
+        let r = Relay::parse("smtp://mail.example.com", None).unwrap();
+        assert_eq!(
+            (r.host.as_str(), r.port, r.security),
+            ("mail.example.com", 25, Security::StartTlsRequired)
+        );
+        let r = Relay::parse("smtp://mail.example.com:587", Some("opportunistic")).unwrap();
+        assert_eq!((r.port, r.security), (587, Security::StartTlsOpportunistic));
+        let r = Relay::parse("smtps://mail.example.com", None).unwrap();
+        assert_eq!((r.port, r.security), (465, Security::Tls));
+        assert!(Relay::parse("smtps://mail.example.com", Some("required")).is_err());
+        assert!(Relay::parse("smtp://u:secret@mail.example.com", None).is_err());
+        assert!(Relay::parse("http://mail.example.com", None).is_err());
+        assert!(Relay::parse("smtp://mail.example.com", Some("sometimes")).is_err());
+    }
+
+    #[test]
+    fn passwords_never_show() {
+        let mut r = Relay::parse("smtp://mail.example.com", None).unwrap();
+        r.password = Some(Password("hunter2".into()));
+        assert!(!format!("{r:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_maximum_with_jitter() {
+        let (b, m) = (Duration::from_secs(10), Duration::from_secs(25));
+        assert_eq!(backoff(1, b, m, 0.0), Duration::from_secs(10));
+        assert_eq!(backoff(2, b, m, 0.0), Duration::from_secs(20));
+        assert_eq!(backoff(3, b, m, 0.0), Duration::from_secs(25));
+        assert_eq!(backoff(40, b, m, 0.0), Duration::from_secs(25));
+        assert_eq!(backoff(1, b, m, 1.0), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn decisions() {
+        let (m, c) = (mail(), config());
+        let ok = decide(&m, 1, &Sent::Ok, &c, "<m1@x>", 5_000, 0.0);
+        assert_eq!((ok.state, ok.error, ok.now), ("sent", None, 5));
+        let retry = decide(
+            &m,
+            1,
+            &Sent::Retry("451 busy".into()),
+            &c,
+            "<m1@x>",
+            5_000,
+            0.0,
+        );
+        assert_eq!((retry.state, retry.next_attempt_at), ("queued", 15_000));
+        assert!(retry.error.unwrap().contains("451 busy"));
+        let last = decide(&m, 3, &Sent::Retry("down".into()), &c, "<m1@x>", 5_000, 0.0);
+        assert_eq!(last.state, "error");
+        assert!(last.error.unwrap().contains("gave up after 3 attempts"));
+        let refused = decide(
+            &m,
+            1,
+            &Sent::Permanent("550".into()),
+            &c,
+            "<m1@x>",
+            5_000,
+            0.0,
+        );
+        assert_eq!(refused.state, "error");
+    }
+
+    #[test]
+    fn messages_carry_their_headers() {
+        let m = mail();
+        let from = parse_from("Coffer <no-reply@example.com>").unwrap();
+        let text = String::from_utf8(build(&m, &from, "<m1@coffer.example>").unwrap().formatted())
+            .unwrap();
+        for h in [
+            "From: Coffer <no-reply@example.com>",
+            "To: grace@example.com",
+            "Subject: Hello",
+            "Message-ID: <m1@coffer.example>",
+            "Date: ",
+        ] {
+            assert!(text.contains(h), "{h} in {text}");
+        }
+        let mut bad = mail();
+        bad.to_address = "not an address".into();
+        assert!(build(&bad, &from, "<m1@x>").is_err());
+    }
+}

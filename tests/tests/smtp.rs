@@ -1,0 +1,382 @@
+//! Outgoing mail over SMTP, against the real SMTP server of `scripts/smtp-test-server.sh`
+//! (`COFFER_TEST_SMTP_URL` and friends; every test is skipped with a note when it is unset):
+//! a message written to the outbox arrives with its headers and body, a relay that refuses or
+//! is down leads to retries and at last to `error` with the reason kept, and two senders on one
+//! database never send one message twice. Runs on SQLite or PostgreSQL
+//! (`COFFER_TEST_POSTGRES_URL`).
+
+use coffer_delivery::mail::{self, Config, Password, Relay};
+use coffer_store::mail::OutboxMail;
+use coffer_tests::{Body, TestApp};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+/// The test server, or `None` (with a note) when the tests run without one.
+struct Smtp {
+    url: String,
+    user: String,
+    password: String,
+    dir: std::path::PathBuf,
+}
+
+fn smtp() -> Option<Smtp> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    match (
+        var("COFFER_TEST_SMTP_URL"),
+        var("COFFER_TEST_SMTP_USER"),
+        var("COFFER_TEST_SMTP_PASSWORD"),
+        var("COFFER_TEST_SMTP_DIR"),
+    ) {
+        (Some(url), Some(user), Some(password), Some(dir)) => Some(Smtp {
+            url,
+            user,
+            password,
+            dir: dir.into(),
+        }),
+        _ => {
+            eprintln!(
+                "skipped: COFFER_TEST_SMTP_URL is unset (run under scripts/smtp-test-server.sh)"
+            );
+            None
+        }
+    }
+}
+
+/// A sender to `url` (plain text) as `node`, with quick retries.
+fn config(s: &Smtp, url: &str, node: &str) -> Config {
+    let mut relay = Relay::parse(url, Some("never")).expect("relay URL");
+    relay.user = Some(s.user.clone());
+    relay.password = Some(Password(s.password.clone()));
+    let mut c = Config::new(
+        relay,
+        mail::parse_from("Coffer <no-reply@coffer.test>").unwrap(),
+        node,
+    );
+    c.timeout = Duration::from_secs(5);
+    c.max_attempts = 3;
+    c.retry_base = Duration::from_millis(100);
+    c.retry_max = Duration::from_millis(200);
+    c.poll = Duration::from_millis(20);
+    c
+}
+
+fn start(app: &TestApp, c: Config) -> mail::Workers {
+    mail::spawn(app.ctx.db.clone(), c, "coffer.test").expect("mail sender")
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}@example.com", uuid::Uuid::new_v4().simple())
+}
+
+/// The messages the server accepted for `rcpt`.
+fn received(s: &Smtp, rcpt: &str) -> Vec<Value> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&s.dir).expect("the server's directory") {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let v: Value = serde_json::from_str(&text).expect("a message record");
+        if v["rcptTos"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.as_str() == Some(rcpt))
+        {
+            found.push(v);
+        }
+    }
+    found
+}
+
+/// The outbox rows to `to`.
+fn outbox(app: &TestApp, to: &str) -> Vec<OutboxMail> {
+    app.ctx
+        .with_conn(|c| coffer_store::mail::to_address(c, to).map_err(Into::into))
+        .expect("outbox")
+}
+
+fn queue(app: &TestApp, to: &str, subject: &str, body: &str) -> String {
+    app.ctx
+        .write(|c| {
+            coffer_store::users::queue_mail(
+                c,
+                None,
+                to,
+                subject,
+                body,
+                "coffer.test",
+                coffer_service::now(),
+            )
+            .map_err(Into::into)
+        })
+        .expect("queue")
+}
+
+fn wait_until(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(secs);
+    while !done() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The value of header `name` in a raw message.
+fn header<'a>(data: &'a str, name: &str) -> Option<&'a str> {
+    let head = data.split("\r\n\r\n").next().unwrap_or_default();
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+fn now_ms() -> i64 {
+    coffer_service::now() * 1000
+}
+
+#[test]
+fn a_scim_welcome_message_arrives_with_its_headers_and_body() {
+    let Some(s) = smtp() else { return };
+    let app = TestApp::spawn();
+    let _sender = start(&app, config(&s, &s.url, "node-a"));
+    let to = unique("ada");
+    let (_, token) = coffer_service::scim_tokens::create(&app.ctx, "idp").expect("scim token");
+    let r = app.send(
+        "POST",
+        "/rest/scim/Users",
+        &[("Authorization", &format!("Bearer {token}"))],
+        Some(Body::Raw(
+            "application/scim+json",
+            json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"],
+                   "userName": to, "password": "Analytical1Engine", "notify": true})
+            .to_string(),
+        )),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+
+    wait_until("the welcome message", 20, || received(&s, &to).len() == 1);
+    let got = &received(&s, &to)[0];
+    let data = got["data"].as_str().unwrap();
+    // The relay was signed in to, and the envelope names the sender and the recipient.
+    assert_eq!(got["login"], s.user);
+    assert_eq!(got["mailFrom"], "no-reply@coffer.test");
+    assert_eq!(header(data, "From"), Some("Coffer <no-reply@coffer.test>"));
+    assert_eq!(header(data, "To"), Some(to.as_str()));
+    assert_eq!(header(data, "Subject"), Some("Your Coffer account"));
+    assert!(header(data, "Date").is_some(), "{data}");
+    let body = data.split_once("\r\n\r\n").unwrap().1;
+    assert!(
+        body.contains("An account has been created for you."),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("Sign in at {}/", app.base)),
+        "{body}"
+    );
+    assert!(!data.contains("Analytical1Engine"));
+
+    // The row is `sent`, once, with the Message-ID the message carried.
+    wait_until("the row to be sent", 10, || {
+        outbox(&app, &to)[0].state == "sent"
+    });
+    let row = &outbox(&app, &to)[0];
+    assert_eq!(row.attempts, 1);
+    assert!(row.sent_at.is_some());
+    assert_eq!(row.last_error, None);
+    assert_eq!(row.lease_node, None);
+    let id = row.message_id.clone().unwrap();
+    assert!(id.starts_with(&format!("<{}@", row.id)), "{id}");
+    assert_eq!(header(data, "Message-ID"), Some(id.as_str()));
+}
+
+#[test]
+fn a_relay_that_refuses_is_retried_and_the_final_failure_is_kept_on_the_message() {
+    let Some(s) = smtp() else { return };
+    let app = TestApp::spawn();
+    // The test server answers 451 (try again later) for `tempfail…` recipients.
+    let to = unique("tempfail");
+    let id = queue(&app, &to, "Busy", "Tried again");
+    let _sender = start(&app, config(&s, &s.url, "node-a"));
+    wait_until("the retries to be spent", 20, || {
+        outbox(&app, &to)[0].state == "error"
+    });
+    let row = &outbox(&app, &to)[0];
+    assert_eq!(row.id, id);
+    assert_eq!(row.attempts, 3);
+    let error = row.last_error.clone().unwrap();
+    assert!(error.contains("451"), "{error}");
+    assert!(error.contains("gave up after 3 attempts"), "{error}");
+    assert!(!error.contains(&s.password));
+    assert_eq!((row.sent_at, row.lease_node.clone()), (None, None));
+    assert!(received(&s, &to).is_empty());
+
+    // A permanent refusal (550) is not retried.
+    let rejected = unique("reject");
+    queue(&app, &rejected, "No such user", "Refused");
+    wait_until("the refusal", 20, || {
+        outbox(&app, &rejected)[0].state == "error"
+    });
+    let row = &outbox(&app, &rejected)[0];
+    assert_eq!(row.attempts, 1);
+    let error = row.last_error.clone().unwrap();
+    assert!(
+        error.contains("550") && error.contains("not retried"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_wrong_password_is_retried_and_never_shown() {
+    let Some(s) = smtp() else { return };
+    let app = TestApp::spawn();
+    let to = unique("grace");
+    queue(&app, &to, "Hello", "Body");
+    let mut c = config(&s, &s.url, "node-a");
+    let wrong = format!("wrong-{}", uuid::Uuid::new_v4().simple());
+    c.relay.password = Some(Password(wrong.clone()));
+    c.max_attempts = 2;
+    let _sender = start(&app, c);
+    wait_until("the retries to be spent", 20, || {
+        outbox(&app, &to)[0].state == "error"
+    });
+    let row = &outbox(&app, &to)[0];
+    assert_eq!(row.attempts, 2);
+    let error = row.last_error.clone().unwrap();
+    assert!(error.contains("535"), "{error}");
+    assert!(!error.contains(&wrong), "{error}");
+    assert!(received(&s, &to).is_empty());
+}
+
+#[test]
+fn a_relay_that_is_down_leaves_the_message_queued_and_nothing_is_lost() {
+    let Some(s) = smtp() else { return };
+    let app = TestApp::spawn();
+    let to = unique("hopper");
+    queue(&app, &to, "Later", "Kept until the relay is back");
+    // A port nobody listens on.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut down = config(&s, &format!("smtp://127.0.0.1:{closed}"), "node-a");
+    down.retry_base = Duration::from_secs(3600);
+    down.retry_max = Duration::from_secs(3600);
+    let sender = start(&app, down);
+    wait_until("the first attempt", 20, || {
+        outbox(&app, &to)[0].attempts == 1
+    });
+    drop(sender);
+    let row = &outbox(&app, &to)[0];
+    // Counted, kept `queued`, and its next attempt is later (by the backoff, jitter at most
+    // halving it).
+    assert_eq!(row.state, "queued");
+    assert!(
+        row.next_attempt_at >= now_ms() + 1_700_000,
+        "{}",
+        row.next_attempt_at
+    );
+    let error = row.last_error.clone().unwrap();
+    assert!(error.contains("attempt 1 of 3"), "{error}");
+    assert!(!error.contains(&s.password));
+    assert_eq!(row.lease_node, None);
+
+    // When the relay is back and the message due, it is sent with the Message-ID it was given
+    // when it was written.
+    app.execute(&format!(
+        "UPDATE mail_outbox SET next_attempt_at = 0 WHERE to_address = '{to}'"
+    ));
+    let _sender = start(&app, config(&s, &s.url, "node-b"));
+    wait_until("the message", 20, || received(&s, &to).len() == 1);
+    let got = &received(&s, &to)[0];
+    assert_eq!(
+        header(got["data"].as_str().unwrap(), "Message-ID"),
+        row.message_id.as_deref()
+    );
+    wait_until("the row to be sent", 10, || {
+        outbox(&app, &to)[0].state == "sent"
+    });
+    assert_eq!(outbox(&app, &to)[0].attempts, 2);
+}
+
+#[test]
+fn two_senders_on_one_database_never_send_one_message_twice() {
+    let Some(s) = smtp() else { return };
+    let app = TestApp::spawn();
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    let addresses: Vec<String> = (0..30)
+        .map(|i| format!("pair-{tag}-{i}@example.com"))
+        .collect();
+    for a in &addresses {
+        queue(&app, a, "One of many", "Once only");
+    }
+    let mut a = config(&s, &s.url, "node-a");
+    let mut b = config(&s, &s.url, "node-b");
+    a.workers = 4;
+    b.workers = 4;
+    let (_a, _b) = (start(&app, a), start(&app, b));
+    wait_until("every message to be sent", 30, || {
+        app.count(
+            &format!("to_address LIKE 'pair-{tag}-%' AND state = 'sent'"),
+            "mail_outbox",
+        ) == 30
+    });
+    // Give a double send time to show.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut ids = std::collections::HashSet::new();
+    for a in &addresses {
+        let got = received(&s, a);
+        assert_eq!(got.len(), 1, "{a} received {} times", got.len());
+        let id = header(got[0]["data"].as_str().unwrap(), "Message-ID")
+            .unwrap()
+            .to_string();
+        assert!(ids.insert(id));
+        assert_eq!(outbox(&app, a)[0].attempts, 1);
+    }
+}
+
+#[test]
+fn starttls_protects_the_conversation_when_required() {
+    let Some(s) = smtp() else { return };
+    let (Ok(url), Ok(ca)) = (
+        std::env::var("COFFER_TEST_SMTP_STARTTLS_URL"),
+        std::env::var("COFFER_TEST_SMTP_CA"),
+    ) else {
+        eprintln!("skipped: no STARTTLS server (COFFER_TEST_SMTP_STARTTLS_URL is unset)");
+        return;
+    };
+    let app = TestApp::spawn();
+    let to = unique("lovelace");
+    queue(&app, &to, "Private", "Over TLS");
+    let mut c = config(&s, &url, "node-a");
+    c.relay = Relay::parse(&url, Some("required")).unwrap();
+    c.relay.user = Some(s.user.clone());
+    c.relay.password = Some(Password(s.password.clone()));
+    c.relay.ca_pem = Some(std::fs::read(ca).unwrap());
+    let _sender = start(&app, c);
+    wait_until("the message", 20, || received(&s, &to).len() == 1);
+    let got = &received(&s, &to)[0];
+    assert_eq!(got["tls"], true);
+    assert_eq!(got["login"], s.user);
+
+    // Without the CA the relay's certificate is refused, and nothing goes in the clear.
+    drop(_sender);
+    std::thread::sleep(Duration::from_millis(200));
+    let other = unique("babbage");
+    queue(&app, &other, "Private", "Not in the clear");
+    let mut untrusting = config(&s, &url, "node-b");
+    untrusting.relay = Relay::parse(&url, Some("required")).unwrap();
+    untrusting.max_attempts = 1;
+    let _untrusting = start(&app, untrusting);
+    wait_until("the refusal", 20, || {
+        outbox(&app, &other)[0].state == "error"
+    });
+    let error = outbox(&app, &other)[0].last_error.clone().unwrap();
+    assert!(
+        error.to_lowercase().contains("tls") || error.contains("certificate"),
+        "{error}"
+    );
+    assert!(received(&s, &other).is_empty());
+}
