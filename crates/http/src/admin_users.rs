@@ -150,7 +150,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(with_links(&st, u, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = crate::schema::AdminUserUpdateBody), responses((status = 200, body = AdminUserView, description = "The updated account; deactivating it or setting its password ends its sessions"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account or role); `ERR_ACCESS_USER` (deactivating oneself or changing one's own role); `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account changed meanwhile"), (status = 422, description = "`ERR_INPUT_REQUIRED`/`ERR_INPUT_INVALID_FORMAT` (name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId; `suspended` and `deactivated` differing), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = Option<crate::schema::AdminUserUpdateBody>, description = "Only the fields to change; none changes nothing"), responses((status = 200, body = AdminUserView, description = "The updated account; deactivating it or setting its password ends its sessions"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account or role); `ERR_ACCESS_USER` (deactivating oneself or changing one's own role); `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account changed meanwhile"), (status = 422, description = "`ERR_INPUT_REQUIRED`/`ERR_INPUT_INVALID_FORMAT` (name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId; `suspended` and `deactivated` differing), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
 pub async fn update(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
@@ -250,7 +250,7 @@ fn settings_links(st: &AppState, id: &str, mut v: UserSettingsView, on: bool) ->
     v
 }
 
-#[utoipa::path(get, path = "/rest/users/{id}/settings", tag = "users", params(("id" = String, Path, description = "The caller's own user id")), responses((status = 200, body = UserSettingsView, description = "The user's settings"), (status = 403, description = "`ERR_ACCESS_USER`: another user's settings")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/{id}/settings", tag = "users", params(("id" = String, Path, description = "The caller's own user id")), responses((status = 200, body = UserSettingsView, description = "The user's settings"), (status = 403, description = "`ERR_ACCESS_USER`: another user's settings"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: not a user id")), security(("bearer" = [])))]
 pub async fn settings(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -264,7 +264,7 @@ pub async fn settings(
     Ok(HttpResponse::Ok().json(settings_links(&st, &id, v, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/users/{id}/settings", tag = "users", params(("id" = String, Path, description = "The caller's own user id")), request_body(content = crate::schema::UserSettingsBody), responses((status = 200, body = UserSettingsView, description = "The updated settings"), (status = 403, description = "`ERR_ACCESS_USER`: another user's settings"), (status = 422, description = "`ERR_INPUT_MIN_VALUE` (languageId), `ERR_INVALID_PARAMETER` (locationId unknown), `ERR_INPUT_INVALID_FORMAT` (too long, control characters), a field of the wrong type")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/users/{id}/settings", tag = "users", params(("id" = String, Path, description = "The caller's own user id")), request_body(content = Option<crate::schema::UserSettingsBody>, description = "Only the fields to change; none changes nothing"), responses((status = 200, body = UserSettingsView, description = "The updated settings"), (status = 403, description = "`ERR_ACCESS_USER`: another user's settings"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: not a user id"), (status = 422, description = "`ERR_INPUT_MIN_VALUE` (languageId), `ERR_INVALID_PARAMETER` (locationId unknown), `ERR_INPUT_INVALID_FORMAT` (too long, control characters), a field of the wrong type")), security(("bearer" = [])))]
 pub async fn update_settings(
     Caller(c): Caller,
     st: Data<AppState>,
