@@ -81,7 +81,7 @@ pub fn live_child(conn: &mut DbConn, parent: &str, folded: &str) -> StoreResult<
 }
 
 /// What a listing of a folder's children asks for.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ChildQuery {
     /// `d` or `f`; both when absent.
     pub kind: Option<String>,

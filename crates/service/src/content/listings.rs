@@ -48,7 +48,7 @@ pub struct Key {
     folder: String,
     user: String,
     access: Access,
-    query: String,
+    query: ChildQuery,
 }
 
 impl Key {
@@ -57,12 +57,13 @@ impl Key {
             folder: folder.to_string(),
             user: user.to_string(),
             access,
-            query: format!("{q:?}"),
+            query: q.clone(),
         }
     }
 
     fn size(&self) -> usize {
-        self.folder.len() + self.user.len() + self.query.len()
+        // The query's own bytes are few and bounded; counted as a fixed overhead.
+        self.folder.len() + self.user.len() + 256
     }
 }
 
