@@ -8,6 +8,7 @@ pub mod email;
 pub mod input;
 pub mod ldap;
 pub mod list;
+pub mod mail;
 pub mod net;
 pub mod password;
 pub mod role;

@@ -138,6 +138,16 @@ catalogue! {
     LicenseMaxUploadSize => ("ERR_LICENSE_MAX_UPLOAD_SIZE", 422, "The upload is larger than the maximum upload size."),
     LicenseExpired => ("ERR_LICENSE_EXPIRED", 422, "The license has expired."),
     SystemNoAvailableStorageHosts => ("ERR_SYSTEM_NO_AVAILABLE_STORAGE_HOSTS", 422, "No storage host is available."),
+    // Mail: the codes the reference description gives the mail endpoints.
+    AccessNotSender => ("ERR_ACCESS_NOT_SENDER", 403, "Only the sender may do this."),
+    EntityEmailNotDraft => ("ERR_ENTITY_EMAIL_NOT_DRAFT", 403, "The email is not a draft."),
+    EntityEmailIsSent => ("ERR_ENTITY_EMAIL_IS_SENT", 403, "The email has been sent."),
+    EntityEmailIsNotCompleted => ("ERR_ENTITY_EMAIL_IS_NOT_COMPLETED", 403, "The email is still being sent."),
+    EntityIsDeletedAttachment => ("ERR_ENTITY_IS_DELETED_ATTACHMENT", 403, "The attachment has been deleted."),
+    InputEmailWithNoRecipientsNotAllowed => ("ERR_INPUT_EMAIL_WITH_NO_RECIPIENTS_NOT_ALLOWED", 403, "An email needs at least one recipient."),
+    InputSecureBodyWithNoAuthNotAllowed => ("ERR_INPUT_SECURE_BODY_WITH_NO_AUTH_NOT_ALLOWED", 403, "A secure body needs an access level that asks for sign-in."),
+    InputExceedsMaxValue => ("ERR_INPUT_EXCEEDS_MAX_VALUE", 422, "The value exceeds the maximum."),
+    InputPastDate => ("ERR_INPUT_PAST_DATE", 422, "The date is in the past."),
     // Coffer's own codes, for conditions the interface gives no code for.
     RequestMethodNotAllowed => ("ERR_REQUEST_METHOD_NOT_ALLOWED", 405, "The method is not allowed for this endpoint."),
     RequestTooLarge => ("ERR_REQUEST_TOO_LARGE", 413, "The request body is too large."),

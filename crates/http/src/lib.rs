@@ -12,6 +12,7 @@ pub mod error;
 pub mod external_dl;
 pub mod extract;
 pub mod locations;
+pub mod mail;
 pub mod middleware;
 pub mod oauth;
 pub mod openapi;
@@ -53,6 +54,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(clients::routes)
                 .configure(locations::routes)
                 .configure(contacts::routes)
+                .configure(mail::routes)
                 .configure(external_dl::routes)
                 .configure(content::routes)
                 .configure(transfer::routes)

@@ -1106,3 +1106,49 @@ pub struct UserSettingsBody {
     mobile_key_store: Option<String>,
     add_links: Option<bool>,
 }
+
+/// `sendFile`: a new email, or the changes to a draft.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SendFileBody {
+    /// Addresses; with `cc` and `bcc` at most 500 in all, each counted once.
+    to: Option<Vec<String>>,
+    cc: Option<Vec<String>>,
+    bcc: Option<Vec<String>>,
+    /// Ids of files the caller may download; their current versions are attached.
+    #[schema(max_items = 100)]
+    files: Option<Vec<String>>,
+    /// `verify_recipient` (the default; `otp` and `email_otp` mean the same), `no_auth`,
+    /// `internal` or `anyone_auth`.
+    acl: Option<String>,
+    /// `YYYY-MM-DD`: the links work until the end of that day (UTC); not in the past.
+    expire: Option<String>,
+    /// Keep it as a draft.
+    draft: Option<bool>,
+    /// Files still uploading: keep it as a draft.
+    uploading: Option<bool>,
+    /// Leave the body out of the message outside recipients receive.
+    secure_body: Option<bool>,
+    /// A copy in the sender's own inbox.
+    self_copy: Option<bool>,
+    /// The files' SHA3-256 in the message outside recipients receive.
+    include_fingerprint: Option<bool>,
+    /// An email the caller sees (a reply or a forward).
+    parent_email_id: Option<String>,
+    /// `original`, `forward`, `reply` or `resend`.
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    /// At most 1,000,000 bytes; formatting tags only (`b`, `i`, `u`, `p`, `br`, lists, headings,
+    /// links to http, https or mailto addresses).
+    body: Option<String>,
+    #[schema(max_length = 998)]
+    subject: Option<String>,
+    /// Send as this shared mailbox (the caller must be an active member).
+    shared_mailbox_id: Option<String>,
+    preview: Option<bool>,
+    watermark: Option<String>,
+    is_self_return_receipt: Option<bool>,
+    return_receipts: Option<Vec<String>>,
+    tracking_access: Option<Vec<String>>,
+    notify_expired: Option<bool>,
+}

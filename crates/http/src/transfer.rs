@@ -70,7 +70,7 @@ pub const UPLOADS: ListSpec = ListSpec {
     bulk: false,
 };
 
-fn initiate_input(body: &serde_json::Value) -> Result<InitiateInput, RestError> {
+pub(crate) fn initiate_input(body: &serde_json::Value) -> Result<InitiateInput, RestError> {
     let f = Fields::of(body)?;
     let date = |name: &str| -> Result<Option<i64>, RestError> {
         match f.opt_str(name)? {
@@ -610,6 +610,29 @@ async fn serve(
     d: files::Download,
     inline: bool,
 ) -> Result<HttpResponse, RestError> {
+    serve_as(st, req, Served::File(user_id), d, inline).await
+}
+
+/// Which event a served download records.
+pub(crate) enum Served<'a> {
+    /// A file of the content tree, by this user (`filesystem.file.download`).
+    File(&'a str),
+    /// An email's attachment, by this user or by an outside recipient
+    /// (`mail.attachment.download`).
+    Mail {
+        actor: Option<&'a str>,
+        email_id: &'a str,
+    },
+}
+
+/// As [`serve`], recording the download as `served` says.
+pub(crate) async fn serve_as(
+    st: &AppState,
+    req: &HttpRequest,
+    served: Served<'_>,
+    d: files::Download,
+    inline: bool,
+) -> Result<HttpResponse, RestError> {
     let etag = rules::etag(&d.blob, &d.version_id);
     let if_none = req
         .headers()
@@ -650,8 +673,14 @@ async fn serve(
     } else {
         Some(files::read(&st.ctx, &d, span).await?)
     };
-    if !d.preview {
-        files::record_download(&st.ctx, user_id, &d, span.is_some()).await?;
+    match served {
+        _ if d.preview => {}
+        Served::File(user_id) => {
+            files::record_download(&st.ctx, user_id, &d, span.is_some()).await?;
+        }
+        Served::Mail { actor, email_id } => {
+            coffer_service::mail::record_download(&st.ctx, actor, email_id, &d).await?;
+        }
     }
     let inline = inline && rules::serve_inline(&d.mime);
     let mut res = HttpResponse::build(status);

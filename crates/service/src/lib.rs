@@ -16,6 +16,7 @@ pub mod directory;
 pub mod events;
 pub mod external_dls;
 pub mod locations;
+pub mod mail;
 pub mod oauth;
 pub mod scim;
 pub mod scim_tokens;

@@ -17,6 +17,7 @@ pub mod contacts;
 pub mod content;
 pub mod deliveries;
 pub mod devices;
+pub mod emails;
 pub mod events;
 pub mod external_dls;
 pub mod filter;

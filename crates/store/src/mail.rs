@@ -97,7 +97,7 @@ pub struct Attempt {
 pub fn record(conn: &mut DbConn, node: &str, a: &Attempt) -> StoreResult<bool> {
     let error: Option<String> = a.error.as_ref().map(|e| e.chars().take(1000).collect());
     let sent_at = (a.state == "sent").then_some(a.now);
-    Ok(db_run!(conn => diesel::update(mail_outbox::table
+    let done = db_run!(conn => diesel::update(mail_outbox::table
         .find(&a.id)
         .filter(mail_outbox::state.eq("queued"))
         .filter(mail_outbox::lease_node.eq(node)))
@@ -112,7 +112,15 @@ pub fn record(conn: &mut DbConn, node: &str, a: &Attempt) -> StoreResult<bool> {
             mail_outbox::message_id.eq(&a.message_id),
         ))
         .execute(conn))?
-        == 1)
+        == 1;
+    // A message to an outside recipient of an email: the email is sent once all of its
+    // messages are, or in error once one failed for good.
+    if done && a.state != "queued" {
+        if let Some(email) = crate::emails::email_of_message(conn, &a.id)? {
+            crate::emails::settle(conn, &email, a.now)?;
+        }
+    }
+    Ok(done)
 }
 
 /// One message.

@@ -476,6 +476,8 @@ pub struct Upload {
     pub created_at: i64,
     pub updated_at: i64,
     pub expires_at: i64,
+    /// The draft the uploaded file attaches to.
+    pub email_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Insertable)]
@@ -495,6 +497,7 @@ pub struct NewUpload {
     pub created_at: i64,
     pub updated_at: i64,
     pub expires_at: i64,
+    pub email_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

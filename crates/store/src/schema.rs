@@ -340,6 +340,7 @@ diesel::table! {
         last_error -> Nullable<Text>,
         sent_at -> Nullable<BigInt>,
         message_id -> Nullable<Text>,
+        email_id -> Nullable<Text>,
     }
 }
 
@@ -476,6 +477,7 @@ diesel::table! {
         created_at -> BigInt,
         updated_at -> BigInt,
         expires_at -> BigInt,
+        email_id -> Nullable<Text>,
     }
 }
 
@@ -553,3 +555,79 @@ diesel::table! {
 
 diesel::joinable!(contact_items -> contacts (contact_id));
 diesel::joinable!(contact_items -> external_dls (email));
+
+diesel::table! {
+    emails (id) {
+        id -> Text,
+        sender_id -> Text,
+        actor_id -> Text,
+        status -> Text,
+        kind -> Text,
+        subject -> Text,
+        body -> Text,
+        acl -> Text,
+        secure_body -> Bool,
+        self_copy -> Bool,
+        include_fingerprint -> Bool,
+        expire_at -> Nullable<BigInt>,
+        parent_email_id -> Nullable<Text>,
+        web_form_id -> Nullable<Text>,
+        web_form_fields -> Nullable<Text>,
+        error -> Nullable<Text>,
+        created_at -> BigInt,
+        modified_at -> BigInt,
+        sent_at -> Nullable<BigInt>,
+        withdrawn_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    email_recipients (email_id, position) {
+        email_id -> Text,
+        position -> Integer,
+        kind -> Integer,
+        address -> Text,
+        user_id -> Nullable<Text>,
+        ref_hash -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    email_attachments (id) {
+        id -> Text,
+        email_id -> Text,
+        position -> Integer,
+        file_id -> Text,
+        version_id -> Text,
+        blob_id -> Text,
+        name -> Text,
+        size -> BigInt,
+        mime -> Text,
+        created_at -> BigInt,
+        withdrawn -> Bool,
+    }
+}
+
+diesel::table! {
+    mailbox_entries (user_id, email_id, role) {
+        user_id -> Text,
+        email_id -> Text,
+        role -> Text,
+        bucket -> Text,
+        is_read -> Bool,
+        trashed_at -> Nullable<BigInt>,
+        created_at -> BigInt,
+        modified_at -> BigInt,
+    }
+}
+
+diesel::joinable!(mailbox_entries -> emails (email_id));
+diesel::joinable!(email_recipients -> emails (email_id));
+diesel::joinable!(email_attachments -> emails (email_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    emails,
+    mailbox_entries,
+    email_recipients,
+    email_attachments,
+    users
+);

@@ -45,6 +45,30 @@ pub fn initiate(
     file_id: Option<&str>,
     input: &InitiateInput,
 ) -> Result<UploadView> {
+    initiate_for(ctx, user_id, folder_id, file_id, None, input)
+}
+
+/// Opens a chunked upload whose file attaches to the caller's draft `email_id` when it
+/// completes (`POST /rest/mail/{id}/actions/initiateUpload`); the file is stored in the caller's
+/// system folder for mail attachments.
+pub fn initiate_for_mail(
+    ctx: &Ctx,
+    user_id: &str,
+    email_id: &str,
+    input: &InitiateInput,
+) -> Result<UploadView> {
+    let folder = crate::mail::upload_folder(ctx, user_id, email_id)?;
+    initiate_for(ctx, user_id, Some(&folder), None, Some(email_id), input)
+}
+
+fn initiate_for(
+    ctx: &Ctx,
+    user_id: &str,
+    folder_id: Option<&str>,
+    file_id: Option<&str>,
+    email_id: Option<&str>,
+    input: &InitiateInput,
+) -> Result<UploadView> {
     if let Some(n) = input.total_chunks {
         if n < 1 {
             return Err(ApiError::field(ErrorCode::InputMinValue, "totalChunks").into());
@@ -95,6 +119,7 @@ pub fn initiate(
                 created_at: t,
                 updated_at: t,
                 expires_at: t + limits.upload_timeout,
+                email_id: email_id.map(str::to_string),
             },
         )?;
         let u = coffer_store::content::upload(c, id)?.ok_or_else(super::not_found)?;
@@ -413,11 +438,15 @@ async fn complete(ctx: &Ctx, user_id: &str, upload: &Upload, chunks: u32) -> Res
     let user = user_id.to_string();
     let ctx2 = ctx.clone();
     let id = upload.id;
+    let email = upload.email_id.clone();
     let kept = stored.clone();
     let file = match ctx
         .write_owned(move |c| {
             let file = files::commit(c, &ctx2, &user, &target, &stored)?;
             coffer_store::content::finish_upload(c, id, &file.id, now())?;
+            if let Some(email) = &email {
+                crate::mail::attach_uploaded(c, email, &file)?;
+            }
             Ok(file)
         })
         .await

@@ -1,0 +1,513 @@
+//! The rules of secure mail that need no storage: reading a `sendFile` body, the limits, the
+//! access levels, and the HTML a message body may carry (docs/mail.md).
+
+use crate::email::Email;
+use crate::input::Fields;
+use coffer_errors::{ApiError, ErrorCode};
+use serde_json::Value;
+
+/// At most this many recipients (to, cc and bcc together) per email.
+pub const MAX_RECIPIENTS: usize = 500;
+/// At most this many files per email.
+pub const MAX_FILES: usize = 100;
+/// A subject has at most this many characters (RFC 5322's line limit).
+pub const SUBJECT_MAX_CHARS: usize = 998;
+/// A body has at most this many bytes.
+pub const BODY_MAX_BYTES: usize = 1_000_000;
+/// Links expire at most this many days ahead.
+pub const EXPIRE_MAX_DAYS: i64 = 3650;
+
+/// Who may open an email through its links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acl {
+    /// The link alone.
+    NoAuth,
+    /// Only recipients who have an account and sign in.
+    Internal,
+    /// A recipient who signs in, or (with no account) proves the address by a code.
+    AnyoneAuth,
+    /// The recipient proves the address with a one-time code sent to it (`otp` and
+    /// `email_otp` are this level's code step and mean the same here).
+    VerifyRecipient,
+}
+
+impl Acl {
+    pub fn parse(s: &str) -> Option<Acl> {
+        Some(match s {
+            "no_auth" => Acl::NoAuth,
+            "internal" => Acl::Internal,
+            "anyone_auth" => Acl::AnyoneAuth,
+            "verify_recipient" | "otp" | "email_otp" => Acl::VerifyRecipient,
+            _ => return None,
+        })
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Acl::NoAuth => "no_auth",
+            Acl::Internal => "internal",
+            Acl::AnyoneAuth => "anyone_auth",
+            Acl::VerifyRecipient => "verify_recipient",
+        }
+    }
+}
+
+/// What `POST /rest/mail/actions/sendFile` (and its `PUT` on a draft) carries.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SendInput {
+    /// `(kind, address)`: 0 to, 1 cc, 2 bcc; lower-cased, each address once.
+    pub recipients: Vec<(i32, String)>,
+    pub files: Vec<String>,
+    pub acl: Option<Acl>,
+    /// The end of the day given (Unix seconds, UTC).
+    pub expire_at: Option<i64>,
+    pub draft: bool,
+    pub secure_body: bool,
+    pub self_copy: bool,
+    pub include_fingerprint: bool,
+    pub parent_email_id: Option<String>,
+    pub kind: String,
+    pub body: String,
+    pub subject: String,
+    pub shared_mailbox_id: Option<String>,
+    pub uploading: bool,
+}
+
+fn invalid(field: &str, why: &str) -> ApiError {
+    ApiError::field(ErrorCode::InvalidParameter, field)
+        .with_message(format!("The parameter is invalid ({field}: {why})."))
+}
+
+fn too_many(field: &str, why: &str) -> ApiError {
+    ApiError::field(ErrorCode::InputExceedsMaxValue, field)
+        .with_message(format!("The value exceeds the maximum ({field}: {why})."))
+}
+
+/// Reads a `sendFile` body. `now` (Unix seconds) judges the expiry date.
+pub fn parse_send(body: &Value, now: i64) -> Result<SendInput, ApiError> {
+    let f = Fields::of(body)?;
+    let mut out = SendInput {
+        kind: "original".into(),
+        ..SendInput::default()
+    };
+    for (kind, field) in [(0, "to"), (1, "cc"), (2, "bcc")] {
+        let Some(list) = f.opt_array(field)? else {
+            continue;
+        };
+        for (i, v) in list.iter().enumerate() {
+            let name = format!("{field}[{i}]");
+            let s = v
+                .as_str()
+                .ok_or_else(|| invalid(&name, "an address is a string"))?;
+            let e = Email::parse(s).map_err(|_| invalid(&name, "not an email address"))?;
+            let e = e.into_string();
+            if !out.recipients.iter().any(|(_, a)| *a == e) {
+                out.recipients.push((kind, e));
+            }
+            if out.recipients.len() > MAX_RECIPIENTS {
+                return Err(too_many(field, "at most 500 recipients"));
+            }
+        }
+    }
+    if let Some(list) = f.opt_array("files")? {
+        if list.len() > MAX_FILES {
+            return Err(too_many("files", "at most 100 files"));
+        }
+        for (i, v) in list.iter().enumerate() {
+            let id = v
+                .as_str()
+                .ok_or_else(|| invalid(&format!("files[{i}]"), "a file id is a string"))?;
+            if !out.files.iter().any(|x| x == id) {
+                out.files.push(id.to_string());
+            }
+        }
+    }
+    if let Some(a) = f.opt_str("acl")? {
+        out.acl = Some(Acl::parse(a).ok_or_else(|| {
+            ApiError::field(ErrorCode::InputNotInList, "acl").with_message(
+                "The value is not in the allowed list (acl: verify_recipient, no_auth, otp, internal, anyone_auth, email_otp).",
+            )
+        })?);
+    }
+    if let Some(d) = f.opt_str("expire")? {
+        let end = parse_expire(d)?;
+        if end < now {
+            return Err(ApiError::field(ErrorCode::InputPastDate, "expire"));
+        }
+        if end > now + EXPIRE_MAX_DAYS * 86_400 {
+            return Err(too_many("expire", "at most ten years ahead"));
+        }
+        out.expire_at = Some(end);
+    }
+    out.draft = f.opt_bool("draft")?.unwrap_or(false);
+    out.secure_body = f.opt_bool("secureBody")?.unwrap_or(false);
+    out.self_copy = f.opt_bool("selfCopy")?.unwrap_or(false);
+    out.include_fingerprint = f.opt_bool("includeFingerprint")?.unwrap_or(false);
+    out.uploading = f.opt_bool("uploading")?.unwrap_or(false);
+    // Accepted for the clients that send them; Coffer has no use for them yet (docs/mail.md).
+    for name in ["preview", "isSelfReturnReceipt", "notifyExpired"] {
+        f.opt_bool(name)?;
+    }
+    f.opt_str("watermark")?;
+    for name in ["returnReceipts", "trackingAccess"] {
+        f.opt_array(name)?;
+    }
+    if let Some(t) = f.opt_str("type")? {
+        if !matches!(t, "original" | "forward" | "reply" | "resend") {
+            return Err(ApiError::field(ErrorCode::InputNotInList, "type"));
+        }
+        out.kind = t.to_string();
+    }
+    out.parent_email_id = f.opt_str("parentEmailId")?.map(str::to_string);
+    if let Some(s) = f.opt_str("subject")? {
+        if s.chars().count() > SUBJECT_MAX_CHARS {
+            return Err(too_many("subject", "at most 998 characters"));
+        }
+        out.subject = s.trim().to_string();
+    }
+    if let Some(b) = f.opt_text("body")? {
+        if b.len() > BODY_MAX_BYTES {
+            return Err(too_many("body", "at most 1,000,000 bytes"));
+        }
+        check_body(b)?;
+        out.body = b.to_string();
+    }
+    out.shared_mailbox_id = f.opt_str("sharedMailboxId")?.map(str::to_string);
+    Ok(out)
+}
+
+/// `YYYY-MM-DD` (or an RFC 3339 time, of whose day) → the last second of that day, UTC.
+fn parse_expire(s: &str) -> Result<i64, ApiError> {
+    let bad = || ApiError::field(ErrorCode::InputInvalidDate, "expire");
+    let day = s.get(..10).ok_or_else(bad)?;
+    if s.len() > 10
+        && time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).is_err()
+    {
+        return Err(bad());
+    }
+    let fmt = time::macros::format_description!("[year]-[month]-[day]");
+    let d = time::Date::parse(day, &fmt).map_err(|_| bad())?;
+    Ok(d.midnight().assume_utc().unix_timestamp() + 86_399)
+}
+
+/// The tags a body may carry: formatting only.
+const TAGS: &[&str] = &[
+    "a",
+    "b",
+    "blockquote",
+    "br",
+    "div",
+    "em",
+    "h1",
+    "h2",
+    "h3",
+    "hr",
+    "i",
+    "li",
+    "ol",
+    "p",
+    "pre",
+    "s",
+    "span",
+    "strong",
+    "sub",
+    "sup",
+    "u",
+    "ul",
+];
+
+/// One piece of a body.
+#[derive(Debug, PartialEq, Eq)]
+enum Piece<'a> {
+    Text(&'a str),
+    /// An allowed tag: its name, whether it closes, and an `a`'s link.
+    Tag {
+        name: String,
+        close: bool,
+        href: Option<String>,
+    },
+}
+
+fn html_error(why: &str) -> ApiError {
+    ApiError::field(ErrorCode::InputHtmlTagsInvalid, "body").with_message(format!(
+        "The text contains HTML tags that are not allowed (body: {why})."
+    ))
+}
+
+/// Splits a body into text and allowed tags; anything else that a browser could read as markup
+/// (another tag, an attribute other than an `a`'s `href`, a script URL, a comment, a
+/// declaration) is refused, so no body can run script in a recipient's page.
+fn pieces(body: &str) -> Result<Vec<Piece<'_>>, ApiError> {
+    let mut out = Vec::new();
+    let mut rest = body;
+    while let Some(i) = rest.find('<') {
+        if i > 0 {
+            out.push(Piece::Text(&rest[..i]));
+        }
+        let after = &rest[i + 1..];
+        // A `<` not followed by a letter or `/` is text (`a < b`).
+        let starts_tag = after
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '/' || c == '!' || c == '?');
+        if !starts_tag {
+            out.push(Piece::Text("<"));
+            rest = after;
+            continue;
+        }
+        let end = after
+            .find('>')
+            .ok_or_else(|| html_error("a tag is not closed"))?;
+        let inner = &after[..end];
+        if inner.contains('<') {
+            return Err(html_error("a tag is not closed"));
+        }
+        out.push(tag(inner)?);
+        rest = &after[end + 1..];
+    }
+    if !rest.is_empty() {
+        out.push(Piece::Text(rest));
+    }
+    Ok(out)
+}
+
+fn tag(inner: &str) -> Result<Piece<'static>, ApiError> {
+    let (close, inner) = match inner.strip_prefix('/') {
+        Some(r) => (true, r),
+        None => (false, inner),
+    };
+    let inner = inner.trim_end().trim_end_matches('/').trim_end();
+    let name_end = inner
+        .find(|c: char| !c.is_ascii_alphanumeric())
+        .unwrap_or(inner.len());
+    let name = inner[..name_end].to_ascii_lowercase();
+    if !TAGS.contains(&name.as_str()) {
+        return Err(html_error(&format!("<{name}> is not allowed")));
+    }
+    let attrs = inner[name_end..].trim();
+    if close && !attrs.is_empty() {
+        return Err(html_error("a closing tag has attributes"));
+    }
+    let mut href = None;
+    if !attrs.is_empty() {
+        if name != "a" {
+            return Err(html_error("only a link's href is allowed as an attribute"));
+        }
+        let value = attrs
+            .strip_prefix("href")
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix('='))
+            .map(str::trim_start)
+            .ok_or_else(|| html_error("only a link's href is allowed as an attribute"))?;
+        let v = match value.chars().next() {
+            Some(q @ ('"' | '\'')) => {
+                let body = &value[1..];
+                let end = body
+                    .find(q)
+                    .ok_or_else(|| html_error("an attribute is not closed"))?;
+                if !body[end + 1..].trim().is_empty() {
+                    return Err(html_error("only a link's href is allowed as an attribute"));
+                }
+                &body[..end]
+            }
+            _ => {
+                if value.contains(char::is_whitespace) {
+                    return Err(html_error("only a link's href is allowed as an attribute"));
+                }
+                value
+            }
+        };
+        let lower = v.trim().to_ascii_lowercase();
+        if !(lower.starts_with("https://")
+            || lower.starts_with("http://")
+            || lower.starts_with("mailto:"))
+            || v.contains(['&', '"', '\'', '<', '>', '`'])
+            || v.chars().any(|c| c.is_control() || c.is_whitespace())
+        {
+            return Err(html_error(
+                "a link goes to http, https or mailto addresses only",
+            ));
+        }
+        href = Some(v.trim().to_string());
+    }
+    Ok(Piece::Tag { name, close, href })
+}
+
+/// Refuses a body whose markup goes beyond formatting (422 `ERR_INPUT_HTML_TAGS_INVALID`).
+pub fn check_body(body: &str) -> Result<(), ApiError> {
+    pieces(body).map(|_| ())
+}
+
+/// Escapes text for HTML.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A checked body as HTML, rebuilt from its pieces: text escaped (line breaks kept), each
+/// allowed tag written anew with nothing but its name and a link's checked address. A body that
+/// fails [`check_body`] shows as escaped text.
+pub fn body_html(body: &str) -> String {
+    let Ok(ps) = pieces(body) else {
+        return escape(body).replace('\n', "<br>");
+    };
+    let mut out = String::with_capacity(body.len() + 16);
+    for p in ps {
+        match p {
+            Piece::Text(t) => out.push_str(&escape(t).replace('\n', "<br>")),
+            Piece::Tag { name, close, href } => {
+                out.push('<');
+                if close {
+                    out.push('/');
+                }
+                out.push_str(&name);
+                if let Some(h) = href {
+                    out.push_str(" href=\"");
+                    out.push_str(&escape(&h));
+                    out.push_str("\" rel=\"noopener noreferrer nofollow\"");
+                }
+                out.push('>');
+            }
+        }
+    }
+    out
+}
+
+/// A body as plain text (its tags dropped), for the message an outside recipient receives.
+pub fn body_text(body: &str) -> String {
+    match pieces(body) {
+        Ok(ps) => ps
+            .into_iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.to_string(),
+                Piece::Tag { name, close, .. } => match (name.as_str(), close) {
+                    ("br", _) | ("p", true) | ("div", true) | ("li", true) => "\n".into(),
+                    _ => String::new(),
+                },
+            })
+            .collect(),
+        Err(_) => body.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const NOW: i64 = 1_790_000_000; // 2026-09-21
+
+    #[test]
+    fn reads_recipients_once_each_in_order() {
+        let s = parse_send(
+            &json!({"to": ["A@x.io", "b@x.io"], "cc": ["a@x.io", "c@x.io"], "bcc": ["d@x.io"]}),
+            NOW,
+        )
+        .unwrap();
+        assert_eq!(
+            s.recipients,
+            vec![
+                (0, "a@x.io".to_string()),
+                (0, "b@x.io".into()),
+                (1, "c@x.io".into()),
+                (2, "d@x.io".into())
+            ]
+        );
+        assert_eq!(s.kind, "original");
+        assert!(!s.draft);
+    }
+
+    #[test]
+    fn refuses_bad_input_with_the_catalogue_codes() {
+        let code = |v: Value| parse_send(&v, NOW).unwrap_err().code;
+        assert_eq!(code(json!({"to": ["nope"]})), ErrorCode::InvalidParameter);
+        assert_eq!(code(json!({"to": "a@x.io"})), ErrorCode::InputNotArray);
+        assert_eq!(code(json!({"acl": "public"})), ErrorCode::InputNotInList);
+        assert_eq!(
+            code(json!({"expire": "2020-01-01"})),
+            ErrorCode::InputPastDate
+        );
+        assert_eq!(
+            code(json!({"expire": "tomorrow"})),
+            ErrorCode::InputInvalidDate
+        );
+        assert_eq!(
+            code(json!({"expire": "2026-13-01"})),
+            ErrorCode::InputInvalidDate
+        );
+        assert_eq!(
+            code(json!({"subject": "x".repeat(999)})),
+            ErrorCode::InputExceedsMaxValue
+        );
+        assert_eq!(
+            code(json!({"subject": "two\nlines"})),
+            ErrorCode::InputInvalidFormat
+        );
+        let many: Vec<String> = (0..501).map(|i| format!("u{i}@x.io")).collect();
+        assert_eq!(code(json!({"to": many})), ErrorCode::InputExceedsMaxValue);
+        assert_eq!(code(json!({"type": "spam"})), ErrorCode::InputNotInList);
+        assert_eq!(code(json!([])), ErrorCode::RequestInvalidJson);
+    }
+
+    #[test]
+    fn an_expiry_is_the_end_of_its_day() {
+        let s = parse_send(&json!({"expire": "2026-09-22"}), NOW).unwrap();
+        assert_eq!(s.expire_at, Some(1_790_121_599));
+        let today = parse_send(&json!({"expire": "2026-09-21"}), NOW).unwrap();
+        assert!(today.expire_at.unwrap() >= NOW);
+    }
+
+    #[test]
+    fn bodies_with_formatting_pass_and_render_rebuilt() {
+        let b = "Hello <b>Ann</b>,<br/>see <a href=\"https://x.io/a?b=1\">this</a>.\n1 < 2";
+        check_body(b).unwrap();
+        assert_eq!(
+            body_html(b),
+            "Hello <b>Ann</b>,<br>see <a href=\"https://x.io/a?b=1\" rel=\"noopener noreferrer nofollow\">this</a>.<br>1 &lt; 2"
+        );
+        assert_eq!(body_text(b), "Hello Ann,\nsee this.\n1 < 2");
+    }
+
+    #[test]
+    fn bodies_that_could_run_script_are_refused() {
+        for b in [
+            "<script>alert(1)</script>",
+            "<img src=x onerror=alert(1)>",
+            "<b onclick=\"x()\">hi</b>",
+            "<a href=\"javascript:alert(1)\">x</a>",
+            "<a href=\" javascript:alert(1)\">x</a>",
+            "<a href=https://x.io onmouseover=y>x</a>",
+            "<svg/onload=alert(1)>",
+            "<!-- x --><script>",
+            "<iframe src=https://x.io>",
+            "<a href=\"https://x.io\"\"onclick=x>y</a>",
+            "<b <script>>",
+            "<style>body{}</style>",
+            "<a href='data:text/html,x'>x</a>",
+            "<p",
+        ] {
+            assert_eq!(
+                check_body(b).unwrap_err().code,
+                ErrorCode::InputHtmlTagsInvalid,
+                "{b}"
+            );
+            assert!(!body_html(b).contains("<s"), "{b}");
+        }
+    }
+
+    #[test]
+    fn acl_names() {
+        assert_eq!(Acl::parse("otp"), Some(Acl::VerifyRecipient));
+        assert_eq!(Acl::parse("no_auth").unwrap().as_str(), "no_auth");
+        assert_eq!(Acl::parse("x"), None);
+    }
+}

@@ -1,0 +1,538 @@
+//! `/rest/mail`: secure mail (docs/mail.md). Handlers read the query and body and call
+//! `coffer_service::mail`, which decides who may see and change what.
+
+use crate::content::parse_date;
+use crate::error::RestError;
+use crate::extract::{Caller, JsonBody, QueryPairs};
+use crate::respond::with_metadata;
+use crate::state::{blocking, AppState};
+use crate::transfer::{initiate_input, serve_as, Served};
+use actix_web::web::{self, Data, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListQuery, ListSpec, Op};
+use coffer_errors::{ApiError, ErrorCode};
+use coffer_service::mail::{self as svc, BulkResult};
+use coffer_service::mail::{Bucket, MailQuery};
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/mail/actions/sendFile").route(web::post().to(send)))
+        .service(web::resource("/mail/actions/counters").route(web::get().to(counters)))
+        .service(web::resource("/mail/actions/read").route(web::patch().to(read)))
+        .service(web::resource("/mail/actions/unread").route(web::patch().to(unread)))
+        .service(web::resource("/mail/actions/trash").route(web::patch().to(trash)))
+        .service(web::resource("/mail").route(web::get().to(list)))
+        .service(
+            web::resource("/mail/{id}")
+                .route(web::get().to(get))
+                .route(web::delete().to(delete)),
+        )
+        .service(web::resource("/mail/{id}/actions/sendFile").route(web::put().to(send_draft)))
+        .service(
+            web::resource("/mail/{id}/actions/initiateUpload")
+                .route(web::post().to(initiate_upload)),
+        )
+        .service(web::resource("/mail/{id}/recipients").route(web::get().to(recipients)))
+        .service(web::resource("/mail/{id}/attachments").route(web::get().to(attachments)))
+        .service(
+            web::resource("/mail/{email_id}/attachments/{id}/content")
+                .route(web::get().to(attachment_content)),
+        );
+}
+
+const TEXT_EQ_IN: &[Op] = &[Op::Eq, Op::In];
+const DATES: &[Op] = &[Op::Eq, Op::Gt, Op::Gte, Op::Lt, Op::Lte];
+
+pub const LIST: ListSpec = ListSpec {
+    filters: &[
+        FieldSpec {
+            name: "senderId",
+            kind: Kind::Text,
+            ops: TEXT_EQ_IN,
+        },
+        FieldSpec {
+            name: "emailPackageId",
+            kind: Kind::Text,
+            ops: TEXT_EQ_IN,
+        },
+        FieldSpec {
+            name: "templateId",
+            kind: Kind::Int,
+            ops: TEXT_EQ_IN,
+        },
+        FieldSpec {
+            name: "isRecipient",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "read",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "deleted",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "isPreview",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "isUserSent",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "date",
+            kind: Kind::Text,
+            ops: DATES,
+        },
+        FieldSpec {
+            name: "modified_date",
+            kind: Kind::Text,
+            ops: DATES,
+        },
+        FieldSpec {
+            name: "status",
+            kind: Kind::Text,
+            ops: TEXT_EQ_IN,
+        },
+        FieldSpec {
+            name: "bucket",
+            kind: Kind::Text,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "webFormId",
+            kind: Kind::Text,
+            ops: &[Op::Eq],
+        },
+    ],
+    order_fields: &["id", "date", "status"],
+    default_order: ("date", Dir::Desc),
+    default_limit: 100,
+    max_limit: 1000,
+    with_fields: &["recipients"],
+    extra_params: &[
+        "sharedMailboxId",
+        "returnCustomWebForm",
+        "customWebFormOnly",
+        "trackingOnly",
+        "approvalRequestOnly",
+    ],
+    bulk: false,
+};
+
+const STATUSES: &[&str] = &[
+    "sent",
+    "draft",
+    "queued",
+    "error",
+    "self_send",
+    "pending_review",
+    "denied",
+];
+
+fn invalid_filter(detail: &str) -> RestError {
+    RestError(
+        ApiError::new(ErrorCode::RequestInvalidFilter)
+            .with_message(format!("The filter is invalid: {detail}.")),
+    )
+}
+
+/// Turns the list query into what the store selects.
+fn mail_query(q: &ListQuery) -> Result<MailQuery, RestError> {
+    let mut m = MailQuery {
+        bucket: None,
+        read: None,
+        statuses: Vec::new(),
+        sender_ids: Vec::new(),
+        ids: Vec::new(),
+        is_recipient: None,
+        web_form_id: None,
+        date_low: None,
+        date_high: None,
+        modified_low: None,
+        modified_high: None,
+        order: q.order,
+        offset: q.offset,
+        limit: q.limit,
+    };
+    let texts = |f: &list::Filter| -> Vec<String> {
+        f.values
+            .iter()
+            .filter_map(|v| v.as_text().map(str::to_string))
+            .collect()
+    };
+    let mut nothing = false;
+    for f in &q.filters {
+        let b = matches!(f.value(), list::Value::Bool(true));
+        match f.field {
+            "senderId" => m.sender_ids.extend(texts(f)),
+            "emailPackageId" => m.ids.extend(texts(f)),
+            // Coffer has no mail templates: no email has one.
+            "templateId" => nothing = true,
+            "isRecipient" => m.is_recipient = Some(b),
+            "read" => m.read = Some(b),
+            "deleted" if b => m.bucket = Some(Bucket::Trash),
+            "deleted" => {}
+            // No email is a view-only preview; every listed one is shown as `isUserSent` by role.
+            "isPreview" if b => nothing = true,
+            "isPreview" => {}
+            "isUserSent" => m.is_recipient = Some(!b),
+            "status" => {
+                for s in texts(f) {
+                    if !STATUSES.contains(&s.as_str()) {
+                        return Err(invalid_filter(&format!("status: `{s}` is not a status")));
+                    }
+                    m.statuses.push(s);
+                }
+            }
+            "bucket" => {
+                let v = f.value().as_text().unwrap_or_default();
+                m.bucket = Some(Bucket::parse(v).ok_or_else(|| {
+                    invalid_filter("bucket: inbox, draft, outgoing, sent or trash")
+                })?);
+            }
+            "webFormId" => m.web_form_id = f.value().as_text().map(str::to_string),
+            "date" | "modified_date" => {
+                let v = f.value().as_text().unwrap_or_default();
+                let t = parse_date(f.field, v)?;
+                let (low, high) = match f.op {
+                    Op::Gt => (Some((t, false)), None),
+                    Op::Gte => (Some((t, true)), None),
+                    Op::Lt => (None, Some((t, false))),
+                    Op::Lte => (None, Some((t, true))),
+                    // A bare date is that whole day (or that second, for a time).
+                    _ if v.len() == 10 => (Some((t, true)), Some((t + 86_400, false))),
+                    _ => (Some((t, true)), Some((t, true))),
+                };
+                let (l, h) = if f.field == "date" {
+                    (&mut m.date_low, &mut m.date_high)
+                } else {
+                    (&mut m.modified_low, &mut m.modified_high)
+                };
+                if low.is_some() {
+                    *l = low;
+                }
+                if high.is_some() {
+                    *h = high;
+                }
+            }
+            _ => {}
+        }
+    }
+    if nothing {
+        // A condition no email meets.
+        m.ids = vec![String::new()];
+    }
+    Ok(m)
+}
+
+#[utoipa::path(get, path = "/rest/mail", tag = "mail", responses((status = 200, body = crate::schema::WithMetadata<coffer_service::mail::MailView>, description = "One mailbox's mail (default order `date:desc`)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 403, description = "`ERR_ACCESS_USER`: not an active member of the shared mailbox"), (status = 422, description = "`ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+pub async fn list(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &LIST)?;
+    let m = mail_query(&q)?;
+    let shared = q.extra("sharedMailboxId").map(str::to_string);
+    let with = q.with.iter().any(|w| w == "recipients");
+    let l = blocking(&st, move |ctx| {
+        svc::list(ctx, c.user_id(), shared.as_deref(), &m, with)
+    })
+    .await?;
+    Ok(with_metadata(&l))
+}
+
+pub const ONE: ListSpec = ListSpec {
+    with_fields: &["recipients"],
+    extra_params: &["print_flag"],
+    ..ListSpec::PLAIN
+};
+
+#[utoipa::path(get, path = "/rest/mail/{id}", tag = "mail", params(("id" = String, Path, description = "An email id")), responses((status = 200, body = coffer_service::mail::MailView, description = "The email as the caller's mailbox shows it"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such email in a mailbox of the caller's")), security(("bearer" = [])))]
+pub async fn get(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ONE)?;
+    let with = q.with.iter().any(|w| w == "recipients");
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| svc::get(ctx, c.user_id(), &id, with)).await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+pub const SEND: ListSpec = ListSpec {
+    with_fields: &["recipients"],
+    ..ListSpec::PLAIN
+};
+
+#[utoipa::path(post, path = "/rest/mail/actions/sendFile", tag = "mail", request_body(content = crate::schema::SendFileBody), responses((status = 201, body = coffer_service::mail::MailView, description = "The email: a draft (`draft: true`), or sent (`sent`, `self_send`) or on its way to outside recipients (`queued`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`, `ERR_INPUT_EMAIL_WITH_NO_RECIPIENTS_NOT_ALLOWED`, `ERR_INPUT_SECURE_BODY_WITH_NO_AUTH_NOT_ALLOWED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a file or the parent email"), (status = 422, description = "`ERR_INVALID_PARAMETER`, `ERR_INPUT_EXCEEDS_MAX_VALUE`, `ERR_INPUT_PAST_DATE`, `ERR_INPUT_INVALID_DATE`, `ERR_INPUT_HTML_TAGS_INVALID`, `ERR_INPUT_NOT_IN_LIST`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_NOT_STRING`")), security(("bearer" = [])))]
+pub async fn send(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &SEND)?;
+    let input = coffer_domain::mail::parse_send(&body, coffer_service::now())?;
+    let v = blocking(&st, move |ctx| svc::send(ctx, c.user_id(), None, &input)).await?;
+    let location = format!("{}/rest/mail/{}", st.base_url(), v.id);
+    Ok(crate::respond::created(
+        actix_web::http::StatusCode::CREATED,
+        location,
+        &v,
+    ))
+}
+
+#[utoipa::path(put, path = "/rest/mail/{id}/actions/sendFile", tag = "mail", params(("id" = String, Path, description = "A draft of the caller's")), request_body(content = crate::schema::SendFileBody), responses((status = 200, body = coffer_service::mail::MailView, description = "The draft, changed, or sent"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`, `ERR_ENTITY_EMAIL_NOT_DRAFT`, and as for sending"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "As for sending")), security(("bearer" = [])))]
+pub async fn send_draft(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &SEND)?;
+    let input = coffer_domain::mail::parse_send(&body, coffer_service::now())?;
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| {
+        svc::send(ctx, c.user_id(), Some(&id), &input)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[utoipa::path(delete, path = "/rest/mail/{id}", tag = "mail", params(("id" = String, Path, description = "A draft of the caller's")), responses((status = 204, description = "The draft is gone"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`, `ERR_ENTITY_EMAIL_IS_SENT` (sent mail goes to the trash instead)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn delete(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let id = id.into_inner();
+    blocking(&st, move |ctx| svc::delete(ctx, c.user_id(), &id)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(post, path = "/rest/mail/{id}/actions/initiateUpload", tag = "mail", params(("id" = String, Path, description = "A draft of the caller's")), request_body(content = crate::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; its file attaches to the draft when the last chunk arrives"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`, `ERR_ENTITY_EMAIL_NOT_DRAFT`, `ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a folder has the name"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
+pub async fn initiate_upload(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let input = initiate_input(&body)?;
+    if input.filename.is_empty() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "filename").into());
+    }
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| {
+        coffer_service::content::uploads::initiate_for_mail(ctx, c.user_id(), &id, &input)
+    })
+    .await?;
+    Ok(HttpResponse::Created().json(v))
+}
+
+pub const RECIPIENTS: ListSpec = ListSpec {
+    filters: &[FieldSpec {
+        name: "type",
+        kind: Kind::Int,
+        ops: &[Op::Eq, Op::In],
+    }],
+    order_fields: &["id", "type"],
+    default_order: ("id", Dir::Asc),
+    default_limit: 1000,
+    max_limit: 1000,
+    with_fields: &[],
+    extra_params: &[],
+    bulk: false,
+};
+
+#[utoipa::path(get, path = "/rest/mail/{id}/recipients", tag = "mail", params(("id" = String, Path, description = "An email id")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::mail::RecipientView>, description = "The recipients in the order given (bcc only for the sender)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn recipients(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &RECIPIENTS)?;
+    let kinds: Vec<i64> = q
+        .filters
+        .iter()
+        .flat_map(|f| f.values.iter().filter_map(list::Value::as_int))
+        .collect();
+    let id = id.into_inner();
+    let mut all = blocking(&st, move |ctx| svc::recipients(ctx, c.user_id(), &id)).await?;
+    all.retain(|r| kinds.is_empty() || kinds.contains(&(r.kind as i64)));
+    if q.order.0 == "type" {
+        all.sort_by_key(|r| r.kind);
+    }
+    if q.order.1 == Dir::Desc {
+        all.reverse();
+    }
+    let total = all.len() as i64;
+    let items = all
+        .into_iter()
+        .skip(q.offset.max(0) as usize)
+        .take(q.limit.max(0) as usize)
+        .collect();
+    Ok(with_metadata(&coffer_service::views::Listed {
+        items,
+        total,
+        offset: q.offset,
+        limit: q.limit,
+    }))
+}
+
+pub const ATTACHMENTS: ListSpec = ListSpec {
+    default_limit: 100,
+    max_limit: 1000,
+    ..ListSpec::PLAIN
+};
+
+#[utoipa::path(get, path = "/rest/mail/{id}/attachments", tag = "mail", params(("id" = String, Path, description = "An email id")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::mail::AttachmentView>, description = "The email's files"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn attachments(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ATTACHMENTS)?;
+    let id = id.into_inner();
+    let l = blocking(&st, move |ctx| {
+        svc::attachments(ctx, c.user_id(), &id, q.offset, q.limit)
+    })
+    .await?;
+    Ok(with_metadata(&l))
+}
+
+#[utoipa::path(get, path = "/rest/mail/{email_id}/attachments/{id}/content", tag = "mail", params(("email_id" = String, Path, description = "An email id"), ("id" = String, Path, description = "An attachment id"), ("Range" = Option<String>, Header, description = "One byte range")), responses((status = 200, description = "The attachment's content (`Content-Disposition: attachment`)", content_type = "*/*"), (status = 206, description = "The range asked for", content_type = "*/*"), (status = 304, description = "Not modified"), (status = 403, description = "`ERR_ACCESS_USER` (expired or withdrawn), `ERR_ENTITY_IS_DELETED_ATTACHMENT`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 416, description = "`ERR_INVALID_PARAMETER`")), security(("bearer" = [])))]
+pub async fn attachment_content(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    req: HttpRequest,
+    path: Path<(String, String)>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &ListSpec::PLAIN)?;
+    let (email_id, id) = path.into_inner();
+    let user = c.user_id().to_string();
+    let e2 = email_id.clone();
+    let d = blocking(&st, move |ctx| {
+        svc::attachment_download(ctx, &user, &e2, &id)
+    })
+    .await?;
+    serve_as(
+        &st,
+        &req,
+        Served::Mail {
+            actor: Some(c.user_id()),
+            email_id: &email_id,
+        },
+        d,
+        false,
+    )
+    .await
+}
+
+pub const COUNTERS: ListSpec = ListSpec {
+    extra_params: &["returnCustomWebForm"],
+    ..ListSpec::PLAIN
+};
+
+#[utoipa::path(get, path = "/rest/mail/actions/counters", tag = "mail", responses((status = 200, body = coffer_service::mail::MailCounters, description = "The caller's mailbox in numbers")), security(("bearer" = [])))]
+pub async fn counters(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &COUNTERS)?;
+    let v = blocking(&st, move |ctx| svc::counters(ctx, c.user_id())).await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+pub const BULK: ListSpec = ListSpec {
+    filters: &[FieldSpec {
+        name: "emailId",
+        kind: Kind::Text,
+        ops: &[Op::Eq, Op::In],
+    }],
+    bulk: true,
+    ..ListSpec::PLAIN
+};
+
+/// The ids of a bulk call (`emailId:in`, required) and `partialSuccess`.
+fn bulk_ids(q: &[(String, String)]) -> Result<(Vec<String>, bool), RestError> {
+    let q = list::parse(q, &BULK)?;
+    let mut ids: Vec<String> = q
+        .filters
+        .iter()
+        .flat_map(|f| {
+            f.values
+                .iter()
+                .filter_map(|v| v.as_text().map(str::to_string))
+        })
+        .collect();
+    ids.dedup();
+    if ids.is_empty() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "emailId:in").into());
+    }
+    if ids.len() > 1000 {
+        return Err(ApiError::field(ErrorCode::InputExceedsMaxValue, "emailId:in").into());
+    }
+    Ok((ids, q.partial_success))
+}
+
+/// 200 without a body when every id succeeded, else 207 with what failed.
+fn bulk_answer(r: &BulkResult) -> HttpResponse {
+    if r.errors.is_empty() {
+        HttpResponse::Ok().finish()
+    } else {
+        HttpResponse::build(actix_web::http::StatusCode::MULTI_STATUS).json(r)
+    }
+}
+
+#[utoipa::path(patch, path = "/rest/mail/actions/read", tag = "mail", responses((status = 200, description = "Marked read (no body)"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
+pub async fn read(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let (ids, partial) = bulk_ids(&q)?;
+    let r = blocking(&st, move |ctx| {
+        svc::mark(ctx, c.user_id(), &ids, true, partial)
+    })
+    .await?;
+    Ok(bulk_answer(&r))
+}
+
+#[utoipa::path(patch, path = "/rest/mail/actions/unread", tag = "mail", responses((status = 200, description = "Marked unread (no body)"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
+pub async fn unread(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let (ids, partial) = bulk_ids(&q)?;
+    let r = blocking(&st, move |ctx| {
+        svc::mark(ctx, c.user_id(), &ids, false, partial)
+    })
+    .await?;
+    Ok(bulk_answer(&r))
+}
+
+#[utoipa::path(patch, path = "/rest/mail/actions/trash", tag = "mail", responses((status = 200, description = "In the caller's trash (no body)"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 403, description = "`ERR_ENTITY_EMAIL_IS_NOT_COMPLETED`: still being sent; `ERR_ENTITY_DELETED`: in the trash already (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
+pub async fn trash(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let (ids, partial) = bulk_ids(&q)?;
+    let r = blocking(&st, move |ctx| svc::trash(ctx, c.user_id(), &ids, partial)).await?;
+    Ok(bulk_answer(&r))
+}
