@@ -380,3 +380,104 @@ fn starttls_protects_the_conversation_when_required() {
     );
     assert!(received(&s, &other).is_empty());
 }
+
+/// A quoted-printable body decoded (soft line breaks joined, `=XX` turned into bytes).
+fn quoted_printable(s: &str) -> String {
+    let joined = s.replace("=\r\n", "");
+    let b = joined.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (b[i], b.get(i + 1..i + 3)) {
+            (b'=', Some(h)) if h.iter().all(u8::is_ascii_hexdigit) => {
+                out.push(u8::from_str_radix(std::str::from_utf8(h).unwrap(), 16).unwrap());
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A file the user `token` uploads into their "My Folder"; its id.
+fn upload(app: &TestApp, token: &str, name: &str, bytes: &[u8]) -> String {
+    let r = app.rest("GET", "/rest/users/me", token, None);
+    let sync = r.json()["syncdirId"].as_str().unwrap().to_string();
+    let r = app.upload(token, &sync, name, bytes);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json()["id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn secure_mail_reaches_outside_recipients_as_a_link_and_its_state_follows_delivery() {
+    let Some(s) = smtp() else { return };
+    let app = TestApp::spawn();
+    let _sender = start(&app, config(&s, &s.url, "node-a"));
+    let (_, token) = app.user_token("ann@example.com", coffer_domain::Role::User);
+    let secret_bytes = b"CONFIDENTIAL-ATTACHMENT-BYTES".repeat(50);
+    let f = upload(&app, &token, "figures.csv", &secret_bytes);
+    let to = unique("partner");
+    let gone = unique("reject");
+    let r = app.rest(
+        "POST",
+        "/rest/mail/actions/sendFile",
+        &token,
+        Some(
+            json!({"to": [to], "subject": "Figures", "body": "the confidential <b>figures</b>",
+                    "secureBody": true, "files": [f], "acl": "verify_recipient"}),
+        ),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    assert_eq!(r.json()["status"], "queued");
+
+    wait_until("the message", 20, || received(&s, &to).len() == 1);
+    let got = &received(&s, &to)[0];
+    let data = got["data"].as_str().unwrap();
+    assert_eq!(header(data, "From"), Some("Coffer <no-reply@coffer.test>"));
+    assert_eq!(header(data, "To"), Some(to.as_str()));
+    assert_eq!(header(data, "Subject"), Some("Figures"));
+    let body = quoted_printable(data.split_once("\r\n\r\n").unwrap().1);
+    // The link with its reference; the file by name; neither its bytes nor the secure body.
+    assert!(
+        body.contains(&format!("{}/mail/{id}?ref=", app.base)),
+        "{body}"
+    );
+    assert!(body.contains("figures.csv"), "{body}");
+    assert!(!data.contains("CONFIDENTIAL-ATTACHMENT-BYTES"), "{data}");
+    assert!(!data.contains("confidential"), "{data}");
+    assert!(
+        header(data, "Content-Type").is_some_and(|c| c.starts_with("text/plain")),
+        "{data}"
+    );
+    // Delivered: the email is sent, in the sender's sent bucket.
+    wait_until("the email to be sent", 10, || {
+        app.rest("GET", &format!("/rest/mail/{id}"), &token, None)
+            .json()["status"]
+            == "sent"
+    });
+
+    // A recipient the relay refuses for good: the email ends in `error`, visible to the sender.
+    let r = app.rest(
+        "POST",
+        "/rest/mail/actions/sendFile",
+        &token,
+        Some(json!({"to": [gone], "subject": "x", "acl": "no_auth"})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id2 = r.json()["id"].as_str().unwrap().to_string();
+    wait_until("the email to fail", 20, || {
+        app.rest("GET", &format!("/rest/mail/{id2}"), &token, None)
+            .json()["status"]
+            == "error"
+    });
+    let v = app
+        .rest("GET", &format!("/rest/mail/{id2}"), &token, None)
+        .json();
+    assert_eq!(v["bucket"], "outgoing");
+    assert!(v["error"].is_string(), "{v}");
+    assert_eq!(outbox(&app, &gone)[0].state, "error");
+}

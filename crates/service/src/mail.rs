@@ -992,7 +992,7 @@ fn subject_line(sender: &From, e: &Email) -> String {
 /// files by name, and the link. No attachment's bytes are ever in it.
 fn outside_message(sender: &From, e: &Email, attachments: &[Attachment], link: &str) -> String {
     let mut s = String::new();
-    let who = if sender.name.is_empty() {
+    let who = if sender.name.is_empty() || sender.name == sender.email {
         sender.email.to_string()
     } else {
         format!("{} <{}>", sender.name, sender.email)
