@@ -42,6 +42,9 @@
 #   BENCH_SCIM_USERS=100000 users seeded for the SCIM listing (more: scripts/bench-scim.sh)
 #   BENCH_EXTRA=0           skip the webhook and SCIM benchmarks (only (a)-(j) and their page)
 #   BENCH_CONTENT=0         skip the content benchmarks (f)-(j); the page keeps its content section
+#   BENCH_MAIL=0            skip the mail benchmarks (k)-(m) (scripts/bench-mail.sh); the page keeps
+#                           its mail section
+#   BENCH_ONLY=mail         only the mail benchmarks; rewrites only the page's mail section
 #   BENCH_ONLY=content      only the content benchmarks (scripts/bench-content.sh): no peer, no
 #                           (a)-(e), no webhook or SCIM run; rewrites only the page's content section
 #   BENCH_UPLOAD_MIB=1024   size of the (f) upload and the (h) download, MiB (TMPDIR needs 3x free)
@@ -88,7 +91,8 @@ if ! is_uint "$JWT_RATE" || ! is_uint "$JWT_MAX"; then die "BENCH_JWT_RATE and B
 case ${BENCH_ONLY:-} in
   "") ;;
   content) exec "$ROOT/scripts/bench-content.sh" ;;
-  *) die "BENCH_ONLY must be empty or content" ;;
+  mail) exec "$ROOT/scripts/bench-mail.sh" ;;
+  *) die "BENCH_ONLY must be empty, content or mail" ;;
 esac
 CONTENT=${BENCH_CONTENT:-1}
 [[ $CONTENT == 0 || $CONTENT == 1 ]] || die "BENCH_CONTENT must be 0 or 1"
@@ -415,6 +419,15 @@ strict=()
 if [[ ${BENCH_STRICT:-} == 1 ]]; then strict=(--strict); fi
 python3 "$HERE/report.py" --meta "$WORK/meta.json" --runs "$OUT" --out "$REPORT" \
   "${content_flags[@]+"${content_flags[@]}"}" "${strict[@]+"${strict[@]}"}"
+
+# --- (k)-(m) mail --------------------------------------------------------------------------------
+if [[ ${BENCH_MAIL:-1} == 1 ]]; then
+  log "(k)-(m) mail: internal sends, outgoing SMTP (scripts/bench-mail.sh)"
+  COFFERD_BIN=$BIN BENCH_SECONDS=$SECS BENCH_WARMUP=$WARMUP BENCH_OUT=$OUT BENCH_REPORT=$REPORT \
+    "$ROOT/scripts/bench-mail.sh" || info "the mail benchmarks failed with exit $?; see their output"
+else
+  info "BENCH_MAIL=0: mail benchmarks skipped; the page keeps its mail section"
+fi
 
 if [[ ${BENCH_EXTRA:-1} == 0 ]]; then
   info "BENCH_EXTRA=0: webhook and SCIM benchmarks skipped"

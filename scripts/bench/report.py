@@ -365,8 +365,30 @@ def content_section(c, failed=False):
     return lines, checks, flagged
 
 
+# The mail section (scripts/bench/mail.py writes it, after the content section): kept as it is
+# by every rewrite of the rest of the page.
+MAIL_HEADING = "## Mail: sending and outgoing SMTP"
+
+
+def split_mail(text):
+    """(the page before the mail section, the mail section or "") of a page's text."""
+    at = text.find("\n" + MAIL_HEADING + "\n")
+    if at < 0:
+        return text, ""
+    return text[: at + 1], text[at + 1:]
+
+
+def old_mail(path):
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        return split_mail(f.read())[1]
+
+
 def split_content(text):
-    """(the page before the content section, the section) of a page's text."""
+    """(the page before the content section, the section) of a page's text, without the mail
+    section."""
+    text = split_mail(text)[0]
     at = text.find("\n" + CONTENT_HEADING + "\n")
     if at < 0:
         return text, None
@@ -385,8 +407,9 @@ def content_only(args):
         head = "# Benchmarks\n\n"
     if not head.endswith("\n\n"):
         head = head.rstrip("\n") + "\n\n"
+    mail = split_mail(page)[1]
     with open(args.out, "w") as f:
-        f.write(head + "\n".join(lines))
+        f.write(head + "\n".join(lines) + ("\n" + mail if mail else ""))
     print_content_summary(c, checks, flagged)
     print(f"wrote the content section of {args.out}")
     if args.strict and (flagged or any(not v.startswith("PASS") for _, _, v in checks)):
@@ -571,6 +594,9 @@ def main():
             content, failed=args.content_failed and not args.keep_content)
         text = "\n".join(lines + c_lines)
 
+    mail = old_mail(args.out)
+    if mail:
+        text = text.rstrip("\n") + "\n\n" + mail
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         f.write(text)

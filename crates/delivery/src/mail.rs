@@ -18,6 +18,7 @@ use lettre::message::header::ContentType;
 use lettre::message::Mailbox;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
+use lettre::transport::smtp::PoolConfig;
 use lettre::{Message, SmtpTransport, Transport};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
@@ -117,8 +118,10 @@ impl Relay {
         })
     }
 
-    /// The transport to the relay (a new connection for each message).
-    fn transport(&self, timeout: Duration) -> Result<SmtpTransport, String> {
+    /// The transport to the relay: a pool of up to `connections` connections, each kept open
+    /// between messages (a minute idle at most) and checked with NOOP before it is used again;
+    /// a connection on which anything failed is closed, not reused.
+    fn transport(&self, timeout: Duration, connections: usize) -> Result<SmtpTransport, String> {
         let tls = || {
             let mut b = TlsParameters::builder(self.host.clone());
             if let Some(pem) = &self.ca_pem {
@@ -132,6 +135,11 @@ impl Relay {
         let mut b = SmtpTransport::builder_dangerous(self.host.clone())
             .port(self.port)
             .timeout(Some(timeout))
+            .pool_config(
+                PoolConfig::new()
+                    .max_size(connections.clamp(1, 1024) as u32)
+                    .idle_timeout(Duration::from_secs(60)),
+            )
             .tls(match self.security {
                 Security::Tls => Tls::Wrapper(tls()?),
                 Security::StartTlsRequired => Tls::Required(tls()?),
@@ -317,7 +325,7 @@ impl Drop for Workers {
 pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Workers> {
     let transport = config
         .relay
-        .transport(config.timeout)
+        .transport(config.timeout, config.workers.max(1))
         .map_err(std::io::Error::other)?;
     let stop = Arc::new(AtomicBool::new(false));
     let in_flight = Arc::new(AtomicUsize::new(0));
@@ -365,9 +373,14 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
         .spawn(move || {
             let lease_ms = config.lease_ms();
             while !pump_stop.load(Ordering::SeqCst) {
-                let free = workers.saturating_sub(in_flight.load(Ordering::SeqCst));
+                // The node holds up to twice as many messages as it has senders (those being sent
+                // and those waiting for a sender), so a sender that finishes finds the next one at
+                // hand, and claims come in batches of at least half the senders while every
+                // sender is busy: one claim transaction per message would pace the senders.
+                let held = in_flight.load(Ordering::SeqCst);
+                let free = (2 * workers).saturating_sub(held);
                 let mut claimed = 0;
-                if free > 0 {
+                if free > 0 && (held < workers || free >= workers.div_ceil(2)) {
                     match db
                         .write(|c| mail::claim(c, &config.node, now_ms(), lease_ms, free as i64))
                     {
@@ -383,7 +396,7 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
                         Err(e) => log::warn!("claiming outgoing mail failed: {e}"),
                     }
                 }
-                if claimed == 0 {
+                if claimed < free.max(1) {
                     let done = finished
                         .0
                         .lock()
