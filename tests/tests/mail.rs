@@ -775,3 +775,131 @@ fn expired_mail_keeps_its_files_from_recipients_but_not_from_its_sender() {
     let r = app.rest("GET", &format!("/rest/mail/{id}/attachments"), &tb, None);
     assert_eq!(r.json()["data"][0]["deleted"], true);
 }
+
+#[test]
+fn active_members_send_and_read_as_a_shared_mailbox() {
+    let app = TestApp::spawn();
+    let admin = app.admin_token();
+    let (team, _) = app.user("team@example.com", Role::User);
+    let (ann, ta) = app.user_token("ann@example.com", Role::User);
+    let (bob, tb) = app.user_token("bob@example.com", Role::User);
+    let (_, tc) = app.user_token("carl@example.com", Role::User);
+    let r = app.rest(
+        "POST",
+        "/rest/admin/sharedMailboxes",
+        &admin,
+        Some(json!({"userId": team, "memberIds": [ann, bob]})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    // Bob is a member but has not turned the mailbox on; Carl is no member.
+    let as_team =
+        json!({"to": ["carl@example.com"], "subject": "from the team", "sharedMailboxId": team});
+    for t in [&tb, &tc] {
+        let r = app.rest(
+            "POST",
+            "/rest/mail/actions/sendFile",
+            t,
+            Some(as_team.clone()),
+        );
+        assert_eq!(
+            (r.status, r.code().as_str()),
+            (403, "ERR_ACCESS_USER"),
+            "{}",
+            r.text
+        );
+        let r = app.rest(
+            "GET",
+            &format!("/rest/mail?sharedMailboxId={team}"),
+            t,
+            None,
+        );
+        assert_eq!(r.status, 403, "{}", r.text);
+    }
+    assert_eq!(app.count("1 = 1", "emails"), 0);
+    let r = app.rest(
+        "PATCH",
+        "/rest/sharedMailboxes",
+        &ta,
+        Some(json!({"data": [{"id": team, "active": true}]})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+
+    // Ann sends as the mailbox: its mail, written by her.
+    let m = send(&app, &ta, as_team);
+    let id = m["id"].as_str().unwrap().to_string();
+    assert_eq!(m["senderId"], team.as_str());
+    assert_eq!(m["sharedMailboxId"], team.as_str());
+    assert_eq!(m["actor"]["id"], ann.as_str());
+    assert_eq!(m["emailFrom"], "team@example.com");
+    assert_eq!(
+        ids(&list(
+            &app,
+            &ta,
+            &format!("sharedMailboxId={team}&bucket=sent")
+        )),
+        vec![id.clone()]
+    );
+    assert_eq!(
+        list(&app, &ta, "bucket=sent")["metadata"]["total"],
+        0,
+        "not in Ann's own mailbox"
+    );
+    let inbox = list(&app, &tc, "bucket=inbox");
+    assert_eq!(inbox["data"][0]["senderId"], team.as_str());
+
+    // Mail to the mailbox reaches its inbox, which active members read.
+    let m = send(
+        &app,
+        &tc,
+        json!({"to": ["team@example.com"], "subject": "to the team"}),
+    );
+    let to_team = m["id"].as_str().unwrap().to_string();
+    let r = app.rest("GET", &format!("/rest/mail/{to_team}"), &ta, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["bucket"], "inbox");
+    assert_eq!(
+        app.rest("GET", &format!("/rest/mail/{to_team}"), &tb, None)
+            .status,
+        404
+    );
+    let r = app.rest(
+        "GET",
+        "/rest/sharedMailboxes/mail/actions/counters",
+        &ta,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let c = r.json();
+    assert_eq!(c["data"][0]["id"], team.as_str());
+    assert_eq!(c["data"][0]["counters"]["inbox"], 1);
+    assert_eq!(c["data"][0]["counters"]["inboxUnread"], 1);
+    let r = app.rest(
+        "GET",
+        &format!("/rest/sharedMailboxes/mail/actions/counters?id:in={ann}"),
+        &ta,
+        None,
+    );
+    assert_eq!(r.json()["data"], json!([]));
+    // Bob, once active, reads it too; the read state is the mailbox's.
+    let r = app.rest(
+        "PATCH",
+        "/rest/sharedMailboxes",
+        &tb,
+        Some(json!({"data": [{"id": team, "active": true}]})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/mail/actions/read?emailId:in={to_team}"),
+        &tb,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = app.rest(
+        "GET",
+        "/rest/sharedMailboxes/mail/actions/counters",
+        &ta,
+        None,
+    );
+    assert_eq!(r.json()["data"][0]["counters"]["inboxUnread"], 0);
+}

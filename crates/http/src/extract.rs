@@ -129,6 +129,16 @@ role_extractor!(
     /// A system or application administrator (the client registry); else 403 `ERR_ACCESS_USER`.
     AppAdmin, is_app_admin, ErrorCode::AccessUser
 );
+role_extractor!(
+    /// Any administrator (system, application or helpdesk), for `/rest/admin/sharedMailboxes*`;
+    /// anyone else gets 403 `ERR_ACCESS_ADMIN`.
+    AnyAdmin, is_admin, ErrorCode::AccessAdmin
+);
+role_extractor!(
+    /// A caller whose account is internal (shared mailboxes); anyone else gets 403
+    /// `ERR_NOT_INTERNAL_DOMAIN`.
+    InternalCaller, is_internal, ErrorCode::NotInternalDomain
+);
 
 /// A user administrator (system or helpdesk administrator), who keeps the organisation's
 /// external distribution lists; anyone else gets 403 `ERR_ACCESS_DENIED` with a `redirectUrl`

@@ -20,6 +20,7 @@ pub mod pages;
 pub mod respond;
 pub mod schema;
 pub mod scim;
+pub mod shared_mailboxes;
 pub mod state;
 pub mod transfer;
 pub mod waf;
@@ -56,6 +57,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(contacts::routes)
                 .configure(mail::routes)
                 .configure(external_dl::routes)
+                .configure(shared_mailboxes::routes)
                 .configure(content::routes)
                 .configure(transfer::routes)
                 .default_service(web::to(not_found)),

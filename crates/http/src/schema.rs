@@ -602,6 +602,59 @@ pub struct EmailsBody {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Shared mailboxes
+
+/// `POST /rest/admin/sharedMailboxes`: the account to convert and its members (user ids, 1 to
+/// 1000; each an active internal account), with the delete options as for `DELETE /rest/users`
+/// (`deleteUnsharedData` and `retainData` are opposites). The account's data stays with the
+/// mailbox whatever they say; `remoteWipe` asks its devices to wipe.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedMailboxPostBody {
+    #[schema(
+        max_length = 255,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
+    user_id: String,
+    #[schema(min_items = 1, max_items = 1000)]
+    member_ids: Vec<String>,
+    remote_wipe: Option<bool>,
+    delete_unshared_data: Option<bool>,
+    retain_data: Option<bool>,
+    /// The user (id) who would receive retained data: another active account.
+    retain_to_user: Option<String>,
+    retain_permission_to_shared_data: Option<bool>,
+    /// An alternate user (id) for retained data: another active account.
+    retain_to_advanced_form_user: Option<String>,
+}
+
+/// `PATCH /rest/admin/sharedMailboxes/{id}`: the new member set (user ids, 1 to 1000).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedMailboxPatchBody {
+    #[schema(min_items = 1, max_items = 1000)]
+    member_ids: Vec<String>,
+}
+
+/// `PATCH /rest/sharedMailboxes`: 1 to 1000 changes of the caller's own flags.
+#[derive(ToSchema)]
+pub struct SharedMailboxStatusBody {
+    #[schema(min_items = 1, max_items = 1000)]
+    data: Vec<SharedMailboxStatusItem>,
+}
+
+/// One change: the mailbox (its id) and whether the caller has it active.
+#[derive(ToSchema)]
+pub struct SharedMailboxStatusItem {
+    #[schema(
+        max_length = 255,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
+    id: String,
+    active: bool,
+}
+
+// ---------------------------------------------------------------------------------------------
 // Webhooks
 
 /// A webhook create (PUT: the same; PATCH: every field optional).

@@ -83,8 +83,8 @@ pub fn verify_password(password: &str, hash: Option<&str>) -> bool {
     }
 }
 
-/// Checks an email and password; `None` for an unknown, inactive or deleted account or a wrong
-/// password (one answer for all, so accounts cannot be probed).
+/// Checks an email and password; `None` for an unknown, inactive or deleted account, a shared
+/// mailbox or a wrong password (one answer for all, so accounts cannot be probed).
 pub fn check_credentials(ctx: &Ctx, email: &str, password: &str) -> Result<Option<User>> {
     let email = Email::parse(email)
         .map(Email::into_string)
@@ -94,7 +94,16 @@ pub fn check_credentials(ctx: &Ctx, email: &str, password: &str) -> Result<Optio
         password,
         user.as_ref().and_then(|u| u.password_hash.as_deref()),
     );
-    Ok(user.filter(|u| ok && u.is_usable()))
+    let Some(user) = user.filter(|u| ok && u.is_usable()) else {
+        return Ok(None);
+    };
+    // A shared mailbox never signs in, even if a password was set on it later.
+    let mailbox = ctx.with_conn(|c| {
+        Ok(coffer_store::shared_mailboxes::is_shared_mailbox(
+            c, &user.id,
+        )?)
+    })?;
+    Ok((!mailbox).then_some(user))
 }
 
 /// The outcome of a sign-in attempt.

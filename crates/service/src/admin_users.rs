@@ -129,7 +129,7 @@ fn rank_restricted(what: &str) -> Error {
 
 /// Whether the caller may act on an account of `target`'s role: a helpdesk administrator on
 /// plain users only.
-fn may_manage(caller: &Caller, target: Role) -> bool {
+pub(crate) fn may_manage(caller: &Caller, target: Role) -> bool {
     caller.role == Role::SystemAdmin || target == Role::User
 }
 

@@ -41,6 +41,12 @@ impl Caller {
     pub fn is_app_admin(&self) -> bool {
         matches!(self.role, Role::SystemAdmin | Role::ApplicationAdmin)
     }
+
+    /// Whether the caller's account is internal (the organisation's own, as opposed to an
+    /// outside recipient's).
+    pub fn is_internal(&self) -> bool {
+        self.user.internal
+    }
 }
 
 fn unauthorized() -> ApiError {

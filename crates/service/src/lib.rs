@@ -22,6 +22,7 @@ pub mod scim;
 pub mod scim_tokens;
 pub mod sessions;
 pub mod settings;
+pub mod shared_mailboxes;
 pub mod sms;
 pub mod tfa;
 pub mod tfa_sms;

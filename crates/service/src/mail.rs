@@ -176,22 +176,15 @@ fn denied(why: &str) -> Error {
         .into()
 }
 
-/// Shared mailboxes as mail sees them. This build has none: no caller is an active member of
-/// one, and no sender is one.
+/// Shared mailboxes as mail sees them.
 mod shared {
     use crate::Result;
     use coffer_store::DbConn;
 
-    pub fn require_active_member(_c: &mut DbConn, _mailbox: &str, _user: &str) -> Result<()> {
-        Err(super::denied("not an active member of the shared mailbox"))
-    }
+    pub use crate::shared_mailboxes::{active_mailboxes, require_active_member};
 
-    pub fn active_mailboxes(_c: &mut DbConn, _user: &str) -> Result<Vec<String>> {
-        Ok(Vec::new())
-    }
-
-    pub fn is_shared_mailbox(_c: &mut DbConn, _user: &str) -> Result<bool> {
-        Ok(false)
+    pub fn is_shared_mailbox(c: &mut DbConn, user: &str) -> Result<bool> {
+        Ok(coffer_store::shared_mailboxes::is_shared_mailbox(c, user)?)
     }
 }
 
@@ -544,6 +537,40 @@ pub fn counters_of(c: &mut DbConn, owner: &str) -> Result<MailCounters> {
 
 pub fn counters(ctx: &Ctx, caller: &str) -> Result<MailCounters> {
     ctx.read(|c| counters_of(c, caller))
+}
+
+/// The counters of one shared mailbox (`MailIdCounters`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MailIdCounters {
+    /// The mailbox (its account's user id).
+    pub id: String,
+    pub counters: MailCounters,
+}
+
+/// `{data: [MailIdCounters]}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MailCountersList {
+    pub data: Vec<MailIdCounters>,
+}
+
+/// `GET /rest/sharedMailboxes/mail/actions/counters`: each shared mailbox the caller has active,
+/// or those of `ids` among them.
+pub fn shared_counters(
+    ctx: &Ctx,
+    caller: &str,
+    ids: Option<&[String]>,
+) -> Result<MailCountersList> {
+    ctx.read(|c| {
+        let mut data = Vec::new();
+        for m in shared::active_mailboxes(c, caller)? {
+            if ids.is_some_and(|ids| !ids.contains(&m)) {
+                continue;
+            }
+            let counters = counters_of(c, &m)?;
+            data.push(MailIdCounters { id: m, counters });
+        }
+        Ok(MailCountersList { data })
+    })
 }
 
 /// Applies `each` to every id the caller sees; without `partial` the first failure fails all.

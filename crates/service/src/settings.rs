@@ -18,7 +18,19 @@ pub const KEYS: &[(&str, &str)] = &[
     ("trashRetentionDays", "integer, days the trash keeps what was deleted (default 30)"),
     ("sftpEnabled", "true or false: SFTP for the user role"),
     ("scimProvisioning", "true or false: whether SCIM tokens may be used (false pauses provisioning)"),
+    ("sharedMailboxMaxActive", "integer, 0 or more: how many shared mailboxes one member may have active at once (default 10)"),
 ];
+
+/// The default of `sharedMailboxMaxActive`.
+pub const SHARED_MAILBOX_MAX_ACTIVE: i64 = 10;
+
+/// How many shared mailboxes one member may have active at once (`sharedMailboxMaxActive`).
+pub fn shared_mailbox_max_active(c: &mut coffer_store::DbConn) -> Result<i64> {
+    let raw = coffer_store::settings::get(c, "sharedMailboxMaxActive")?;
+    Ok(raw
+        .and_then(|s| s.parse::<i64>().ok())
+        .unwrap_or(SHARED_MAILBOX_MAX_ACTIVE))
+}
 
 /// Whether SCIM provisioning is on (the default); an operator pauses it with
 /// `cofferd settings set scimProvisioning false`.
@@ -65,6 +77,7 @@ pub fn get(ctx: &Ctx, key: &str) -> Result<String> {
             .with_conn(|c| crate::content::setting(c, k))?
             .to_string(),
         ("sftpEnabled" | "scimProvisioning", None) => "true".into(),
+        ("sharedMailboxMaxActive", None) => SHARED_MAILBOX_MAX_ACTIVE.to_string(),
         (_, None) => "null".into(),
     })
 }
@@ -109,6 +122,12 @@ pub fn set(ctx: &Ctx, key: &str, value: &str, actor: Option<&str>) -> Result<()>
             .filter(|v| *v >= 1)
             .ok_or_else(|| bad("a positive integer"))?
             .to_string(),
+        "sharedMailboxMaxActive" => value
+            .parse::<i64>()
+            .ok()
+            .filter(|v| *v >= 0)
+            .ok_or_else(|| bad("an integer, 0 or more"))?
+            .to_string(),
         "locationId" if value == "null" => value.to_string(),
         "locationId" => {
             let id = value
@@ -150,6 +169,11 @@ mod tests {
         assert!(set(&ctx, "nope", "1", None).is_err());
         assert!(set(&ctx, "locationId", "99", None).is_err());
         set(&ctx, "storageQuota", "42", None).unwrap();
+        assert_eq!(get(&ctx, "sharedMailboxMaxActive").unwrap(), "10");
+        assert!(set(&ctx, "sharedMailboxMaxActive", "-1", None).is_err());
+        set(&ctx, "sharedMailboxMaxActive", "3", None).unwrap();
+        let max = ctx.with_conn(shared_mailbox_max_active).unwrap();
+        assert_eq!(max, 3);
         assert_eq!(get(&ctx, "storageQuota").unwrap(), "42");
     }
 }

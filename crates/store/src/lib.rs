@@ -31,6 +31,7 @@ pub mod schema;
 pub mod scim_tokens;
 pub mod scim_users;
 pub mod settings;
+pub mod shared_mailboxes;
 pub mod sms_codes;
 pub mod throttle;
 pub mod tokens;

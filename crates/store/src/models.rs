@@ -579,3 +579,22 @@ pub struct ExternalDl {
     pub created_by: Option<String>,
     pub created_at: i64,
 }
+
+/// A user account converted into a shared mailbox (its id is the user's).
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = shared_mailboxes)]
+pub struct SharedMailbox {
+    pub user_id: String,
+    pub created_at: i64,
+    pub modified_at: i64,
+}
+
+/// One member of a shared mailbox, and whether the member has it active.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, PartialEq, Eq)]
+#[diesel(table_name = shared_mailbox_members)]
+pub struct SharedMailboxMember {
+    pub mailbox_id: String,
+    pub member_id: String,
+    pub active: bool,
+    pub modified_at: i64,
+}

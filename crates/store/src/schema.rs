@@ -219,6 +219,8 @@ diesel::joinable!(token_families -> clients (client_id));
 diesel::joinable!(devices -> users (user_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    shared_mailboxes,
+    shared_mailbox_members,
     user_settings,
     contacts,
     contact_items,
@@ -621,6 +623,14 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    shared_mailboxes (user_id) {
+        user_id -> Text,
+        created_at -> BigInt,
+        modified_at -> BigInt,
+    }
+}
+
 diesel::joinable!(mailbox_entries -> emails (email_id));
 diesel::joinable!(email_recipients -> emails (email_id));
 diesel::joinable!(email_attachments -> emails (email_id));
@@ -631,3 +641,14 @@ diesel::allow_tables_to_appear_in_same_query!(
     email_attachments,
     users
 );
+diesel::table! {
+    shared_mailbox_members (mailbox_id, member_id) {
+        mailbox_id -> Text,
+        member_id -> Text,
+        active -> Bool,
+        modified_at -> BigInt,
+    }
+}
+
+diesel::joinable!(shared_mailboxes -> users (user_id));
+diesel::joinable!(shared_mailbox_members -> shared_mailboxes (mailbox_id));

@@ -1,0 +1,259 @@
+//! `/rest/sharedMailboxes*` (a member's side: the list, turning mailboxes on and off, the mail
+//! policy) and `/rest/admin/sharedMailboxes*` (converting accounts, members, dissolving).
+//!
+//! Member calls take [`InternalCaller`] (internal accounts only); administrator calls take
+//! [`AnyAdmin`] (system, application or helpdesk administrators). The rank rules between
+//! administrators are the service's (`coffer_service::shared_mailboxes`).
+
+use crate::error::RestError;
+use crate::extract::{AnyAdmin, InternalCaller, JsonBody, QueryPairs};
+use crate::respond::{created, with_metadata};
+use crate::state::{blocking, AppState};
+use actix_web::http::StatusCode;
+use actix_web::web::{self, Data, Path};
+use actix_web::HttpResponse;
+use coffer_domain::input::Fields;
+use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
+use coffer_errors::{ApiError, ErrorCode};
+use coffer_service::shared_mailboxes::{
+    self as svc, ConvertInput, SharedMailboxSettingView, SharedMailboxView, StatusChange,
+};
+use coffer_service::users::DeleteOptions;
+
+/// The filters and orders of both lists (`id` and `id:in` take mailbox ids, the mailbox
+/// accounts' user ids).
+pub const LIST: ListSpec = ListSpec {
+    filters: &[
+        FieldSpec {
+            name: "active",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "id",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::In],
+        },
+    ],
+    order_fields: &["modified", "active"],
+    default_order: ("modified", Dir::Asc),
+    default_limit: 100,
+    max_limit: 10_000,
+    with_fields: &[],
+    extra_params: &[],
+    bulk: false,
+};
+
+/// `DELETE /rest/admin/sharedMailboxes`: the mailboxes as `id:in` (all or nothing).
+pub const DELETE: ListSpec = ListSpec {
+    extra_params: &["id:in"],
+    ..ListSpec::PLAIN
+};
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/sharedMailboxes")
+            .route(web::get().to(list))
+            .route(web::patch().to(set_status)),
+    )
+    .service(web::resource("/sharedMailboxes/{id}/settings").route(web::get().to(settings)))
+    .service(web::resource("/sharedMailboxes/mail/actions/counters").route(web::get().to(counters)))
+    .service(
+        web::resource("/admin/sharedMailboxes")
+            .route(web::get().to(admin_list))
+            .route(web::post().to(convert))
+            .route(web::delete().to(dissolve)),
+    )
+    .service(web::resource("/admin/sharedMailboxes/{id}").route(web::patch().to(replace_members)));
+}
+
+/// A required array of strings (`memberIds`).
+fn string_array(f: &Fields<'_>, name: &str) -> Result<Vec<String>, RestError> {
+    let items = f
+        .opt_array(name)?
+        .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, name))?;
+    items
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .filter(|s| coffer_domain::input::is_clean(s, false) && !s.trim().is_empty())
+                .map(|s| s.trim().to_string())
+                .ok_or_else(|| {
+                    RestError(
+                        ApiError::field(ErrorCode::InvalidParameter, name).with_message(format!(
+                            "The parameter is invalid ({name}: every item is a user id)."
+                        )),
+                    )
+                })
+        })
+        .collect()
+}
+
+#[utoipa::path(get, path = "/rest/sharedMailboxes", tag = "sharedMailboxes", responses((status = 200, body = crate::schema::WithMetadata<SharedMailboxView>, description = "The shared mailboxes the caller is a member of; `active` is the caller's own flag (default order `modified:asc`: when the membership or its flag last changed)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal; `ERR_ACCESS_USER`: outside the token's scope")), security(("bearer" = [])))]
+pub async fn list(
+    InternalCaller(c): InternalCaller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &LIST)?;
+    let l = blocking(&st, move |ctx| svc::list(ctx, &c, &q)).await?;
+    Ok(with_metadata(&l))
+}
+
+#[utoipa::path(patch, path = "/rest/sharedMailboxes", tag = "sharedMailboxes", request_body(content = crate::schema::SharedMailboxStatusBody), responses((status = 200, body = crate::schema::WithMetadata<SharedMailboxView>, description = "Applied, all or nothing (turning off before turning on, so one call can swap mailboxes at the limit); the caller's list, first page"), (status = 403, description = "`ERR_ACCESS_USER`: an id names no mailbox the caller is a member of (`failedIds`), or outside the token's scope; `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal"), (status = 422, description = "`ERR_MAX_ACTIVED_SHAREDMAILBOX`: more active mailboxes than the setting `sharedMailboxMaxActive` allows; `ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INVALID_PARAMETER` naming the field")), security(("bearer" = [])))]
+pub async fn set_status(
+    InternalCaller(c): InternalCaller,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let items = f
+        .opt_array("data")?
+        .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, "data"))?;
+    if items.is_empty() || items.len() > svc::MAX_MEMBERS {
+        return Err(RestError(
+            ApiError::field(ErrorCode::InputRequired, "data").with_message(format!(
+                "The field is required (data: 1 to {} changes).",
+                svc::MAX_MEMBERS
+            )),
+        ));
+    }
+    let mut changes = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = |field: &str| format!("data[{i}].{field}");
+        let g =
+            Fields::of(item).map_err(|_| ApiError::field(ErrorCode::InvalidParameter, "data"))?;
+        let id = g
+            .req_str("id")
+            .map_err(|e| ApiError::field(e.code, at("id")))?;
+        let active = g
+            .opt_bool("active")
+            .map_err(|e| ApiError::field(e.code, at("active")))?
+            .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, at("active")))?;
+        changes.push(StatusChange {
+            id: id.trim().to_string(),
+            active,
+        });
+    }
+    let first = list::parse(&[], &LIST)?;
+    let l = blocking(&st, move |ctx| svc::set_status(ctx, &c, &changes, &first)).await?;
+    Ok(with_metadata(&l))
+}
+
+/// `GET /rest/sharedMailboxes/mail/actions/counters`: `id:in` narrows the mailboxes.
+pub const COUNTERS: ListSpec = ListSpec {
+    bulk: true,
+    ..ListSpec::PLAIN
+};
+
+#[utoipa::path(get, path = "/rest/sharedMailboxes/mail/actions/counters", tag = "sharedMailboxes", responses((status = 200, body = coffer_service::mail::MailCountersList, description = "The mail counters of each shared mailbox the caller has active (`id:in` narrows them; an id the caller has not active is left out)"), (status = 403, description = "`ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal; `ERR_ACCESS_USER`: outside the token's scope")), security(("bearer" = [])))]
+pub async fn counters(
+    InternalCaller(c): InternalCaller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &COUNTERS)?;
+    let ids = q.id_in.clone();
+    let v = blocking(&st, move |ctx| {
+        coffer_service::mail::shared_counters(ctx, c.user_id(), ids.as_deref())
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[utoipa::path(get, path = "/rest/sharedMailboxes/{id}/settings", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), responses((status = 200, body = SharedMailboxSettingView, description = "The mail policy for mail sent from the mailbox"), (status = 403, description = "`ERR_ACCESS_USER`: the caller does not have the mailbox active (or is no member); `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal")), security(("bearer" = [])))]
+pub async fn settings(
+    InternalCaller(c): InternalCaller,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| svc::mailbox_settings(ctx, &c, &id)).await?;
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[utoipa::path(get, path = "/rest/admin/sharedMailboxes", tag = "sharedMailboxes", responses((status = 200, body = crate::schema::WithMetadata<SharedMailboxView>, description = "Every shared mailbox; `active` when any member has it active (default order `modified:asc`: the mailbox's last change)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator")), security(("bearer" = [])))]
+pub async fn admin_list(
+    AnyAdmin(_c): AnyAdmin,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &LIST)?;
+    let l = blocking(&st, move |ctx| svc::admin_list(ctx, &q)).await?;
+    Ok(with_metadata(&l))
+}
+
+#[utoipa::path(post, path = "/rest/admin/sharedMailboxes", tag = "sharedMailboxes", request_body(content = crate::schema::SharedMailboxPostBody), responses((status = 201, body = SharedMailboxView, description = "The account is a shared mailbox (it can no longer sign in), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ACCESS_USER`: the caller's own account; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator converts an administrator's account; `ERR_NOT_INTERNAL_DOMAIN`: the account is not internal"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account is a shared mailbox already"), (status = 422, description = "`ERR_INVALID_PARAMETER` (userId: no active account; memberIds: an item that is not an id), `ERR_USER_IS_NOT_INTERNAL_DL_OR_INTERNAL_ACCOUNT` (memberIds, with `failedIds`), `ERR_CANNOT_RETAIN_DATA_TO_THE_SAME_USER`, `ERR_CANNOT_RETAIN_DATA_TO_UNVERIFIED_USER`, `ERR_INPUT_REQUIRED`, `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (the delete options, as for DELETE /rest/users), a field of the wrong type")), security(("bearer" = [])))]
+pub async fn convert(
+    AnyAdmin(c): AnyAdmin,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let user_id = f.req_str("userId")?.trim().to_string();
+    let member_ids = string_array(&f, "memberIds")?;
+    let flag = |name: &str| -> Result<bool, RestError> { Ok(f.opt_bool(name)?.unwrap_or(false)) };
+    let opts = DeleteOptions {
+        remote_wipe: flag("remoteWipe")?,
+        retain_permission_to_shared_data: flag("retainPermissionToSharedData")?,
+        retain_to_user: f.opt_str("retainToUser")?.map(|s| s.trim().to_string()),
+        retain_to_advanced_form_user: f
+            .opt_str("retainToAdvancedFormUser")?
+            .map(|s| s.trim().to_string()),
+        ..Default::default()
+    };
+    let options = DeleteOptions::check(
+        f.opt_bool("deleteUnsharedData")?,
+        f.opt_bool("retainData")?,
+        opts,
+    )?;
+    let input = ConvertInput {
+        user_id,
+        member_ids,
+        options,
+    };
+    let v = blocking(&st, move |ctx| svc::convert(ctx, &c, &input)).await?;
+    let location = format!("{}/rest/admin/sharedMailboxes/{}", st.base_url(), v.id);
+    Ok(created(StatusCode::CREATED, location, &v))
+}
+
+#[utoipa::path(delete, path = "/rest/admin/sharedMailboxes", tag = "sharedMailboxes", params(("id:in" = String, Query, description = "Comma-separated shared mailbox ids, 1 to 1000", pattern = "[^,()\\s]")), responses((status = 204, description = "Dissolved, all or nothing: each account is a normal account again, without a password"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator dissolves an administrator's account"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: an id names no shared mailbox (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED` (id:in), `ERR_INVALID_PARAMETER` (more than 1000 ids)")), security(("bearer" = [])))]
+pub async fn dissolve(
+    AnyAdmin(c): AnyAdmin,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &DELETE)?;
+    let ids = q.extra("id:in").map(list::split_list).unwrap_or_default();
+    if ids.is_empty() {
+        return Err(RestError(ApiError::field(
+            ErrorCode::InputRequired,
+            "id:in",
+        )));
+    }
+    if ids.len() > 1000 {
+        return Err(RestError(
+            ApiError::field(ErrorCode::InvalidParameter, "id:in")
+                .with_message("The parameter is invalid (id:in takes at most 1000 ids)."),
+        ));
+    }
+    blocking(&st, move |ctx| svc::dissolve(ctx, &c, &ids)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(patch, path = "/rest/admin/sharedMailboxes/{id}", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), request_body(content = crate::schema::SharedMailboxPatchBody), responses((status = 200, body = SharedMailboxView, description = "The members are the ones given: kept ones keep their flag, new ones start inactive, removed ones lose access at once"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator changes an administrator's account"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no shared mailbox has this id"), (status = 422, description = "`ERR_USER_IS_NOT_INTERNAL_DL_OR_INTERNAL_ACCOUNT` (memberIds, with `failedIds`), `ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INVALID_PARAMETER` (memberIds)")), security(("bearer" = [])))]
+pub async fn replace_members(
+    AnyAdmin(c): AnyAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let member_ids = string_array(&f, "memberIds")?;
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| {
+        svc::replace_members(ctx, &c, &id, &member_ids)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(v))
+}

@@ -1,0 +1,2 @@
+DROP TABLE shared_mailbox_members;
+DROP TABLE shared_mailboxes;
