@@ -371,7 +371,7 @@ fn decoded_body(data: &str) -> String {
     let (head, body) = data.split_once("\r\n\r\n").expect("headers and body");
     let qp = head
         .lines()
-        .any(|l| l.to_ascii_lowercase() == "content-transfer-encoding: quoted-printable");
+        .any(|l| l.eq_ignore_ascii_case("content-transfer-encoding: quoted-printable"));
     if !qp {
         return body.to_string();
     }

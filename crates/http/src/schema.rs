@@ -225,6 +225,7 @@ pub struct DirectoryMatches {
 #[derive(ToSchema)]
 pub struct RequestPasswordResetBody {
     /// The account's email address.
+    #[schema(format = Email, max_length = 254)]
     email: String,
 }
 
