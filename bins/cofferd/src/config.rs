@@ -60,6 +60,9 @@ pub struct Flags {
     /// Seconds a browser remembered at two-factor sign-in skips the step [default: 2592000, 30 days]
     #[arg(long, global = true, env = "COFFER_TFA_REMEMBER_SECONDS")]
     pub tfa_remember_seconds: Option<i64>,
+    /// Seconds a password-reset link sent by mail works [default: 3600]
+    #[arg(long, global = true, env = "COFFER_PASSWORD_RESET_SECONDS")]
+    pub password_reset_seconds: Option<i64>,
     /// An LDAP directory for user lookups, ldap:// or ldaps:// [default: the local users]
     #[arg(long, global = true, env = "COFFER_LDAP_URL")]
     pub ldap_url: Option<String>,
@@ -170,6 +173,7 @@ struct FileConfig {
     auth_lock_seconds: Option<i64>,
     auth_window_seconds: Option<i64>,
     tfa_remember_seconds: Option<i64>,
+    password_reset_seconds: Option<i64>,
     ldap_url: Option<String>,
     ldap_bind_dn: Option<String>,
     ldap_bind_password: Option<String>,
@@ -213,6 +217,7 @@ pub struct Settings {
     pub delivery: coffer_delivery::Config,
     pub throttle: coffer_service::throttle::Limits,
     pub tfa_remember_secs: i64,
+    pub password_reset_secs: i64,
     pub ldap: Option<coffer_service::directory::LdapConfig>,
     pub sms_gateway: Option<String>,
     pub sms_limits: coffer_service::throttle::SmsLimits,
@@ -313,6 +318,11 @@ impl Settings {
                 .or(file.tfa_remember_seconds)
                 .unwrap_or(coffer_service::tfa::REMEMBER_SECS)
                 .max(1),
+            password_reset_secs: flags
+                .password_reset_seconds
+                .or(file.password_reset_seconds)
+                .unwrap_or(coffer_service::password_reset::RESET_SECS)
+                .max(60),
             ldap: match flags.ldap_url.clone().or(file.ldap_url) {
                 None => None,
                 Some(url) => Some(coffer_service::directory::LdapConfig {
@@ -395,6 +405,7 @@ impl Settings {
         let mut c = coffer_service::Config::new(&self.base_url, &self.version_brand);
         c.throttle = self.throttle.clone();
         c.tfa_remember_secs = self.tfa_remember_secs;
+        c.password_reset_secs = self.password_reset_secs;
         c.ldap = self.ldap.clone();
         c.sms_gateway = self.sms_gateway.clone();
         c.sms_limits = self.sms_limits.clone();

@@ -437,7 +437,9 @@ fn spawn_housekeeping(ctx: Ctx) {
                     .map_err(coffer_service::Error::from)?;
                 let b = coffer_store::grants::purge_expired(c, now)
                     .map_err(coffer_service::Error::from)?;
-                Ok(a + b)
+                let r = coffer_store::password_resets::purge_expired(c, now)
+                    .map_err(coffer_service::Error::from)?;
+                Ok(a + b + r)
             });
             match r {
                 Ok(n) => log::debug!("housekeeping removed {n} expired records"),

@@ -23,6 +23,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/users/actions/login").route(web::post().to(login)))
     .service(web::resource("/users/aliveToken").route(web::put().to(alive_token)))
     .service(
+        web::resource("/users/requestPasswordReset").route(web::post().to(request_password_reset)),
+    )
+    .service(web::resource("/users/resetPassword").route(web::post().to(reset_password)))
+    .service(
         web::resource("/users/me/forcedPasswordChange")
             .route(web::post().to(forced_password_change)),
     )
@@ -321,6 +325,37 @@ pub async fn forced_password_change(
     })
     .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "redirectUrl": next })))
+}
+
+#[utoipa::path(post, path = "/rest/users/requestPasswordReset", tag = "users", request_body(content = crate::schema::RequestPasswordResetBody), responses((status = 204, description = "Taken. When a usable account has this address, it is mailed a single-use reset link (valid one hour by default) that replaces any earlier one; the answer is the same for every well-formed address, known or not"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_INVALID_EMAIL`"), (status = 429, description = "Too many reset requests for this address or from this client (`Retry-After`)")))]
+pub async fn request_password_reset(
+    req: actix_web::HttpRequest,
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let email = f.req_str("email")?.to_string();
+    let ip = st.client_ip(&req);
+    blocking(&st, move |ctx| {
+        coffer_service::password_reset::request(ctx, &email, ip.as_deref())
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(post, path = "/rest/users/resetPassword", tag = "users", request_body(content = crate::schema::ResetPasswordBody), responses((status = 204, description = "The password is set, the link used up, and every session and token of the user ended"), (status = 403, description = "`ERR_ACCESS_USER`: the link is unknown, expired or used (one answer for all)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR` (the link stays usable)")))]
+pub async fn reset_password(
+    st: Data<AppState>,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let f = Fields::of(&body)?;
+    let link = f.req_str("link")?.to_string();
+    let password = f.req_str("password")?.to_string();
+    blocking(&st, move |ctx| {
+        coffer_service::password_reset::reset(ctx, &link, &password)
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
 }
 
 /// The cookie of a browser that passed two-factor sign-in with `rememberDevice`.

@@ -17,6 +17,7 @@ pub mod middleware;
 pub mod oauth;
 pub mod openapi;
 pub mod pages;
+pub mod reset_page;
 pub mod respond;
 pub mod schema;
 pub mod scim;
@@ -44,6 +45,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/ready").route(web::get().to(ready)))
         .service(web::resource("/openapi.json").route(web::get().to(openapi::serve)))
         .configure(oauth::routes)
+        .configure(reset_page::routes)
         .configure(webhooks::routes)
         .configure(scim::routes)
         .service(

@@ -73,6 +73,55 @@ pub fn error(status: StatusCode, message: &str) -> HttpResponse {
     )
 }
 
+/// An error page with its own title.
+pub fn error_titled(status: StatusCode, title: &str, message: &str) -> HttpResponse {
+    page(
+        status,
+        title,
+        false,
+        &format!(
+            "<h1>{}</h1><p class=\"error\">{}</p>",
+            esc(title),
+            esc(message)
+        ),
+    )
+}
+
+/// The page a password-reset link opens: a new password, with the link's token and the CSRF
+/// value carried as hidden inputs.
+pub fn password_reset(
+    token: &str,
+    csrf: &str,
+    error: Option<&str>,
+    status: StatusCode,
+) -> HttpResponse {
+    let err = alert(error);
+    page(
+        status,
+        "Choose a new password",
+        false,
+        &format!(
+            "<h1>Choose a new password</h1>{err}\
+             <form method=\"post\" action=\"{}\">{}\
+             <label for=\"password\">New password</label><input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"new-password\" required>\
+             <button type=\"submit\">Set password</button></form>",
+            coffer_service::password_reset::RESET_PAGE_PATH,
+            hidden(&[("token", token), ("csrf", csrf)])
+        ),
+    )
+}
+
+/// After a reset by the page.
+pub fn password_reset_done() -> HttpResponse {
+    page(
+        StatusCode::OK,
+        "Password changed",
+        false,
+        "<h1>Password changed</h1><p id=\"done\">Your password has been changed, and every \
+         session signed in with the old one has ended. Sign in again in your application.</p>",
+    )
+}
+
 /// A form's error message, or nothing.
 fn alert(error: Option<&str>) -> String {
     error

@@ -221,6 +221,23 @@ pub struct DirectoryMatches {
     matches: Vec<DirectoryMatch>,
 }
 
+/// `POST /rest/users/requestPasswordReset`.
+#[derive(ToSchema)]
+pub struct RequestPasswordResetBody {
+    /// The account's email address.
+    #[schema(format = Email, max_length = 254)]
+    email: String,
+}
+
+/// `POST /rest/users/resetPassword`.
+#[derive(ToSchema)]
+pub struct ResetPasswordBody {
+    /// The reset link from the mail (or the token it carries).
+    link: String,
+    /// The new password; it must pass the password policy.
+    password: String,
+}
+
 /// `POST /rest/users/actions/login`.
 #[derive(ToSchema)]
 pub struct LoginBody {
@@ -888,6 +905,15 @@ pub struct TokenOfClientForm {
     token_type_hint: Option<String>,
     client_id: Option<String>,
     client_secret: Option<String>,
+}
+
+/// The form of the password-reset page: the link's `token`, the new `password`, and `csrf` (the
+/// value of the form's cookie).
+#[derive(ToSchema)]
+pub struct ResetPasswordForm {
+    token: String,
+    password: String,
+    csrf: String,
 }
 
 /// The sign-in form of the authorization page: the authorization parameters, `email`,

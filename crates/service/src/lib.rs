@@ -18,6 +18,7 @@ pub mod external_dls;
 pub mod locations;
 pub mod mail;
 pub mod oauth;
+pub mod password_reset;
 pub mod scim;
 pub mod scim_tokens;
 pub mod sessions;
@@ -49,6 +50,10 @@ pub struct Config {
     pub throttle: throttle::Limits,
     /// Limits on text messages.
     pub sms_limits: throttle::SmsLimits,
+    /// Limits on password-reset requests.
+    pub reset_limits: throttle::ResetLimits,
+    /// How long a password-reset link works, in seconds.
+    pub password_reset_secs: i64,
     /// The LDAP directory for user lookups; the local users when absent.
     pub ldap: Option<directory::LdapConfig>,
     /// An HTTP SMS gateway; messages are recorded in the database when absent.
@@ -77,6 +82,8 @@ impl Config {
             service_name: version_brand.to_string(),
             throttle: throttle::Limits::default(),
             sms_limits: throttle::SmsLimits::default(),
+            reset_limits: throttle::ResetLimits::default(),
+            password_reset_secs: password_reset::RESET_SECS,
             ldap: None,
             sms_gateway: None,
             trusted_proxies: Default::default(),

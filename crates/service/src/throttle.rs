@@ -58,6 +58,64 @@ impl Default for SmsLimits {
     }
 }
 
+/// The limits on password-reset requests within the window: per address asked for (whether or
+/// not an account has it, so the limit tells nothing about accounts) and per client address.
+#[derive(Debug, Clone)]
+pub struct ResetLimits {
+    /// The window, in seconds.
+    pub window_secs: i64,
+    /// Requests for one email address in the window.
+    pub per_address: i32,
+    /// Requests from one client address in the window.
+    pub per_client: i32,
+}
+
+impl Default for ResetLimits {
+    fn default() -> ResetLimits {
+        ResetLimits {
+            window_secs: 3600,
+            per_address: 5,
+            per_client: 20,
+        }
+    }
+}
+
+/// Counts a password-reset request for `email` from `client_ip`, in the caller's write
+/// transaction; over a limit, 429 `ERR_REQUEST_RATE_LIMITED` with `Retry-After` (return it from
+/// the transaction so that the other key's count rolls back with it).
+pub fn spend_password_reset(
+    c: &mut DbConn,
+    limits: &ResetLimits,
+    email: &str,
+    client_ip: Option<&str>,
+    t: i64,
+) -> Result<()> {
+    let mut keys = vec![(
+        "this address",
+        format!("pw-reset-address:{}", email.to_ascii_lowercase()),
+        limits.per_address,
+    )];
+    if let Some(ip) = client_ip.filter(|i| !i.is_empty()) {
+        keys.push((
+            "this client",
+            format!("pw-reset-ip:{ip}"),
+            limits.per_client,
+        ));
+    }
+    for (who, key, max) in keys {
+        if let Some(start) = coffer_store::throttle::spend(c, &key, max, limits.window_secs, t)? {
+            return Err(ApiError::new(ErrorCode::RequestRateLimited)
+                .with_message(format!(
+                    "Too many requests (at most {max} password resets for {who} in {} minutes).",
+                    limits.window_secs / 60
+                ))
+                .with_retry_after((start + limits.window_secs - t).max(1))
+                .into());
+        }
+    }
+    Ok(())
+}
+
 /// What a text message is, for its limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SmsKind {

@@ -27,6 +27,7 @@ pub mod locations;
 pub mod mail;
 pub mod migrate;
 pub mod models;
+pub mod password_resets;
 pub mod schema;
 pub mod scim_tokens;
 pub mod scim_users;

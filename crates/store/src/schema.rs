@@ -221,6 +221,7 @@ diesel::joinable!(devices -> users (user_id));
 diesel::allow_tables_to_appear_in_same_query!(
     shared_mailboxes,
     shared_mailbox_members,
+    password_resets,
     user_settings,
     contacts,
     contact_items,
@@ -516,6 +517,15 @@ diesel::table! {
 diesel::joinable!(file_versions -> objects (file_id));
 diesel::joinable!(object_members -> objects (object_id));
 diesel::joinable!(comments -> objects (object_id));
+
+diesel::table! {
+    password_resets (token_hash) {
+        token_hash -> Text,
+        user_id -> Text,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+    }
+}
 
 diesel::table! {
     user_settings (user_id) {
