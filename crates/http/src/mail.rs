@@ -433,6 +433,7 @@ pub async fn attachment_content(
         &req,
         Served::Mail {
             actor: Some(c.user_id()),
+            recipient: None,
             email_id: &email_id,
         },
         d,

@@ -68,7 +68,7 @@ fn unique_pairs(raw: &str) -> Result<Vec<(String, String)>, String> {
 }
 
 /// The form of a page's POST, or the error page for a malformed one.
-async fn page_form(
+pub(crate) async fn page_form(
     payload: &mut web::Payload,
 ) -> Result<Result<Vec<(String, String)>, HttpResponse>, RestError> {
     let body = read_body(payload, MAX_FORM).await?;
@@ -76,7 +76,7 @@ async fn page_form(
         .map_err(|m| pages::error(StatusCode::BAD_REQUEST, &m)))
 }
 
-fn param(pairs: &[(String, String)], name: &str) -> Option<String> {
+pub(crate) fn param(pairs: &[(String, String)], name: &str) -> Option<String> {
     pairs
         .iter()
         .find(|(k, _)| k == name)

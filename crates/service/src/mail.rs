@@ -499,15 +499,20 @@ pub(crate) fn attachment_of(c: &mut DbConn, e: &Email, attachment_id: &str) -> R
     })
 }
 
-/// Records that an attachment was downloaded (`mail.attachment.download`).
+/// Records that an attachment was downloaded (`mail.attachment.download`): by a user
+/// (`actor`), or by an outside recipient (`recipient`, their address).
 pub async fn record_download(
     ctx: &Ctx,
     actor: Option<&str>,
+    recipient: Option<&str>,
     email_id: &str,
     d: &Download,
 ) -> Result<()> {
     let actor = actor.map(str::to_string);
-    let data = json!({"emailId": email_id, "fileId": d.file_id, "versionId": d.version_id});
+    let mut data = json!({"emailId": email_id, "fileId": d.file_id, "versionId": d.version_id});
+    if let Some(r) = recipient {
+        data["recipient"] = json!(r);
+    }
     ctx.write_owned(move |c| events::record(c, "mail.attachment.download", actor.as_deref(), data))
         .await
 }
