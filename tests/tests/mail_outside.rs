@@ -488,3 +488,101 @@ fn a_code_is_void_after_five_wrong_attempts_or_once_expired() {
     assert_eq!(r6.status, 429, "{}", r6.text);
     assert!(r6.header("retry-after").is_some());
 }
+
+#[test]
+fn no_auth_mail_reads_through_rest_by_reference_alone() {
+    let app = TestApp::spawn();
+    let (_, ta) = app.user_token("ann@example.com", Role::User);
+    let bytes = b"open bytes".to_vec();
+    let f = file(&app, &ta, "open.txt", &bytes);
+    let id = send(
+        &app,
+        &ta,
+        json!({"to": [OUT, "second@partner.example"], "subject": "Open", "body": "plain <i>words</i>",
+               "files": [f], "acl": "no_auth"}),
+    );
+    let r = reference(&app, &id, OUT);
+    let v28 = [("X-Coffer-Version", "28")];
+
+    let m = app.send("GET", &format!("/rest/mail/{id}?ref={r}"), &v28, None);
+    assert_eq!(m.status, 200, "{}", m.text);
+    let m = m.json();
+    assert_eq!(m["id"], id.as_str());
+    assert_eq!(m["subject"], "Open");
+    assert_eq!(m["htmlBody"], "plain <i>words</i>");
+    assert_eq!(m["acl"], "no_auth");
+    assert!(m.get("recipients").is_none(), "{m}");
+    // The version header is still needed.
+    let r0 = app.send("GET", &format!("/rest/mail/{id}?ref={r}"), &[], None);
+    assert_eq!(
+        (r0.status, r0.code().as_str()),
+        (400, "ERR_REQUEST_API_VERSION_MISSING")
+    );
+    // Its files, and their content.
+    let l = app.send(
+        "GET",
+        &format!("/rest/mail/{id}/attachments?ref={r}"),
+        &v28,
+        None,
+    );
+    assert_eq!(l.status, 200, "{}", l.text);
+    let l = l.json();
+    assert_eq!(l["metadata"]["total"], 1);
+    assert_eq!(l["data"][0]["name"], "open.txt");
+    let aid = l["data"][0]["attachmentId"].as_str().unwrap().to_string();
+    let d = app.send(
+        "GET",
+        &format!("/rest/mail/{id}/attachments/{aid}/content?ref={r}"),
+        &v28,
+        None,
+    );
+    assert_eq!(d.status, 200, "{}", d.text);
+    assert_eq!(d.bytes, bytes);
+    assert_eq!(
+        app.count(
+            &format!(
+                "subject = 'mail.attachment.download' AND data LIKE '%\"recipient\":\"{OUT}\"%'"
+            ),
+            "events"
+        ),
+        1
+    );
+
+    // A bad reference, or no reference and no token.
+    let bad = app.send("GET", &format!("/rest/mail/{id}?ref=nope"), &v28, None);
+    assert_eq!(
+        (bad.status, bad.code().as_str()),
+        (404, "ERR_ENTITY_NOT_FOUND")
+    );
+    let none = app.send("GET", &format!("/rest/mail/{id}"), &v28, None);
+    assert_eq!(none.status, 401, "{}", none.text);
+    // Mail that asks for more than the link is not readable this way: as unknown.
+    let v = send(
+        &app,
+        &ta,
+        json!({"to": [OUT], "subject": "Guarded", "body": "guarded", "acl": "verify_recipient"}),
+    );
+    let rv = reference(&app, &v, OUT);
+    let g = app.send("GET", &format!("/rest/mail/{v}?ref={rv}"), &v28, None);
+    assert_eq!(
+        (g.status, g.code().as_str(), &g.text),
+        (404, "ERR_ENTITY_NOT_FOUND", &bad.text)
+    );
+    // Expired no_auth mail: refused as for a signed-in recipient.
+    app.execute(&format!(
+        "UPDATE emails SET expire_at = 1 WHERE id = '{id}'"
+    ));
+    let e = app.send(
+        "GET",
+        &format!("/rest/mail/{id}/attachments/{aid}/content?ref={r}"),
+        &v28,
+        None,
+    );
+    assert_eq!((e.status, e.code().as_str()), (403, "ERR_ACCESS_USER"));
+    // The sender still reads it with a token as before.
+    assert_eq!(
+        app.rest("GET", &format!("/rest/mail/{id}"), &ta, None)
+            .status,
+        200
+    );
+}

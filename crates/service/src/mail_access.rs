@@ -466,15 +466,15 @@ pub fn by_reference(
     email_id: &str,
     reference: &str,
     client_ip: Option<&str>,
-) -> Result<Access<Email>> {
+) -> Result<Access<(Email, Recipient)>> {
     guarded(ctx, client_ip, || {
         ctx.read(|c| {
-            let (e, _) = match resolve(c, email_id, reference)? {
+            let (e, r) = match resolve(c, email_id, reference)? {
                 Ok(x) => x,
                 Err(why) => return Ok(Err(why)),
             };
             match gate(&e, now()) {
-                Ok(Gate::Open) => Ok(Ok(e)),
+                Ok(Gate::Open) => Ok(Ok((e, r))),
                 Ok(Gate::NeedsCode) => Ok(Err(Refused::Unverified)),
                 Err(why) => Ok(Err(why)),
             }
