@@ -402,6 +402,46 @@ pub mod mail {
 mod tests {
     use super::*;
 
+    fn body_of(r: HttpResponse) -> String {
+        let b = actix_web::body::to_bytes(r.into_body());
+        let b = futures_util::FutureExt::now_or_never(b).unwrap().unwrap();
+        String::from_utf8(b.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn a_mail_page_escapes_what_it_shows_and_keeps_the_safe_body() {
+        let mut m = coffer_service::mail_access::Message {
+            email_id: "e-1".into(),
+            recipient: "out@x.example".into(),
+            sender_name: "Ann <admin>".into(),
+            sender_email: "ann@example.com".into(),
+            subject: "Q3 \"<script>\"".into(),
+            date: "2026-11-25T10:00:00Z".into(),
+            expire_at: None,
+            verified: true,
+            body_html: Some("See <b>zebra</b>".into()),
+            attachments: vec![coffer_service::mail_access::Item {
+                id: "a-1".into(),
+                name: "<x>.pdf".into(),
+                size: 3,
+                mime: "application/pdf".into(),
+            }],
+        };
+        let html = body_of(mail::message(&m, "ref-1"));
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("Q3 &quot;&lt;script&gt;&quot;"), "{html}");
+        assert!(html.contains("Ann &lt;admin&gt;"), "{html}");
+        assert!(html.contains("See <b>zebra</b>"), "{html}");
+        assert!(html.contains("href=\"/mail/e-1/attachments/a-1/content?ref=ref-1\""));
+        assert!(html.contains("&lt;x&gt;.pdf"));
+        // Before the address is proved: no body and no files, a form with its CSRF token.
+        m.verified = false;
+        let html = body_of(mail::ask_code(&m, "ref-1", "tok"));
+        assert!(!html.contains("zebra") && !html.contains(".pdf"), "{html}");
+        assert!(html.contains("name=\"csrf\" value=\"tok\""), "{html}");
+        assert!(html.contains("action=\"/mail/e-1/code\""), "{html}");
+    }
+
     #[test]
     fn escapes_everything_dangerous() {
         assert_eq!(

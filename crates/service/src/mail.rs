@@ -601,7 +601,9 @@ pub async fn record_download(
     let actor = actor.map(str::to_string);
     let mut data = json!({"emailId": email_id, "fileId": d.file_id, "versionId": d.version_id});
     if let Some(r) = recipient {
+        // The sender's webhooks see their outside recipients' downloads.
         data["recipient"] = json!(r);
+        data["userId"] = json!(d.owner_id);
     }
     ctx.write_owned(move |c| events::record(c, "mail.attachment.download", actor.as_deref(), data))
         .await

@@ -341,7 +341,7 @@ pub fn send_code(
                 c,
                 "mail.recipient.code",
                 None,
-                json!({"emailId": e.id, "recipient": r.address}),
+                json!({"emailId": e.id, "userId": e.sender_id, "recipient": r.address}),
             )?;
             Ok(Ok(CodeSent::Sent(mask_address(&r.address))))
         })
@@ -405,7 +405,7 @@ pub fn verify_code(
                         c,
                         "mail.recipient.verify",
                         None,
-                        json!({"emailId": e.id, "recipient": r.address}),
+                        json!({"emailId": e.id, "userId": e.sender_id, "recipient": r.address}),
                     )?;
                     Ok(Ok(Verified::Opened {
                         session_token: token,
@@ -419,7 +419,7 @@ pub fn verify_code(
                         c,
                         "mail.recipient.reject",
                         None,
-                        json!({"emailId": e.id, "recipient": r.address, "attemptsLeft": left}),
+                        json!({"emailId": e.id, "userId": e.sender_id, "recipient": r.address, "attemptsLeft": left}),
                     )?;
                     Ok(Ok(Verified::Wrong(left)))
                 }
