@@ -1,7 +1,8 @@
-//! Sign-in in a real browser: headless Chromium, driven over WebDriver (chromedriver), opens the
-//! authorization page, types into the fields labelled Email and Password, clicks Sign in, then
-//! Allow on the consent page, and lands on the callback page with a code that exchanges for a
-//! token.
+//! Coffer's pages in a real browser: headless Chromium, driven over WebDriver (chromedriver).
+//! Sign-in opens the authorization page, types into the fields labelled Email and Password,
+//! clicks Sign in, then Allow on the consent page, and lands on the callback page with a code
+//! that exchanges for a token. An outside recipient of mail opens the link, asks for a code,
+//! types the code that was mailed, reads the message and downloads its file.
 //!
 //! It needs Chromium and chromedriver, which `scripts/browser-test.sh` installs (Debian packages)
 //! before running it with `COFFER_TEST_CHROMEDRIVER` set; `.ci/run` does that. With the
@@ -23,6 +24,8 @@ struct Driver {
     session: String,
     agent: ureq::Agent,
     _profile: tempfile::TempDir,
+    /// Where the browser saves downloads.
+    downloads: tempfile::TempDir,
 }
 
 impl Drop for Driver {
@@ -76,6 +79,7 @@ impl Driver {
             std::thread::sleep(Duration::from_millis(100));
         }
         let profile = tempfile::tempdir().unwrap();
+        let downloads = tempfile::tempdir().unwrap();
         let binary =
             std::env::var("COFFER_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
         let caps = json!({"capabilities": {"alwaysMatch": {
@@ -87,6 +91,10 @@ impl Driver {
                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
                     format!("--user-data-dir={}", profile.path().display()),
                 ],
+                "prefs": {
+                    "download.default_directory": downloads.path().display().to_string(),
+                    "download.prompt_for_download": false,
+                },
             },
         }}});
         let v = call(&agent, "POST", &format!("{base}/session"), Some(caps));
@@ -102,12 +110,21 @@ impl Driver {
             &format!("{base}/session/{session}/timeouts"),
             Some(json!({"implicit": 10_000})),
         );
+        // Headless Chromium saves downloads only when told where, over DevTools.
+        call(
+            &agent,
+            "POST",
+            &format!("{base}/session/{session}/chromium/send_command"),
+            Some(json!({"cmd": "Page.setDownloadBehavior",
+                        "params": {"behavior": "allow", "downloadPath": downloads.path().display().to_string()}})),
+        );
         Driver {
             child,
             base,
             session,
             agent,
             _profile: profile,
+            downloads,
         }
     }
 
@@ -175,17 +192,25 @@ impl Driver {
     }
 }
 
-#[test]
-fn a_person_signs_in_and_allows_a_client_in_a_real_browser() {
-    let chromedriver = match std::env::var("COFFER_TEST_CHROMEDRIVER") {
-        Ok(path) => path,
+/// The chromedriver to use; `None` (the test passes, saying why) on a machine without one when
+/// `COFFER_TEST_CHROMEDRIVER` is not set.
+fn chromedriver() -> Option<String> {
+    match std::env::var("COFFER_TEST_CHROMEDRIVER") {
+        Ok(path) => Some(path),
         Err(_) if std::path::Path::new("/usr/bin/chromedriver").exists() => {
-            "/usr/bin/chromedriver".to_string()
+            Some("/usr/bin/chromedriver".to_string())
         }
         Err(_) => {
             eprintln!("no chromedriver here: run scripts/browser-test.sh, which installs it, to run this test");
-            return;
+            None
         }
+    }
+}
+
+#[test]
+fn a_person_signs_in_and_allows_a_client_in_a_real_browser() {
+    let Some(chromedriver) = chromedriver() else {
+        return;
     };
     let app = TestApp::spawn();
     let (_id, password) = app.user("ann@example.com", Role::User);
@@ -250,5 +275,100 @@ fn a_person_signs_in_and_allows_a_client_in_a_real_browser() {
     assert_eq!(
         app.rest("GET", "/rest/users/me", &token, None).json()["email"],
         "ann@example.com"
+    );
+}
+
+/// The body of the newest outbox message to `to` whose body contains `marker`.
+fn mailed(app: &TestApp, to: &str, marker: &str) -> String {
+    app.ctx
+        .with_conn(|c| Ok(coffer_store::mail::to_address(c, to)?))
+        .expect("outbox")
+        .into_iter()
+        .map(|m| m.body)
+        .rfind(|b| b.contains(marker))
+        .unwrap_or_else(|| panic!("no message to {to} with {marker}"))
+}
+
+#[test]
+fn an_outside_recipient_proves_the_address_reads_the_message_and_downloads_its_file() {
+    let Some(chromedriver) = chromedriver() else {
+        return;
+    };
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("ann@example.com", Role::User);
+    let bytes = b"figures for the quarter: 1, 2, 3\n".to_vec();
+    let me = app.rest("GET", "/rest/users/me", &token, None).json();
+    let r = app.upload(
+        &token,
+        me["syncdirId"].as_str().unwrap(),
+        "figures.txt",
+        &bytes,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let file = r.json()["id"].as_str().unwrap().to_string();
+    let r = app.rest(
+        "POST",
+        "/rest/mail/actions/sendFile",
+        &token,
+        Some(json!({"to": ["out@partner.example"], "subject": "Quarter", "body": "the <b>secret</b> figures",
+                    "secureBody": true, "files": [file], "acl": "verify_recipient"})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json()["id"].as_str().unwrap().to_string();
+    let marker = format!("/mail/{id}?ref=");
+    let message = mailed(&app, "out@partner.example", &marker);
+    let at = message.find(&marker).unwrap();
+    let link: String = message[at..]
+        .chars()
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+
+    let browser = Driver::start(&chromedriver);
+    browser.go(&format!("{}{link}", app.base));
+    // The first page asks for a code and shows nothing of the message.
+    let ask = browser.find("#send-code");
+    assert_eq!(browser.text(&ask), "Send me a code");
+    assert!(!browser.text(&browser.find("main")).contains("secret"));
+    browser.click(&ask);
+
+    // The code arrives by mail; the person types it in.
+    let field = browser.find("#code");
+    let body = mailed(&app, "out@partner.example", "Your code");
+    let at = body.find(" is ").unwrap() + 4;
+    let code = &body[at..at + 6];
+    browser.type_into(&field, code);
+    browser.click(&browser.find("#verify"));
+
+    // The message, with its body as formatted text and its file.
+    let shown = browser.text(&browser.find("#body"));
+    assert_eq!(shown, "the secret figures");
+    assert_eq!(browser.text(&browser.find("#subject")), "Quarter");
+    assert!(
+        browser.current_url().ends_with(&link),
+        "{}",
+        browser.current_url()
+    );
+    let download = browser.find("a.download");
+    assert_eq!(browser.text(&download), "figures.txt");
+    browser.click(&download);
+
+    // The browser saves the file: the same bytes.
+    let saved = browser.downloads.path().join("figures.txt");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !saved.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "no download in {:?}",
+            std::fs::read_dir(browser.downloads.path()).map(|d| d.count())
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(std::fs::read(&saved).unwrap(), bytes);
+    assert_eq!(
+        app.count(
+            "subject = 'mail.attachment.download' AND data LIKE '%out@partner.example%'",
+            "events"
+        ),
+        1
     );
 }

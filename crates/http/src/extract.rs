@@ -93,6 +93,44 @@ impl FromRequest for Caller {
     }
 }
 
+/// Who reads an email through the reads of `/rest/mail/{id}`: a caller (as [`Caller`]), or,
+/// with no credentials at all and a `ref` in the query, whoever holds the link of a `no_auth`
+/// email (a capability read). The reference is only carried here; the service checks it.
+pub enum MailReader {
+    Caller(Box<coffer_service::auth::Caller>),
+    Reference {
+        reference: String,
+        client_ip: Option<String>,
+    },
+}
+
+impl FromRequest for MailReader {
+    type Error = RestError;
+    type Future = BoxFut<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let credentials =
+            req.headers().contains_key("authorization") || req.cookie(SESSION_COOKIE).is_some();
+        let reference = serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string())
+            .ok()
+            .and_then(|q| q.into_iter().find(|(k, _)| k == "ref").map(|(_, v)| v));
+        if let (false, Some(reference)) = (credentials, reference) {
+            let client_ip = state(req).ok().and_then(|st| st.client_ip(req));
+            return Box::pin(async move {
+                Ok(MailReader::Reference {
+                    reference,
+                    client_ip,
+                })
+            });
+        }
+        let caller = Caller::from_request(req, payload);
+        Box::pin(async move {
+            let Caller(c) = caller.await?;
+            Ok(MailReader::Caller(Box::new(c)))
+        })
+    }
+}
+
 macro_rules! role_extractor {
     ($(#[$doc:meta])* $name:ident, $check:ident, $code:expr) => {
         $(#[$doc])*

@@ -13,6 +13,7 @@ pub mod external_dl;
 pub mod extract;
 pub mod locations;
 pub mod mail;
+pub mod mail_pages;
 pub mod middleware;
 pub mod oauth;
 pub mod openapi;
@@ -46,6 +47,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/openapi.json").route(web::get().to(openapi::serve)))
         .configure(oauth::routes)
         .configure(reset_page::routes)
+        .configure(mail_pages::routes)
         .configure(webhooks::routes)
         .configure(scim::routes)
         .service(

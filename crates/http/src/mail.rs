@@ -3,7 +3,7 @@
 
 use crate::content::parse_date;
 use crate::error::RestError;
-use crate::extract::{Caller, JsonBody, QueryPairs};
+use crate::extract::{Caller, JsonBody, MailReader, QueryPairs};
 use crate::respond::with_metadata;
 use crate::state::{blocking, AppState};
 use crate::transfer::{initiate_input, serve_as, Served};
@@ -254,18 +254,39 @@ pub const ONE: ListSpec = ListSpec {
     ..ListSpec::PLAIN
 };
 
-#[utoipa::path(get, path = "/rest/mail/{id}", tag = "mail", params(("id" = String, Path, description = "An email id")), responses((status = 200, body = coffer_service::mail::MailView, description = "The email as the caller's mailbox shows it"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such email in a mailbox of the caller's")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/mail/{id}", tag = "mail", params(("id" = String, Path, description = "An email id"), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of an outside recipient's link, for `no_auth` mail (a capability read; 404 for any other reference, 429 after too many failures from the address)")), responses((status = 200, body = coffer_service::mail::MailView, description = "The email as the caller's mailbox shows it"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such email in a mailbox of the caller's")), security(("bearer" = []), ()))]
 pub async fn get(
-    Caller(c): Caller,
+    reader: MailReader,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
-    let q = list::parse(&q, &ONE)?;
+    let q = list::parse(&without_ref(&reader, q), &ONE)?;
     let with = q.with.iter().any(|w| w == "recipients");
     let id = id.into_inner();
-    let v = blocking(&st, move |ctx| svc::get(ctx, c.user_id(), &id, with)).await?;
+    let v = match reader {
+        MailReader::Caller(c) => {
+            blocking(&st, move |ctx| svc::get(ctx, c.user_id(), &id, with)).await?
+        }
+        MailReader::Reference {
+            reference,
+            client_ip,
+        } => {
+            blocking(&st, move |ctx| {
+                svc::get_by_reference(ctx, &id, &reference, client_ip.as_deref())
+            })
+            .await?
+        }
+    };
     Ok(HttpResponse::Ok().json(v))
+}
+
+/// The query without the `ref` a capability read carries (it is not a list parameter).
+fn without_ref(reader: &MailReader, mut q: Vec<(String, String)>) -> Vec<(String, String)> {
+    if matches!(reader, MailReader::Reference { .. }) {
+        q.retain(|(k, _)| k != "ref");
+    }
+    q
 }
 
 pub const SEND: ListSpec = ListSpec {
@@ -396,49 +417,89 @@ pub const ATTACHMENTS: ListSpec = ListSpec {
     ..ListSpec::PLAIN
 };
 
-#[utoipa::path(get, path = "/rest/mail/{id}/attachments", tag = "mail", params(("id" = String, Path, description = "An email id")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::mail::AttachmentView>, description = "The email's files"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/mail/{id}/attachments", tag = "mail", params(("id" = String, Path, description = "An email id"), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of an outside recipient's link, for `no_auth` mail (a capability read; 404 for any other reference, 429 after too many failures from the address)")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::mail::AttachmentView>, description = "The email's files"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = []), ()))]
 pub async fn attachments(
-    Caller(c): Caller,
+    reader: MailReader,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
-    let q = list::parse(&q, &ATTACHMENTS)?;
+    let q = list::parse(&without_ref(&reader, q), &ATTACHMENTS)?;
     let id = id.into_inner();
-    let l = blocking(&st, move |ctx| {
-        svc::attachments(ctx, c.user_id(), &id, q.offset, q.limit)
-    })
-    .await?;
+    let l = match reader {
+        MailReader::Caller(c) => {
+            blocking(&st, move |ctx| {
+                svc::attachments(ctx, c.user_id(), &id, q.offset, q.limit)
+            })
+            .await?
+        }
+        MailReader::Reference {
+            reference,
+            client_ip,
+        } => {
+            blocking(&st, move |ctx| {
+                svc::attachments_by_reference(
+                    ctx,
+                    &id,
+                    &reference,
+                    client_ip.as_deref(),
+                    q.offset,
+                    q.limit,
+                )
+            })
+            .await?
+        }
+    };
     Ok(with_metadata(&l))
 }
 
-#[utoipa::path(get, path = "/rest/mail/{email_id}/attachments/{id}/content", tag = "mail", params(("email_id" = String, Path, description = "An email id"), ("id" = String, Path, description = "An attachment id"), ("Range" = Option<String>, Header, description = "One byte range")), responses((status = 200, description = "The attachment's content (`Content-Disposition: attachment`)", content_type = "*/*"), (status = 206, description = "The range asked for", content_type = "*/*"), (status = 304, description = "Not modified"), (status = 403, description = "`ERR_ACCESS_USER` (expired or withdrawn), `ERR_ENTITY_IS_DELETED_ATTACHMENT`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 416, description = "`ERR_INVALID_PARAMETER`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/mail/{email_id}/attachments/{id}/content", tag = "mail", params(("email_id" = String, Path, description = "An email id"), ("id" = String, Path, description = "An attachment id"), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of an outside recipient's link, for `no_auth` mail (a capability read; 404 for any other reference, 429 after too many failures from the address)"), ("Range" = Option<String>, Header, description = "One byte range")), responses((status = 200, description = "The attachment's content (`Content-Disposition: attachment`)", content_type = "*/*"), (status = 206, description = "The range asked for", content_type = "*/*"), (status = 304, description = "Not modified"), (status = 403, description = "`ERR_ACCESS_USER` (expired or withdrawn), `ERR_ENTITY_IS_DELETED_ATTACHMENT`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 416, description = "`ERR_INVALID_PARAMETER`")), security(("bearer" = []), ()))]
 pub async fn attachment_content(
-    Caller(c): Caller,
+    reader: MailReader,
     st: Data<AppState>,
     req: HttpRequest,
     path: Path<(String, String)>,
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
-    list::parse(&q, &ListSpec::PLAIN)?;
+    list::parse(&without_ref(&reader, q), &ListSpec::PLAIN)?;
     let (email_id, id) = path.into_inner();
-    let user = c.user_id().to_string();
     let e2 = email_id.clone();
-    let d = blocking(&st, move |ctx| {
-        svc::attachment_download(ctx, &user, &e2, &id)
-    })
-    .await?;
-    serve_as(
-        &st,
-        &req,
-        Served::Mail {
-            actor: Some(c.user_id()),
-            email_id: &email_id,
-        },
-        d,
-        false,
-    )
-    .await
+    match reader {
+        MailReader::Caller(c) => {
+            let user = c.user_id().to_string();
+            let d = blocking(&st, move |ctx| {
+                svc::attachment_download(ctx, &user, &e2, &id)
+            })
+            .await?;
+            let served = Served::Mail {
+                actor: Some(c.user_id()),
+                recipient: None,
+                email_id: &email_id,
+            };
+            serve_as(&st, &req, served, d, false).await
+        }
+        MailReader::Reference {
+            reference,
+            client_ip,
+        } => {
+            let (d, recipient) = blocking(&st, move |ctx| {
+                svc::attachment_download_by_reference(
+                    ctx,
+                    &e2,
+                    &id,
+                    &reference,
+                    client_ip.as_deref(),
+                )
+            })
+            .await?;
+            let served = Served::Mail {
+                actor: None,
+                recipient: Some(&recipient),
+                email_id: &email_id,
+            };
+            serve_as(&st, &req, served, d, false).await
+        }
+    }
 }
 
 pub const COUNTERS: ListSpec = ListSpec {

@@ -30,10 +30,12 @@ pub async fn log_and_headers(
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.path().to_string();
+    // The pages (a download under `/mail/` sets its own sandboxing policy, which stays).
     let html = path == "/"
         || path.starts_with("/oauth/authorize")
         || path.starts_with("/oauth_callback")
-        || path == coffer_service::password_reset::RESET_PAGE_PATH;
+        || path == coffer_service::password_reset::RESET_PAGE_PATH
+        || path.starts_with("/mail/");
     let secure = req
         .app_data::<Data<AppState>>()
         .is_some_and(|s| s.secure_cookies);

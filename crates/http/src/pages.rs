@@ -1,6 +1,7 @@
-//! The HTML pages: the server's home page, and those of the authorization flow (sign-in,
-//! consent, errors, and the landing page for clients that cannot be redirected). Every value
-//! written into a page is HTML-escaped.
+//! The HTML pages: the server's home page, those of the authorization flow (sign-in, consent,
+//! errors, and the landing page for clients that cannot be redirected), and those an outside
+//! recipient of mail opens (the message, the code step, refusals). Every value written into a
+//! page is HTML-escaped; a mail body goes in only as `coffer_domain::mail::body_html` rebuilt it.
 
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
@@ -28,10 +29,17 @@ h1{font-size:1.4rem;margin-top:0}label{display:block;margin:1rem 0 .3rem;font-we
 input[type=email],input[type=password],input[type=text]{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #bbb;border-radius:6px}\
 button{margin-top:1.2rem;padding:.7rem 1.2rem;font-size:1rem;border:0;border-radius:6px;background:#6b4226;color:#fff;cursor:pointer}\
 button.secondary{background:#ddd;color:#222}.error{color:#a00;background:#fee;padding:.6rem;border-radius:6px}\
-code{word-break:break-all;background:#f4f4f4;padding:.3rem;display:block}";
+code{word-break:break-all;background:#f4f4f4;padding:.3rem;display:block}\
+body.wide main{max-width:760px}.meta{color:#555;font-size:.9rem}.meta dt{font-weight:600;float:left;margin-right:.4rem}\
+.message{border-top:1px solid #ddd;border-bottom:1px solid #ddd;padding:1rem 0;margin:1rem 0;overflow-wrap:anywhere}\
+ul.files{padding-left:1.2rem}ul.files li{margin:.3rem 0}.notice{background:#eef6ee;padding:.6rem;border-radius:6px}";
 
 fn page(status: StatusCode, title: &str, mobile: bool, body: &str) -> HttpResponse {
     let class = if mobile { " class=\"mobile\"" } else { "" };
+    framed(status, title, class, body)
+}
+
+fn framed(status: StatusCode, title: &str, class: &str, body: &str) -> HttpResponse {
     HttpResponse::build(status).content_type("text/html; charset=utf-8").body(format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
@@ -297,9 +305,191 @@ pub fn callback(
     page(StatusCode::OK, "Authorization", false, &body)
 }
 
+/// The pages an outside recipient of mail opens (`/mail/{id}?ref=…`).
+pub mod mail {
+    use super::{alert, esc, framed, hidden};
+    use actix_web::http::StatusCode;
+    use actix_web::HttpResponse;
+    use coffer_service::mail_access::Message;
+
+    fn mail_page(status: StatusCode, title: &str, body: &str) -> HttpResponse {
+        framed(status, title, " class=\"wide\"", body)
+    }
+
+    /// A refusal: the link is not good, or no longer, or not for this page.
+    pub fn refused(status: StatusCode, title: &str, message: &str) -> HttpResponse {
+        mail_page(
+            status,
+            title,
+            &format!(
+                "<h1>{}</h1><p class=\"error\" id=\"refusal\">{}</p>",
+                esc(title),
+                esc(message)
+            ),
+        )
+    }
+
+    fn from_line(m: &Message) -> String {
+        if m.sender_name.is_empty() {
+            esc(&m.sender_email)
+        } else {
+            format!("{} &lt;{}&gt;", esc(&m.sender_name), esc(&m.sender_email))
+        }
+    }
+
+    fn heading(m: &Message) -> String {
+        let subject = if m.subject.is_empty() {
+            "(no subject)"
+        } else {
+            &m.subject
+        };
+        format!(
+            "<h1 id=\"subject\">{}</h1><dl class=\"meta\"><dt>From</dt><dd id=\"from\">{}</dd>\
+             <dt>To</dt><dd id=\"to\">{}</dd><dt>Date</dt><dd id=\"date\">{}</dd>{}</dl>",
+            esc(subject),
+            from_line(m),
+            esc(&m.recipient),
+            esc(&m.date),
+            m.expire_at
+                .as_ref()
+                .map(|x| format!("<dt>Available until</dt><dd>{}</dd>", esc(x)))
+                .unwrap_or_default()
+        )
+    }
+
+    /// The message: its heading, its body (as safe HTML) and its files, each with a download
+    /// link that carries the reference.
+    pub fn message(m: &Message, reference: &str) -> HttpResponse {
+        let files: String = m
+            .attachments
+            .iter()
+            .map(|a| {
+                format!(
+                    "<li><a class=\"download\" href=\"/mail/{}/attachments/{}/content?ref={}\">{}</a> \
+                     <span class=\"meta\">({} bytes, {})</span></li>",
+                    esc(&m.email_id),
+                    esc(&a.id),
+                    esc(reference),
+                    esc(&a.name),
+                    a.size,
+                    esc(&a.mime)
+                )
+            })
+            .collect();
+        let files = if files.is_empty() {
+            String::new()
+        } else {
+            format!("<h2>Files</h2><ul class=\"files\">{files}</ul>")
+        };
+        mail_page(
+            StatusCode::OK,
+            &m.subject,
+            &format!(
+                "{}<div class=\"message\" id=\"body\">{}</div>{files}",
+                heading(m),
+                m.body_html.as_deref().unwrap_or_default()
+            ),
+        )
+    }
+
+    /// The first step of a message that asks for proof of the address: who sent it, and a
+    /// button that mails a code.
+    pub fn ask_code(m: &Message, reference: &str, csrf: &str) -> HttpResponse {
+        mail_page(
+            StatusCode::OK,
+            "Open a secure message",
+            &format!(
+                "<h1>A secure message for you</h1><p><strong>{}</strong> sent a secure message to \
+                 <strong>{}</strong>. To open it, confirm that this address is yours: we send a \
+                 6-digit code to it.</p>\
+                 <form method=\"post\" action=\"/mail/{}/code\">{}\
+                 <button type=\"submit\" id=\"send-code\">Send me a code</button></form>",
+                from_line(m),
+                esc(&m.recipient),
+                esc(&m.email_id),
+                hidden(&[("ref", reference), ("csrf", csrf)])
+            ),
+        )
+    }
+
+    /// The form for the code, with an error when an attempt failed, and a button for a new code.
+    pub fn enter_code(
+        email_id: &str,
+        reference: &str,
+        csrf: &str,
+        notice: Option<&str>,
+        error: Option<&str>,
+    ) -> HttpResponse {
+        let status = if error.is_some() {
+            StatusCode::UNAUTHORIZED
+        } else {
+            StatusCode::OK
+        };
+        let notice = notice
+            .map(|n| format!("<p class=\"notice\" id=\"notice\">{}</p>", esc(n)))
+            .unwrap_or_default();
+        let carried = hidden(&[("ref", reference), ("csrf", csrf)]);
+        mail_page(
+            status,
+            "Enter your code",
+            &format!(
+                "<h1>Enter your code</h1>{notice}{}\
+                 <form method=\"post\" action=\"/mail/{id}/verify\">{carried}\
+                 <label for=\"code\">Code</label><input id=\"code\" name=\"code\" type=\"text\" inputmode=\"numeric\" \
+                 autocomplete=\"one-time-code\" pattern=\"[0-9]{{6}}\" maxlength=\"6\" required>\
+                 <button type=\"submit\" id=\"verify\">Open the message</button></form>\
+                 <form method=\"post\" action=\"/mail/{id}/code\">{carried}\
+                 <button type=\"submit\" class=\"secondary\" id=\"send-code\">Send a new code</button></form>",
+                alert(error),
+                id = esc(email_id),
+            ),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn body_of(r: HttpResponse) -> String {
+        let b = actix_web::body::to_bytes(r.into_body());
+        let b = futures_util::FutureExt::now_or_never(b).unwrap().unwrap();
+        String::from_utf8(b.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn a_mail_page_escapes_what_it_shows_and_keeps_the_safe_body() {
+        let mut m = coffer_service::mail_access::Message {
+            email_id: "e-1".into(),
+            recipient: "out@x.example".into(),
+            sender_name: "Ann <admin>".into(),
+            sender_email: "ann@example.com".into(),
+            subject: "Q3 \"<script>\"".into(),
+            date: "2026-11-25T10:00:00Z".into(),
+            expire_at: None,
+            verified: true,
+            body_html: Some("See <b>zebra</b>".into()),
+            attachments: vec![coffer_service::mail_access::Item {
+                id: "a-1".into(),
+                name: "<x>.pdf".into(),
+                size: 3,
+                mime: "application/pdf".into(),
+            }],
+        };
+        let html = body_of(mail::message(&m, "ref-1"));
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("Q3 &quot;&lt;script&gt;&quot;"), "{html}");
+        assert!(html.contains("Ann &lt;admin&gt;"), "{html}");
+        assert!(html.contains("See <b>zebra</b>"), "{html}");
+        assert!(html.contains("href=\"/mail/e-1/attachments/a-1/content?ref=ref-1\""));
+        assert!(html.contains("&lt;x&gt;.pdf"));
+        // Before the address is proved: no body and no files, a form with its CSRF token.
+        m.verified = false;
+        let html = body_of(mail::ask_code(&m, "ref-1", "tok"));
+        assert!(!html.contains("zebra") && !html.contains(".pdf"), "{html}");
+        assert!(html.contains("name=\"csrf\" value=\"tok\""), "{html}");
+        assert!(html.contains("action=\"/mail/e-1/code\""), "{html}");
+    }
 
     #[test]
     fn escapes_everything_dangerous() {

@@ -621,6 +621,8 @@ pub(crate) enum Served<'a> {
     /// (`mail.attachment.download`).
     Mail {
         actor: Option<&'a str>,
+        /// The outside recipient's address, when it is one who downloads.
+        recipient: Option<&'a str>,
         email_id: &'a str,
     },
 }
@@ -678,8 +680,12 @@ pub(crate) async fn serve_as(
         Served::File(user_id) => {
             files::record_download(&st.ctx, user_id, &d, span.is_some()).await?;
         }
-        Served::Mail { actor, email_id } => {
-            coffer_service::mail::record_download(&st.ctx, actor, email_id, &d).await?;
+        Served::Mail {
+            actor,
+            recipient,
+            email_id,
+        } => {
+            coffer_service::mail::record_download(&st.ctx, actor, recipient, email_id, &d).await?;
         }
     }
     let inline = inline && rules::serve_inline(&d.mime);

@@ -17,6 +17,7 @@ pub mod events;
 pub mod external_dls;
 pub mod locations;
 pub mod mail;
+pub mod mail_access;
 pub mod oauth;
 pub mod password_reset;
 pub mod scim;

@@ -440,6 +440,96 @@ pub fn attachments(
     })
 }
 
+/// The email a link's reference opens through the capability reads of `/rest` (no bearer
+/// token; `no_auth` mail only, docs/mail.md). A reference that is bad, or of mail that asks for
+/// more than the link, is 404 like an unknown email; expired or withdrawn mail is 403
+/// `ERR_ACCESS_USER` as for a signed-in recipient; too many failures from the address, 429.
+fn by_reference(
+    ctx: &Ctx,
+    id: &str,
+    reference: &str,
+    client_ip: Option<&str>,
+) -> Result<(Email, Recipient)> {
+    use crate::mail_access::Refused;
+    match crate::mail_access::by_reference(ctx, id, reference, client_ip)? {
+        Ok(x) => Ok(x),
+        Err(Refused::Expired) => Err(denied("the email has expired")),
+        Err(Refused::Withdrawn) => Err(denied("the email was withdrawn")),
+        Err(Refused::Locked(wait)) => Err(ApiError::new(ErrorCode::RequestRateLimited)
+            .with_retry_after(wait.max(1))
+            .into()),
+        Err(Refused::Invalid | Refused::Internal | Refused::Unverified) => Err(not_found()),
+    }
+}
+
+/// `GET /rest/mail/{id}?ref=…` without a bearer token: the email as its outside recipient sees
+/// it (no recipients list).
+pub fn get_by_reference(
+    ctx: &Ctx,
+    id: &str,
+    reference: &str,
+    client_ip: Option<&str>,
+) -> Result<MailView> {
+    let (e, r) = by_reference(ctx, id, reference, client_ip)?;
+    ctx.read(|c| {
+        let t = e.sent_at.unwrap_or(e.modified_at);
+        let entry = Entry {
+            user_id: String::new(),
+            email_id: e.id.clone(),
+            role: "r".into(),
+            bucket: "inbox".into(),
+            is_read: true,
+            trashed_at: None,
+            created_at: t,
+            modified_at: t,
+        };
+        let mut v = views(c, &[(entry, e)], false, &r.address)?;
+        v.pop().ok_or_else(not_found)
+    })
+}
+
+/// `GET /rest/mail/{id}/attachments?ref=…` without a bearer token.
+pub fn attachments_by_reference(
+    ctx: &Ctx,
+    id: &str,
+    reference: &str,
+    client_ip: Option<&str>,
+    offset: i64,
+    limit: i64,
+) -> Result<Listed<AttachmentView>> {
+    let (e, _) = by_reference(ctx, id, reference, client_ip)?;
+    ctx.read(|c| {
+        let all = store::attachments(c, &e.id)?;
+        let mut items = Vec::new();
+        for a in all
+            .iter()
+            .skip(offset.max(0) as usize)
+            .take(limit.max(0) as usize)
+        {
+            items.push(attachment_view(c, a)?);
+        }
+        Ok(Listed {
+            items,
+            total: all.len() as i64,
+            offset,
+            limit,
+        })
+    })
+}
+
+/// `GET /rest/mail/{id}/attachments/{aid}/content?ref=…` without a bearer token: the download
+/// and the recipient's address (for the event).
+pub fn attachment_download_by_reference(
+    ctx: &Ctx,
+    id: &str,
+    attachment_id: &str,
+    reference: &str,
+    client_ip: Option<&str>,
+) -> Result<(Download, String)> {
+    let (e, r) = by_reference(ctx, id, reference, client_ip)?;
+    ctx.read(|c| Ok((attachment_of(c, &e, attachment_id)?, r.address)))
+}
+
 /// Whether an email's files may still be opened by a recipient: not withdrawn, not expired.
 fn open_for_recipient(e: &Email, t: i64) -> Result<()> {
     if e.withdrawn_at.is_some() {
@@ -492,15 +582,22 @@ pub(crate) fn attachment_of(c: &mut DbConn, e: &Email, attachment_id: &str) -> R
     })
 }
 
-/// Records that an attachment was downloaded (`mail.attachment.download`).
+/// Records that an attachment was downloaded (`mail.attachment.download`): by a user
+/// (`actor`), or by an outside recipient (`recipient`, their address).
 pub async fn record_download(
     ctx: &Ctx,
     actor: Option<&str>,
+    recipient: Option<&str>,
     email_id: &str,
     d: &Download,
 ) -> Result<()> {
     let actor = actor.map(str::to_string);
-    let data = json!({"emailId": email_id, "fileId": d.file_id, "versionId": d.version_id});
+    let mut data = json!({"emailId": email_id, "fileId": d.file_id, "versionId": d.version_id});
+    if let Some(r) = recipient {
+        // The sender's webhooks see their outside recipients' downloads.
+        data["recipient"] = json!(r);
+        data["userId"] = json!(d.owner_id);
+    }
     ctx.write_owned(move |c| events::record(c, "mail.attachment.download", actor.as_deref(), data))
         .await
 }

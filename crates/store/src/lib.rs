@@ -25,6 +25,7 @@ pub mod grants;
 pub mod jobs;
 pub mod locations;
 pub mod mail;
+pub mod mail_access;
 pub mod migrate;
 pub mod models;
 pub mod password_resets;

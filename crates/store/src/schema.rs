@@ -641,6 +641,28 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    mail_access_codes (email_id, position) {
+        email_id -> Text,
+        position -> Integer,
+        code_salt -> Text,
+        code_hash -> Text,
+        attempts -> Integer,
+        created_at -> BigInt,
+        expire_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    mail_access_sessions (token_hash) {
+        token_hash -> Text,
+        email_id -> Text,
+        position -> Integer,
+        created_at -> BigInt,
+        expire_at -> BigInt,
+    }
+}
+
 diesel::joinable!(mailbox_entries -> emails (email_id));
 diesel::joinable!(email_recipients -> emails (email_id));
 diesel::joinable!(email_attachments -> emails (email_id));

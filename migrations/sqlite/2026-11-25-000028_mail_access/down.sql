@@ -1,0 +1,2 @@
+DROP TABLE mail_access_sessions;
+DROP TABLE mail_access_codes;
