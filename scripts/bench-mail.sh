@@ -11,7 +11,7 @@
 #   (m) cofferd's peak RSS over (k) and (l). Target < 150 MB.
 #
 # Environment (optional): BENCH_SECONDS=10 BENCH_WARMUP=2 BENCH_SMTP_COUNT=5000
-#   BENCH_SMTP_WORKERS=16 (COFFER_SMTP_WORKERS of (l)); BENCH_SKIP_BUILD=1 / COFFERD_BIN=path;
+#   BENCH_SMTP_WORKERS=4 (COFFER_SMTP_WORKERS of (l), the server's default); BENCH_SKIP_BUILD=1 / COFFERD_BIN=path;
 #   CARGO_TARGET_DIR (default /var/tmp/coffer-target); BENCH_OUT=./bench-out;
 #   BENCH_REPORT=docs/benchmarks.md; BENCH_STRICT=1 (exit 1 when a target fails); BENCH_KEEP=1.
 # Needs wrk, curl, python3 (installed with apt when missing, as root). Everything it starts
@@ -30,7 +30,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/tmp/coffer-target}
 SECS=${BENCH_SECONDS:-10}
 WARMUP=${BENCH_WARMUP:-2}
 SMTP_COUNT=${BENCH_SMTP_COUNT:-5000}
-SMTP_WORKERS=${BENCH_SMTP_WORKERS:-16}
+SMTP_WORKERS=${BENCH_SMTP_WORKERS:-4}
 CLIENTS=8
 RECIPIENTS=10
 ATTACHMENT_MIB=1
