@@ -720,6 +720,26 @@ fn bad_input_is_refused_and_stores_nothing() {
         assert_eq!(app.count("email_id IS NOT NULL", "mail_outbox"), 0);
         assert_eq!(app.count("refs > 1", "blobs"), 0);
     }
+    // A file still being scanned, or found infected, cannot be sent.
+    for (status, code) in [
+        ("scanning", "ERR_ENTITY_NOT_SCANNED"),
+        ("disallowed", "ERR_ENTITY_VIRUS_FOUND"),
+    ] {
+        app.execute(&format!(
+            "UPDATE file_versions SET av_status = '{status}' WHERE file_id = '{mine}'"
+        ));
+        let r = app.rest(
+            "POST",
+            "/rest/mail/actions/sendFile",
+            &ta,
+            Some(json!({"to": ["bob@example.com"], "files": [mine]})),
+        );
+        assert_eq!((r.status, r.code().as_str()), (403, code), "{}", r.text);
+        assert_eq!(app.count("1 = 1", "emails"), 0);
+    }
+    app.execute(&format!(
+        "UPDATE file_versions SET av_status = 'allowed' WHERE file_id = '{mine}'"
+    ));
     // A file in the trash cannot be sent.
     let r = app.rest("DELETE", &format!("/rest/files/{mine}"), &ta, None);
     assert!(r.status < 300, "{}", r.text);
