@@ -157,9 +157,20 @@ fn an_email_to_accounts_reaches_their_inboxes_at_once() {
     assert_eq!(r.text, "");
     assert_eq!(counters(&app, &tb)["inboxUnread"], 0);
     assert_eq!(list(&app, &tb, "read=false")["metadata"]["total"], 0);
+    // The ids come as `emailId:in` (one or several).
     let r = app.rest(
         "PATCH",
         &format!("/rest/mail/actions/unread?emailId={id}"),
+        &tb,
+        None,
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (400, "ERR_REQUEST_INVALID_FILTER")
+    );
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/mail/actions/unread?emailId:in={id}"),
         &tb,
         None,
     );

@@ -121,14 +121,14 @@ pub fn parse_send(body: &Value, now: i64) -> Result<SendInput, ApiError> {
             }
         }
     }
-    if let Some(a) = f.opt_str("acl")? {
+    if let Some(a) = f.opt_str("acl")?.filter(|a| !a.is_empty()) {
         out.acl = Some(Acl::parse(a).ok_or_else(|| {
             ApiError::field(ErrorCode::InputNotInList, "acl").with_message(
                 "The value is not in the allowed list (acl: verify_recipient, no_auth, otp, internal, anyone_auth, email_otp).",
             )
         })?);
     }
-    if let Some(d) = f.opt_str("expire")? {
+    if let Some(d) = f.opt_str("expire")?.filter(|d| !d.is_empty()) {
         let end = parse_expire(d)?;
         if end < now {
             return Err(ApiError::field(ErrorCode::InputPastDate, "expire"));
@@ -151,13 +151,16 @@ pub fn parse_send(body: &Value, now: i64) -> Result<SendInput, ApiError> {
     for name in ["returnReceipts", "trackingAccess"] {
         f.opt_array(name)?;
     }
-    if let Some(t) = f.opt_str("type")? {
+    if let Some(t) = f.opt_str("type")?.filter(|t| !t.is_empty()) {
         if !matches!(t, "original" | "forward" | "reply" | "resend") {
             return Err(ApiError::field(ErrorCode::InputNotInList, "type"));
         }
         out.kind = t.to_string();
     }
-    out.parent_email_id = f.opt_str("parentEmailId")?.map(str::to_string);
+    out.parent_email_id = f
+        .opt_str("parentEmailId")?
+        .filter(|p| !p.is_empty())
+        .map(str::to_string);
     if let Some(s) = f.opt_str("subject")? {
         if s.chars().count() > SUBJECT_MAX_CHARS {
             return Err(too_many("subject", "at most 998 characters"));
@@ -171,7 +174,10 @@ pub fn parse_send(body: &Value, now: i64) -> Result<SendInput, ApiError> {
         check_body(b)?;
         out.body = b.to_string();
     }
-    out.shared_mailbox_id = f.opt_str("sharedMailboxId")?.map(str::to_string);
+    out.shared_mailbox_id = f
+        .opt_str("sharedMailboxId")?
+        .filter(|m| !m.is_empty())
+        .map(str::to_string);
     Ok(out)
 }
 

@@ -282,10 +282,9 @@ pub async fn get(
 }
 
 /// The query without the `ref` a capability read carries (it is not a list parameter).
-fn without_ref(reader: &MailReader, mut q: Vec<(String, String)>) -> Vec<(String, String)> {
-    if matches!(reader, MailReader::Reference { .. }) {
-        q.retain(|(k, _)| k != "ref");
-    }
+/// A caller with a token who also sends `ref` is read as the caller; the reference is ignored.
+fn without_ref(_reader: &MailReader, mut q: Vec<(String, String)>) -> Vec<(String, String)> {
+    q.retain(|(k, _)| k != "ref");
     q
 }
 
@@ -518,13 +517,14 @@ pub async fn counters(
     Ok(HttpResponse::Ok().json(v))
 }
 
+/// A bulk call: `emailId:in` (required) and `partialSuccess`.
 pub const BULK: ListSpec = ListSpec {
     filters: &[FieldSpec {
         name: "emailId",
         kind: Kind::Text,
-        ops: &[Op::Eq, Op::In],
+        ops: &[Op::In],
     }],
-    bulk: true,
+    extra_params: &["partialSuccess"],
     ..ListSpec::PLAIN
 };
 
@@ -547,7 +547,11 @@ fn bulk_ids(q: &[(String, String)]) -> Result<(Vec<String>, bool), RestError> {
     if ids.len() > 1000 {
         return Err(ApiError::field(ErrorCode::InputExceedsMaxValue, "emailId:in").into());
     }
-    Ok((ids, q.partial_success))
+    let partial = match q.extra("partialSuccess") {
+        Some(v) => list::parse_bool("partialSuccess", v)?,
+        None => false,
+    };
+    Ok((ids, partial))
 }
 
 /// 200 without a body when every id succeeded, else 207 with what failed.
@@ -559,7 +563,7 @@ fn bulk_answer(r: &BulkResult) -> HttpResponse {
     }
 }
 
-#[utoipa::path(patch, path = "/rest/mail/actions/read", tag = "mail", responses((status = 200, description = "Marked read (no body)"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
+#[utoipa::path(patch, path = "/rest/mail/actions/read", tag = "mail", params(("partialSuccess" = Option<bool>, Query, description = "Change what can be changed and answer 207 with the rest")), responses((status = 200, description = "Marked read (no body)"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
 pub async fn read(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -573,7 +577,7 @@ pub async fn read(
     Ok(bulk_answer(&r))
 }
 
-#[utoipa::path(patch, path = "/rest/mail/actions/unread", tag = "mail", responses((status = 200, description = "Marked unread (no body)"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
+#[utoipa::path(patch, path = "/rest/mail/actions/unread", tag = "mail", params(("partialSuccess" = Option<bool>, Query, description = "Change what can be changed and answer 207 with the rest")), responses((status = 200, description = "Marked unread (no body)"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
 pub async fn unread(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -587,7 +591,7 @@ pub async fn unread(
     Ok(bulk_answer(&r))
 }
 
-#[utoipa::path(patch, path = "/rest/mail/actions/trash", tag = "mail", responses((status = 200, description = "In the caller's trash (no body)"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 403, description = "`ERR_ENTITY_EMAIL_IS_NOT_COMPLETED`: still being sent; `ERR_ENTITY_DELETED`: in the trash already (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
+#[utoipa::path(patch, path = "/rest/mail/actions/trash", tag = "mail", params(("partialSuccess" = Option<bool>, Query, description = "Change what can be changed and answer 207 with the rest")), responses((status = 200, description = "In the caller's trash (no body)"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 403, description = "`ERR_ENTITY_EMAIL_IS_NOT_COMPLETED`: still being sent; `ERR_ENTITY_DELETED`: in the trash already (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
 pub async fn trash(
     Caller(c): Caller,
     st: Data<AppState>,

@@ -532,7 +532,10 @@ fn list_params(spec: &ListSpec, creates: bool) -> Vec<Value> {
                 Kind::Int => json!({"type": "integer", "format": "int64"}),
                 Kind::Bool => boolean.clone(),
             };
-            let schema = if *op == Op::In {
+            let schema = if *op == Op::In && f.kind == Kind::Int {
+                json!({"type": "string", "pattern": "^-?[0-9]{1,18}(,-?[0-9]{1,18}){0,999}$",
+                       "description": "Comma-separated integers, 1 to 1000"})
+            } else if *op == Op::In {
                 json!({"type": "string", "not": {"pattern": EMPTY_LIST},
                        "description": "Comma-separated values, 1 to 1000"})
             } else {
@@ -642,6 +645,30 @@ fn error_response(op: &mut Value, area: Area, status: &str, description: &str) {
 }
 
 /// What the derived schemas cannot say: rules that tie fields together, and optional bodies.
+/// The states a mail list filters on, one or a comma-separated list.
+const MAIL_STATUSES: &[&str] = &[
+    "sent",
+    "draft",
+    "queued",
+    "error",
+    "self_send",
+    "pending_review",
+    "denied",
+];
+const MAIL_STATUS_LIST: &str = "^(sent|draft|queued|error|self_send|pending_review|denied)(,(sent|draft|queued|error|self_send|pending_review|denied)){0,999}$";
+
+/// Changes the query parameter `name` of `method path`, when the document has it.
+fn set_param(doc: &mut Value, path: &str, method: &str, name: &str, f: impl FnOnce(&mut Value)) {
+    let pointer = format!("/paths/{}/{method}/parameters", path.replace('/', "~1"));
+    if let Some(p) = doc
+        .pointer_mut(&pointer)
+        .and_then(Value::as_array_mut)
+        .and_then(|ps| ps.iter_mut().find(|p| p["name"] == name))
+    {
+        f(p);
+    }
+}
+
 fn refine(doc: &mut Value) {
     let schemas = &mut doc["components"]["schemas"];
     // A password change needs the previous password; a call changes the name, the password,
@@ -672,6 +699,55 @@ fn refine(doc: &mut Value) {
     // format).
     schemas["EmailsBody"]["properties"]["emails"]["items"] =
         json!({"type": "string", "format": "email", "maxLength": 254});
+    // Mail: the fixed sets and formats of a `sendFile` body.
+    let send = &mut doc["components"]["schemas"]["SendFileBody"]["properties"];
+    send["acl"] = json!({"type": "string", "enum": ["verify_recipient", "no_auth", "otp", "internal", "anyone_auth", "email_otp"]});
+    send["type"] = json!({"type": "string", "enum": ["original", "forward", "reply", "resend"]});
+    send["expire"] = json!({"type": "string", "format": "date"});
+    for f in ["to", "cc", "bcc", "returnReceipts", "trackingAccess"] {
+        send[f]["items"] = json!({"type": "string", "format": "email", "maxLength": 254});
+    }
+    // Mail: the values of the filters that are dates or fixed sets, and the ids of a bulk call
+    // (required).
+    let mail_params: &[(&str, &str, &str, Value)] = &[
+        (
+            "/rest/mail",
+            "get",
+            "status",
+            json!({"type": "string", "enum": MAIL_STATUSES}),
+        ),
+        (
+            "/rest/mail",
+            "get",
+            "status:in",
+            json!({"type": "string", "pattern": MAIL_STATUS_LIST}),
+        ),
+        (
+            "/rest/mail",
+            "get",
+            "bucket",
+            json!({"type": "string", "enum": ["inbox", "draft", "outgoing", "sent", "trash"]}),
+        ),
+    ];
+    for (path, method, name, schema) in mail_params {
+        set_param(doc, path, method, name, |p| p["schema"] = schema.clone());
+    }
+    for f in ["date", "modified_date"] {
+        for suffix in ["", ":gt", ":gte", ":lt", ":lte"] {
+            set_param(doc, "/rest/mail", "get", &format!("{f}{suffix}"), |p| {
+                p["schema"] = json!({"type": "string", "format": "date"});
+            });
+        }
+    }
+    for action in ["read", "unread", "trash"] {
+        set_param(
+            doc,
+            &format!("/rest/mail/actions/{action}"),
+            "patch",
+            "emailId:in",
+            |p| p["required"] = true.into(),
+        );
+    }
     // The addresses to check: a comma-separated list with at least one item.
     if let Some(p) = doc
         .pointer_mut("/paths/~1rest~1users~1actions~1getDistributionList/get/parameters")
