@@ -497,7 +497,12 @@ fn a_shared_mailbox_lists_its_forms_and_receives_their_submissions() {
         Some(json!({"data": [{"id": team, "active": true}]})),
     );
     assert_eq!(r.status, 200, "{}", r.text);
-    let r = app.rest("GET", &path, &ta, None);
+    let r = app.rest(
+        "GET",
+        &format!("/rest/sharedMailboxes/{team}/webForms"),
+        &ta,
+        None,
+    );
     assert_eq!(names(&r), vec!["Support"]);
     assert_eq!(r.json()["data"][0]["id"], id.as_str());
     assert!(r.json()["data"][0]["fields"].is_array());
@@ -626,4 +631,41 @@ fn operator_input_is_checked_and_stores_nothing_when_wrong() {
     forms::delete(&app.ctx, &id).unwrap();
     assert!(forms::delete(&app.ctx, &id).is_err());
     assert_eq!(app.count("subject LIKE 'webform.webform.%'", "events"), 4);
+}
+
+/// Unknown form ids count against the client address: past the limit even a good id answers
+/// 429 with `Retry-After`, on `/rest` and on the page; a signed-in caller is not throttled. A
+/// form whose owner was deleted takes nothing more.
+#[test]
+fn unknown_ids_lock_the_address_and_a_deleted_owner_closes_the_form() {
+    let app = TestApp::spawn_configured(|c| {
+        c.throttle.max_failures = 3;
+        c.throttle.slow_after = 10;
+    });
+    let admin = app.admin_token();
+    let (dave, _) = app.user("dave@example.com", Role::User);
+    let (_, bob) = app.user_token("bob@example.com", Role::User);
+    let id = create(&app, "Open", "dave@example.com", |_| {});
+    assert_eq!(anonymous(&app, &format!("/rest/webForms/{id}")).status, 200);
+    for n in 0..3 {
+        let r = anonymous(&app, &format!("/rest/webForms/no-such-form-{n}"));
+        assert_eq!(r.status, 404, "{}", r.text);
+    }
+    let r = anonymous(&app, &format!("/rest/webForms/{id}"));
+    assert!(r.rate_limited() > 0);
+    let (page, _) = open_page(&app, &id, None);
+    assert_eq!(page.status, 429, "{}", page.text);
+    assert!(page.header("retry-after").is_some());
+    let r = app.rest("GET", &format!("/rest/webForms/{id}"), &bob, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+
+    let r = app.rest("DELETE", &format!("/rest/admin/users/{dave}"), &admin, None);
+    assert!(r.status < 300, "{}", r.text);
+    let r = app.rest("GET", &format!("/rest/webForms/{id}"), &bob, None);
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (403, "ERR_ACCESS_USER"),
+        "{}",
+        r.text
+    );
 }

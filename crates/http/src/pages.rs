@@ -305,9 +305,8 @@ pub fn callback(
     page(StatusCode::OK, "Authorization", false, &body)
 }
 
-/// The pages an outside recipient of mail opens (`/mail/{id}?ref=…`).
+/// The public page of a web form (`{base}/forms/{id}`), built from its fields.
 pub mod forms {
-    //! The public page of a web form (`{base}/forms/{id}`), built from its fields.
     use super::{alert, esc, framed, hidden};
     use actix_web::http::StatusCode;
     use actix_web::HttpResponse;
@@ -444,6 +443,7 @@ pub mod forms {
     }
 }
 
+/// The pages an outside recipient of mail opens (`/mail/{id}?ref=…`).
 pub mod mail {
     use super::{alert, esc, framed, hidden};
     use actix_web::http::StatusCode;

@@ -257,6 +257,11 @@ fn usable(ctx: &Ctx, id: &str, who: Option<&Caller>, client_ip: Option<&str>) ->
         return Err(not_found());
     };
     may_use(&f, who)?;
+    // A deleted owner's form takes nothing more: it would fill an inbox no one reads.
+    let owner = ctx.read(|c| Ok(coffer_store::users::by_id(c, &f.owner_id)?))?;
+    if owner.is_none_or(|o| o.deleted) {
+        return Err(access_user("the web form's owner no longer exists"));
+    }
     Ok(f)
 }
 
