@@ -149,6 +149,14 @@ fn forms_are_listed_and_read_under_their_access_rules() {
         )),
         vec!["Staff", "Open"]
     );
+    let mut by_date = names(&app.rest(
+        "GET",
+        "/rest/webForms?orderBy=last_modified:desc",
+        &bob,
+        None,
+    ));
+    by_date.sort();
+    assert_eq!(by_date, vec!["Open", "Staff"]);
     let r = app.rest("GET", "/rest/webForms?color=red", &bob, None);
     assert_eq!(r.status, 400, "{}", r.text);
     assert_eq!(anonymous(&app, "/rest/webForms").status, 401);
