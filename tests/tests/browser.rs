@@ -372,3 +372,70 @@ fn an_outside_recipient_proves_the_address_reads_the_message_and_downloads_its_f
         1
     );
 }
+
+#[test]
+fn a_person_fills_in_a_web_form_with_a_file_and_the_owner_finds_it_in_the_inbox() {
+    let Some(chromedriver) = chromedriver() else {
+        return;
+    };
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("ann@example.com", Role::User);
+    let form = coffer_service::web_forms::create(
+        &app.ctx,
+        &coffer_service::web_forms::FormInput {
+            name: Some("Contact us".into()),
+            owner: Some("ann@example.com".into()),
+            fields: Some(json!([
+                {"id": "name", "label": "Your name", "type": "text", "required": true},
+                {"id": "topic", "label": "Topic", "type": "select", "options": ["Billing", "Support"]},
+                {"id": "message", "label": "Message", "type": "textarea"},
+                {"id": "agree", "label": "I agree", "type": "checkbox", "required": true},
+            ])),
+            ..Default::default()
+        },
+    )
+    .expect("create form")
+    .form;
+    let dir = tempfile::tempdir().unwrap();
+    let upload = dir.path().join("receipt.txt");
+    let bytes = b"receipt no. 42\n".to_vec();
+    std::fs::write(&upload, &bytes).unwrap();
+
+    let browser = Driver::start(&chromedriver);
+    browser.go(&form.url);
+    assert_eq!(browser.text(&browser.find("#form-name")), "Contact us");
+    browser.type_into(&browser.find("#field-name"), "Vic Visitor");
+    browser.click(&browser.find("#field-topic option[value='Support']"));
+    browser.type_into(&browser.find("#field-message"), "My receipt, attached.");
+    browser.click(&browser.find("#field-agree"));
+    browser.type_into(&browser.find("#files"), upload.to_str().unwrap());
+    browser.click(&browser.find("#submit"));
+    let thanks = browser.find("#thanks");
+    assert!(browser.text(&thanks).starts_with("Thank you"));
+
+    // The owner's inbox has it, with the file.
+    let r = app.rest(
+        "GET",
+        &format!("/rest/mail?webFormId={}", form.id),
+        &token,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let m = r.json()["data"][0].clone();
+    assert_eq!(
+        m["webFormFields"],
+        json!({"Your name": "Vic Visitor", "Topic": "Support", "Message": "My receipt, attached.", "I agree": "true"})
+    );
+    let id = m["id"].as_str().unwrap();
+    let r = app.rest("GET", &format!("/rest/mail/{id}/attachments"), &token, None);
+    let a = r.json()["data"][0].clone();
+    assert_eq!(a["name"], "receipt.txt");
+    let att = a["attachmentId"].as_str().unwrap();
+    let r = app.rest(
+        "GET",
+        &format!("/rest/mail/{id}/attachments/{att}/content"),
+        &token,
+        None,
+    );
+    assert_eq!(r.bytes, bytes);
+}

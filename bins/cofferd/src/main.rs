@@ -53,6 +53,11 @@ enum Command {
         #[command(subcommand)]
         command: SettingsCommand,
     },
+    /// Manage web forms (their submissions arrive as mail in the owner's inbox).
+    Webform {
+        #[command(subcommand)]
+        command: WebformCommand,
+    },
     /// Check file content against the database.
     Storage {
         #[command(subcommand)]
@@ -130,6 +135,97 @@ enum ScimTokenCommand {
     List,
     /// Revoke a SCIM token by id: it stops working at once.
     Revoke { id: String },
+}
+
+/// Where a form's fields come from: a JSON array given inline, or a file holding one.
+#[derive(clap::Args)]
+struct FieldsArg {
+    /// The fields as a JSON array (see docs/web-forms.md).
+    #[arg(long, conflicts_with = "fields_file")]
+    fields: Option<String>,
+    /// A file with the fields as a JSON array.
+    #[arg(long)]
+    fields_file: Option<std::path::PathBuf>,
+}
+
+impl FieldsArg {
+    fn read(&self) -> Result<Option<serde_json::Value>> {
+        let text = match (&self.fields, &self.fields_file) {
+            (Some(t), _) => t.clone(),
+            (None, Some(path)) => std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?,
+            (None, None) => return Ok(None),
+        };
+        let v = serde_json::from_str(&text).context("the fields are not valid JSON")?;
+        Ok(Some(v))
+    }
+}
+
+/// A comma-separated list of profile names or ids (empty: every profile).
+fn profile_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+#[derive(Subcommand)]
+enum WebformCommand {
+    /// Define a form; prints it (with its `url`).
+    Create {
+        #[arg(long)]
+        name: String,
+        #[arg(long, default_value = "")]
+        description: String,
+        /// The email address of the owner: a user, or a shared mailbox.
+        #[arg(long)]
+        owner: String,
+        #[command(flatten)]
+        fields: FieldsArg,
+        /// Comma-separated profile names or ids allowed to use the form (default: all).
+        #[arg(long, default_value = "")]
+        profiles: String,
+        /// Only signed-in users (of the allowed profiles) may read and submit it.
+        #[arg(long)]
+        auth_required: bool,
+        /// Create it disabled.
+        #[arg(long)]
+        inactive: bool,
+        /// Other sites may show the page in a frame.
+        #[arg(long)]
+        embedded: bool,
+        /// The page may be opened on its own (the default unless --embedded).
+        #[arg(long)]
+        standalone: bool,
+    },
+    /// Change a form; what is not given stays.
+    Update {
+        id: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        description: Option<String>,
+        #[arg(long)]
+        owner: Option<String>,
+        #[command(flatten)]
+        fields: FieldsArg,
+        /// Comma-separated profile names or ids; an empty value opens it to every profile.
+        #[arg(long)]
+        profiles: Option<String>,
+        #[arg(long)]
+        auth_required: Option<bool>,
+        /// Enable (true) or disable (false) the form.
+        #[arg(long)]
+        active: Option<bool>,
+        #[arg(long)]
+        embedded: Option<bool>,
+        #[arg(long)]
+        standalone: Option<bool>,
+    },
+    /// Delete a form (the mail its submissions made stays).
+    Delete { id: String },
+    /// List every form, disabled ones too.
+    List,
 }
 
 #[derive(Subcommand)]
@@ -279,6 +375,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Webform { command } => webform(&settings, command),
         Command::Storage {
             command: StorageCommand::Check { repair },
         } => {
@@ -292,6 +389,78 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn webform(settings: &Settings, command: WebformCommand) -> Result<()> {
+    use coffer_service::web_forms::{self as forms, FormInput};
+    let out = match command {
+        WebformCommand::Create {
+            name,
+            description,
+            owner,
+            fields,
+            profiles,
+            auth_required,
+            inactive,
+            embedded,
+            standalone,
+        } => {
+            let fields = fields
+                .read()?
+                .ok_or_else(|| anyhow::anyhow!("--fields or --fields-file is required"))?;
+            let ctx = open(settings, 1)?;
+            let input = FormInput {
+                name: Some(name),
+                description: Some(description),
+                owner: Some(owner),
+                fields: Some(fields),
+                profiles: Some(profile_list(&profiles)),
+                auth_required: Some(auth_required),
+                active: Some(!inactive),
+                embedded: Some(embedded),
+                standalone: Some(standalone || !embedded),
+            };
+            serde_json::to_value(forms::create(&ctx, &input).map_err(api)?)?
+        }
+        WebformCommand::Update {
+            id,
+            name,
+            description,
+            owner,
+            fields,
+            profiles,
+            auth_required,
+            active,
+            embedded,
+            standalone,
+        } => {
+            let fields = fields.read()?;
+            let ctx = open(settings, 1)?;
+            let input = FormInput {
+                name,
+                description,
+                owner,
+                fields,
+                profiles: profiles.as_deref().map(profile_list),
+                auth_required,
+                active,
+                embedded,
+                standalone,
+            };
+            serde_json::to_value(forms::update(&ctx, &id, &input).map_err(api)?)?
+        }
+        WebformCommand::Delete { id } => {
+            let ctx = open(settings, 1)?;
+            forms::delete(&ctx, &id).map_err(api)?;
+            json!({"id": id, "deleted": true})
+        }
+        WebformCommand::List => {
+            let ctx = open(settings, 1)?;
+            serde_json::to_value(forms::list_all(&ctx).map_err(api)?)?
+        }
+    };
+    println!("{out}");
+    Ok(())
 }
 
 /// An operator-facing error: the catalogue message, or the internal cause.

@@ -18,6 +18,7 @@ pub mod scim_patch;
 pub mod scim_schema;
 pub mod scope;
 pub mod subject;
+pub mod web_form;
 pub mod wipe;
 
 pub use email::Email;

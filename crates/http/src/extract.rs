@@ -131,6 +131,33 @@ impl FromRequest for MailReader {
     }
 }
 
+/// A caller when the request carries credentials (checked as [`Caller`]: bad ones are 401), or
+/// no one: the capability reads that answer without a bearer token (web forms), with the
+/// client's address for their throttle.
+pub enum MaybeCaller {
+    Caller(Box<coffer_service::auth::Caller>),
+    Anonymous { client_ip: Option<String> },
+}
+
+impl FromRequest for MaybeCaller {
+    type Error = RestError;
+    type Future = BoxFut<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let credentials =
+            req.headers().contains_key("authorization") || req.cookie(SESSION_COOKIE).is_some();
+        if !credentials {
+            let client_ip = state(req).ok().and_then(|st| st.client_ip(req));
+            return Box::pin(async move { Ok(MaybeCaller::Anonymous { client_ip }) });
+        }
+        let caller = Caller::from_request(req, payload);
+        Box::pin(async move {
+            let Caller(c) = caller.await?;
+            Ok(MaybeCaller::Caller(Box::new(c)))
+        })
+    }
+}
+
 macro_rules! role_extractor {
     ($(#[$doc:meta])* $name:ident, $check:ident, $code:expr) => {
         $(#[$doc])*

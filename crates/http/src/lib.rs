@@ -26,6 +26,7 @@ pub mod shared_mailboxes;
 pub mod state;
 pub mod transfer;
 pub mod waf;
+pub mod web_forms;
 pub mod webhooks;
 
 use actix_web::dev::{Server, ServiceResponse};
@@ -48,6 +49,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(oauth::routes)
         .configure(reset_page::routes)
         .configure(mail_pages::routes)
+        .configure(web_forms::page_routes)
         .configure(webhooks::routes)
         .configure(scim::routes)
         .service(
@@ -62,6 +64,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(mail::routes)
                 .configure(external_dl::routes)
                 .configure(shared_mailboxes::routes)
+                .configure(web_forms::routes)
                 .configure(content::routes)
                 .configure(transfer::routes)
                 .default_service(web::to(not_found)),

@@ -35,7 +35,8 @@ pub async fn log_and_headers(
         || path.starts_with("/oauth/authorize")
         || path.starts_with("/oauth_callback")
         || path == coffer_service::password_reset::RESET_PAGE_PATH
-        || path.starts_with("/mail/");
+        || path.starts_with("/mail/")
+        || path.starts_with(coffer_service::web_forms::PAGE_PREFIX);
     let secure = req
         .app_data::<Data<AppState>>()
         .is_some_and(|s| s.secure_cookies);
@@ -47,7 +48,14 @@ pub async fn log_and_headers(
         }
     };
     set(h, "x-content-type-options", "nosniff");
-    set(h, "x-frame-options", "DENY");
+    // An embedded web form's page allows any frame ancestor; `X-Frame-Options` would forbid it.
+    let framable = h
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("frame-ancestors *"));
+    if !framable {
+        set(h, "x-frame-options", "DENY");
+    }
     set(h, "referrer-policy", "no-referrer");
     set(h, "cross-origin-opener-policy", "same-origin");
     if html {

@@ -26,7 +26,7 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;background:#f4f1ec;co
 main{max-width:420px;margin:8vh auto;background:#fff;padding:2rem;border-radius:10px;box-shadow:0 2px 12px #0002}\
 body.mobile main{margin:0;max-width:none;min-height:100vh;border-radius:0;box-shadow:none}\
 h1{font-size:1.4rem;margin-top:0}label{display:block;margin:1rem 0 .3rem;font-weight:600}\
-input[type=email],input[type=password],input[type=text]{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #bbb;border-radius:6px}\
+input[type=email],input[type=password],input[type=text],input[type=date],textarea,select{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #bbb;border-radius:6px}\
 button{margin-top:1.2rem;padding:.7rem 1.2rem;font-size:1rem;border:0;border-radius:6px;background:#6b4226;color:#fff;cursor:pointer}\
 button.secondary{background:#ddd;color:#222}.error{color:#a00;background:#fee;padding:.6rem;border-radius:6px}\
 code{word-break:break-all;background:#f4f4f4;padding:.3rem;display:block}\
@@ -303,6 +303,144 @@ pub fn callback(
         (None, None) => "<h1>Nothing to show</h1><p>This page shows the authorization code after signing in.</p>".to_string(),
     };
     page(StatusCode::OK, "Authorization", false, &body)
+}
+
+/// The public page of a web form (`{base}/forms/{id}`), built from its fields.
+pub mod forms {
+    use super::{alert, esc, framed, hidden};
+    use actix_web::http::StatusCode;
+    use actix_web::HttpResponse;
+    use coffer_domain::web_form::Field;
+    use coffer_service::web_forms::PageForm;
+    use std::collections::HashMap;
+
+    fn form_page(status: StatusCode, title: &str, body: &str) -> HttpResponse {
+        framed(status, title, " class=\"wide\"", body)
+    }
+
+    /// A refusal or a notice on a form's page.
+    pub fn notice(status: StatusCode, title: &str, message: &str) -> HttpResponse {
+        form_page(
+            status,
+            title,
+            &format!(
+                "<h1>{}</h1><p class=\"error\" id=\"refusal\">{}</p>",
+                esc(title),
+                esc(message)
+            ),
+        )
+    }
+
+    /// One field as an input, with `value` (what was entered, or the default).
+    fn input(f: &Field, value: Option<&str>) -> String {
+        let id = format!("field-{}", esc(&f.id));
+        let name = esc(&f.id);
+        let required = if f.mandatory { " required" } else { "" };
+        let readonly = if f.editable { "" } else { " readonly" };
+        let placeholder = f
+            .placeholder
+            .as_deref()
+            .map(|p| format!(" placeholder=\"{}\"", esc(p)))
+            .unwrap_or_default();
+        let value = value.or(f.default_value.as_deref()).unwrap_or_default();
+        let mark = if f.mandatory {
+            " <span class=\"required\" aria-hidden=\"true\">*</span>"
+        } else {
+            ""
+        };
+        let label = format!("<label for=\"{id}\">{}{mark}</label>", esc(&f.label));
+        match f.kind.as_str() {
+            "textarea" => format!(
+                "{label}<textarea id=\"{id}\" name=\"{name}\" rows=\"5\"{placeholder}{required}{readonly}>{}</textarea>",
+                esc(value)
+            ),
+            "select" => {
+                let disabled = if f.editable { "" } else { " disabled" };
+                let mut options = String::from("<option value=\"\"></option>");
+                for o in f.options() {
+                    let selected = if o == value { " selected" } else { "" };
+                    options.push_str(&format!(
+                        "<option value=\"{0}\"{selected}>{0}</option>",
+                        esc(o)
+                    ));
+                }
+                format!("{label}<select id=\"{id}\" name=\"{name}\"{required}{disabled}>{options}</select>")
+            }
+            "checkbox" => {
+                let checked = if value == "true" || value == "on" { " checked" } else { "" };
+                let disabled = if f.editable { "" } else { " disabled" };
+                format!(
+                    "<label class=\"check\"><input type=\"checkbox\" id=\"{id}\" name=\"{name}\" value=\"true\"{checked}{required}{disabled}> {}{mark}</label>",
+                    esc(&f.label)
+                )
+            }
+            kind => {
+                let t = match kind {
+                    "email" => "email",
+                    "date" => "date",
+                    _ => "text",
+                };
+                format!(
+                    "{label}<input type=\"{t}\" id=\"{id}\" name=\"{name}\" value=\"{}\"{placeholder}{required}{readonly}>",
+                    esc(value)
+                )
+            }
+        }
+    }
+
+    /// The form: its fields in display order, a file input, the CSRF value; `error` (a
+    /// refused submission) above it with what was entered kept.
+    pub fn form(
+        f: &PageForm,
+        action: &str,
+        csrf: &str,
+        values: &HashMap<String, String>,
+        error: Option<&str>,
+        status: StatusCode,
+    ) -> HttpResponse {
+        let fields: String = f
+            .fields
+            .iter()
+            .map(|x| {
+                format!(
+                    "<div class=\"field\">{}</div>",
+                    input(x, values.get(&x.id).map(String::as_str))
+                )
+            })
+            .collect();
+        let description = if f.description.is_empty() {
+            String::new()
+        } else {
+            format!("<p id=\"description\">{}</p>", esc(&f.description))
+        };
+        form_page(
+            status,
+            &f.name,
+            &format!(
+                "<h1 id=\"form-name\">{}</h1>{description}{}\
+                 <form method=\"post\" action=\"{}\" enctype=\"multipart/form-data\" id=\"web-form\">{}{fields}\
+                 <div class=\"field\"><label for=\"files\">Files</label><input type=\"file\" id=\"files\" name=\"files\" multiple></div>\
+                 <p class=\"meta\"><span aria-hidden=\"true\">*</span> required</p>\
+                 <button type=\"submit\" id=\"submit\">Send</button></form>",
+                esc(&f.name),
+                alert(error),
+                esc(action),
+                hidden(&[("csrf", csrf)])
+            ),
+        )
+    }
+
+    /// After a submission.
+    pub fn thanks(name: &str) -> HttpResponse {
+        form_page(
+            StatusCode::OK,
+            name,
+            &format!(
+                "<h1>{}</h1><p class=\"notice\" id=\"thanks\">Thank you. Your submission has been sent.</p>",
+                esc(name)
+            ),
+        )
+    }
 }
 
 /// The pages an outside recipient of mail opens (`/mail/{id}?ref=…`).

@@ -1231,3 +1231,12 @@ pub struct SendFileBody {
     tracking_access: Option<Vec<String>>,
     notify_expired: Option<bool>,
 }
+
+/// The body a web form's page posts (multipart): `csrf` (the value of the form's cookie), one
+/// part per field named by the field's `id`, and any number of `files`.
+#[derive(ToSchema)]
+pub struct WebFormSubmission {
+    csrf: String,
+    #[schema(value_type = Vec<String>, format = Binary)]
+    files: Vec<String>,
+}

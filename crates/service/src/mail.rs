@@ -787,7 +787,7 @@ pub fn delete(ctx: &Ctx, caller: &str, id: &str) -> Result<()> {
 }
 
 /// Attaches the current version of `file` to `email` (its blob counts one more reference).
-fn attach(
+pub(crate) fn attach(
     c: &mut DbConn,
     email: &Email,
     file: &coffer_store::models::Object,

@@ -38,6 +38,7 @@ pub mod sms_codes;
 pub mod throttle;
 pub mod tokens;
 pub mod users;
+pub mod web_forms;
 pub mod web_sessions;
 pub mod webhooks;
 mod writer;

@@ -684,3 +684,24 @@ diesel::table! {
 
 diesel::joinable!(shared_mailboxes -> users (user_id));
 diesel::joinable!(shared_mailbox_members -> shared_mailboxes (mailbox_id));
+
+diesel::table! {
+    web_forms (id) {
+        id -> Text,
+        name -> Text,
+        name_folded -> Text,
+        description -> Text,
+        owner_id -> Text,
+        active -> Bool,
+        auth_required -> Bool,
+        embedded -> Bool,
+        standalone -> Bool,
+        fields -> Text,
+        profiles -> Text,
+        created_at -> BigInt,
+        modified_at -> BigInt,
+    }
+}
+
+diesel::joinable!(web_forms -> users (owner_id));
+diesel::allow_tables_to_appear_in_same_query!(web_forms, users);
