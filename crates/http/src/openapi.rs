@@ -751,6 +751,9 @@ fn refine(doc: &mut Value) {
             });
         }
     }
+    set_param(doc, "/rest/admin/sharedMailboxes", "delete", "id:in", |p| {
+        p["schema"] = json!({"type": "string", "not": {"pattern": EMPTY_LIST}});
+    });
     for action in ["read", "unread", "trash"] {
         set_param(
             doc,

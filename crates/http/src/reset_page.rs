@@ -43,11 +43,17 @@ fn csrf_ok(req: &HttpRequest, form_value: &str) -> bool {
     }
 }
 
-#[utoipa::path(get, path = "/passwordReset", tag = "users", params(("token" = Option<String>, Query, description = "The token of the reset link")), responses((status = 200, body = String, content_type = "text/html", description = "The form for a new password")))]
+#[utoipa::path(get, path = "/passwordReset", tag = "users", params(("token" = Option<String>, Query, description = "The token of the reset link")), responses((status = 200, body = String, content_type = "text/html", description = "The form for a new password"), (status = 400, body = String, content_type = "text/html", description = "A token with control characters (no link carries one): an error page")))]
 pub async fn show(req: HttpRequest, st: Data<AppState>) -> HttpResponse {
     let pairs: Vec<(String, String)> =
         serde_urlencoded::from_str(req.query_string()).unwrap_or_default();
     let token = param(&pairs, "token").unwrap_or_default();
+    if !coffer_domain::input::is_clean(&token, false) {
+        return pages::error(
+            StatusCode::BAD_REQUEST,
+            "This link is not a password-reset link.",
+        );
+    }
     let csrf = coffer_oauth::secrets::new_token();
     let mut page = pages::password_reset(&token, &csrf, None, StatusCode::OK);
     let _ = page.add_cookie(&csrf_cookie(&st, &csrf));

@@ -161,7 +161,7 @@ pub async fn counters(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(get, path = "/rest/sharedMailboxes/{id}/settings", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), responses((status = 200, body = SharedMailboxSettingView, description = "The mail policy for mail sent from the mailbox"), (status = 403, description = "`ERR_ACCESS_USER`: the caller does not have the mailbox active (or is no member); `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/sharedMailboxes/{id}/settings", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), responses((status = 200, body = SharedMailboxSettingView, description = "The mail policy for mail sent from the mailbox"), (status = 403, description = "`ERR_ACCESS_USER`: the caller does not have the mailbox active (or is no member); `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: the id is not a user id")), security(("bearer" = [])))]
 pub async fn settings(
     InternalCaller(c): InternalCaller,
     st: Data<AppState>,

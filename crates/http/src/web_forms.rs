@@ -100,7 +100,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(get, path = "/rest/sharedMailboxes/{id}/webForms", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), responses((status = 200, body = crate::schema::DataOf<WebFormView>, description = "The web forms whose submissions reach the mailbox, disabled ones too"), (status = 403, description = "`ERR_ACCESS_USER`: the caller does not have the mailbox active (or is no member); `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/sharedMailboxes/{id}/webForms", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), responses((status = 200, body = crate::schema::DataOf<WebFormView>, description = "The web forms whose submissions reach the mailbox, disabled ones too"), (status = 403, description = "`ERR_ACCESS_USER`: the caller does not have the mailbox active (or is no member); `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: the id is not a user id")), security(("bearer" = [])))]
 pub async fn mailbox_forms(
     InternalCaller(c): InternalCaller,
     st: Data<AppState>,
