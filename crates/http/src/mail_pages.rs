@@ -18,7 +18,6 @@ use actix_web::web::{self, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use coffer_service::mail_access::{self as svc, CodeSent, Refused, Verified};
 use coffer_service::Error;
-use subtle::ConstantTimeEq;
 
 const CSRF_COOKIE: &str = "coffer_mail_csrf";
 const SESSION_COOKIE: &str = "coffer_mail_session";
@@ -45,21 +44,17 @@ fn session(req: &HttpRequest) -> Option<String> {
 }
 
 fn csrf_cookie(st: &AppState, value: &str) -> Cookie<'static> {
-    Cookie::build(CSRF_COOKIE, value.to_string())
-        .path("/mail")
-        .http_only(true)
-        .secure(st.secure_cookies)
-        .same_site(SameSite::Strict)
-        .finish()
+    crate::pages::csrf_cookie(
+        CSRF_COOKIE,
+        value,
+        "/mail",
+        st.secure_cookies,
+        SameSite::Strict,
+    )
 }
 
 fn csrf_ok(req: &HttpRequest, form_value: &str) -> bool {
-    match req.cookie(CSRF_COOKIE) {
-        Some(c) if !form_value.is_empty() => {
-            c.value().as_bytes().ct_eq(form_value.as_bytes()).into()
-        }
-        _ => false,
-    }
+    crate::pages::csrf_matches(req, CSRF_COOKIE, Some(form_value))
 }
 
 /// The page for a refusal. Every bad reference gets the same one.

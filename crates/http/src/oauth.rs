@@ -14,7 +14,6 @@ use coffer_errors::OAuthError;
 use coffer_oauth::authorize::{AuthorizeParams, Rejection};
 use coffer_service::accounts::SignIn;
 use coffer_service::oauth::{self as svc, AfterSignIn, TokenInput};
-use subtle::ConstantTimeEq;
 
 const CSRF_COOKIE: &str = "coffer_oauth_csrf";
 /// The largest form accepted on the OAuth endpoints.
@@ -106,19 +105,17 @@ fn carried(pairs: &[(String, String)]) -> Vec<(&str, &str)> {
 }
 
 fn csrf_cookie(st: &AppState, value: &str) -> Cookie<'static> {
-    Cookie::build(CSRF_COOKIE, value.to_string())
-        .path("/oauth")
-        .http_only(true)
-        .secure(st.secure_cookies)
-        .same_site(SameSite::Strict)
-        .finish()
+    pages::csrf_cookie(
+        CSRF_COOKIE,
+        value,
+        "/oauth",
+        st.secure_cookies,
+        SameSite::Strict,
+    )
 }
 
 fn csrf_ok(req: &HttpRequest, form_value: Option<&str>) -> bool {
-    match (req.cookie(CSRF_COOKIE), form_value) {
-        (Some(c), Some(f)) if !f.is_empty() => c.value().as_bytes().ct_eq(f.as_bytes()).into(),
-        _ => false,
-    }
+    pages::csrf_matches(req, CSRF_COOKIE, form_value)
 }
 
 /// Reads a step's form and checks its CSRF value; a failure is the page to answer with.

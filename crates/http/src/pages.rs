@@ -585,6 +585,33 @@ pub mod mail {
     }
 }
 
+/// The cookie holding a page form's CSRF value: HttpOnly, for `path` only, `Secure` when the
+/// server is reached over https (or when `same_site` is `None`, which browsers require).
+pub fn csrf_cookie(
+    name: &'static str,
+    value: &str,
+    path: &'static str,
+    secure: bool,
+    same_site: actix_web::cookie::SameSite,
+) -> actix_web::cookie::Cookie<'static> {
+    actix_web::cookie::Cookie::build(name, value.to_string())
+        .path(path)
+        .http_only(true)
+        .secure(secure || same_site == actix_web::cookie::SameSite::None)
+        .same_site(same_site)
+        .finish()
+}
+
+/// Whether a form's CSRF value is the one in its cookie `name` (compared in constant time; an
+/// empty or missing value never is).
+pub fn csrf_matches(req: &actix_web::HttpRequest, name: &str, form_value: Option<&str>) -> bool {
+    use subtle::ConstantTimeEq;
+    match (req.cookie(name), form_value) {
+        (Some(c), Some(f)) if !f.is_empty() => c.value().as_bytes().ct_eq(f.as_bytes()).into(),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

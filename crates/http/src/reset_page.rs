@@ -13,7 +13,6 @@ use actix_web::web::{self, Data};
 use actix_web::{HttpRequest, HttpResponse};
 use coffer_errors::{Error, ErrorCode};
 use coffer_service::password_reset::RESET_PAGE_PATH;
-use subtle::ConstantTimeEq;
 
 const CSRF_COOKIE: &str = "coffer_reset_csrf";
 
@@ -26,21 +25,17 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 fn csrf_cookie(st: &AppState, value: &str) -> Cookie<'static> {
-    Cookie::build(CSRF_COOKIE, value.to_string())
-        .path(RESET_PAGE_PATH)
-        .http_only(true)
-        .secure(st.secure_cookies)
-        .same_site(SameSite::Strict)
-        .finish()
+    pages::csrf_cookie(
+        CSRF_COOKIE,
+        value,
+        RESET_PAGE_PATH,
+        st.secure_cookies,
+        SameSite::Strict,
+    )
 }
 
 fn csrf_ok(req: &HttpRequest, form_value: &str) -> bool {
-    match req.cookie(CSRF_COOKIE) {
-        Some(c) if !form_value.is_empty() => {
-            c.value().as_bytes().ct_eq(form_value.as_bytes()).into()
-        }
-        _ => false,
-    }
+    pages::csrf_matches(req, CSRF_COOKIE, Some(form_value))
 }
 
 #[utoipa::path(get, path = "/passwordReset", tag = "users", params(("token" = Option<String>, Query, description = "The token of the reset link")), responses((status = 200, body = String, content_type = "text/html", description = "The form for a new password"), (status = 400, body = String, content_type = "text/html", description = "A token with control characters (no link carries one): an error page")))]

@@ -21,7 +21,6 @@ use coffer_service::Error;
 use futures_util::StreamExt;
 use serde_json::json;
 use std::collections::HashMap;
-use subtle::ConstantTimeEq;
 
 const CSRF_COOKIE: &str = "coffer_form_csrf";
 /// The most bytes a submission's files may have in all, whatever `maxUploadSize` allows (they
@@ -118,26 +117,16 @@ pub async fn mailbox_forms(
 fn csrf_cookie(st: &AppState, value: &str, embedded: bool) -> Cookie<'static> {
     // A framed form posts from another site's page: its cookie must travel cross-site, which
     // browsers allow only for `SameSite=None; Secure` (so an embedded form needs https).
-    let (same_site, secure) = if embedded && st.secure_cookies {
-        (SameSite::None, true)
+    let same_site = if embedded && st.secure_cookies {
+        SameSite::None
     } else {
-        (SameSite::Strict, st.secure_cookies)
+        SameSite::Strict
     };
-    Cookie::build(CSRF_COOKIE, value.to_string())
-        .path("/forms")
-        .http_only(true)
-        .secure(secure)
-        .same_site(same_site)
-        .finish()
+    crate::pages::csrf_cookie(CSRF_COOKIE, value, "/forms", st.secure_cookies, same_site)
 }
 
 fn csrf_ok(req: &HttpRequest, form_value: &str) -> bool {
-    match req.cookie(CSRF_COOKIE) {
-        Some(c) if !form_value.is_empty() => {
-            c.value().as_bytes().ct_eq(form_value.as_bytes()).into()
-        }
-        _ => false,
-    }
+    crate::pages::csrf_matches(req, CSRF_COOKIE, Some(form_value))
 }
 
 /// An embedded form's page may be framed by any site; any other page keeps the default policy

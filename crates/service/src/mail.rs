@@ -246,6 +246,8 @@ fn views(
         }
     }
     let mut people = HashMap::new();
+    // Whether each sender is a shared mailbox, asked once per sender.
+    let mut shared_senders: HashMap<String, bool> = HashMap::new();
     let mut out = Vec::with_capacity(rows.len());
     for (entry, e) in rows {
         let sender = person(c, &mut people, &e.sender_id)?;
@@ -254,7 +256,14 @@ fn views(
         } else {
             None
         };
-        let shared = shared::is_shared_mailbox(c, &e.sender_id)?;
+        let shared = match shared_senders.get(&e.sender_id) {
+            Some(b) => *b,
+            None => {
+                let b = shared::is_shared_mailbox(c, &e.sender_id)?;
+                shared_senders.insert(e.sender_id.clone(), b);
+                b
+            }
+        };
         let rs = match recipients.remove(&e.id) {
             Some(list) => Some(recipient_views(
                 c,
@@ -338,11 +347,16 @@ fn recipient_views(
 /// The entry through which `caller` (or one of their active shared mailboxes) sees an email:
 /// the sender's entry first. 404 for an email they do not see.
 fn entry_of(c: &mut DbConn, caller: &str, id: &str) -> Result<(Entry, Email)> {
+    let boxes = readable_mailboxes(c, caller)?;
+    entry_in(c, &boxes, id)
+}
+
+/// As [`entry_of`], with the caller's mailboxes read once before.
+fn entry_in(c: &mut DbConn, boxes: &[String], id: &str) -> Result<(Entry, Email)> {
     if uuid::Uuid::parse_str(id).is_err() {
         return Err(not_found());
     }
-    let boxes = readable_mailboxes(c, caller)?;
-    let entries = store::entries(c, &boxes, id)?;
+    let entries = store::entries(c, boxes, id)?;
     let entry = entries.into_iter().next().ok_or_else(not_found)?;
     let e = store::by_id(c, id)?.ok_or_else(not_found)?;
     Ok((entry, e))
@@ -679,8 +693,9 @@ fn bulk(
     mut each: impl FnMut(&mut DbConn, &Entry, &Email) -> Result<()>,
 ) -> Result<BulkResult> {
     let mut out = BulkResult::default();
+    let boxes = readable_mailboxes(c, caller)?;
     for id in ids {
-        let r = entry_of(c, caller, id).and_then(|(entry, e)| each(c, &entry, &e));
+        let r = entry_in(c, &boxes, id).and_then(|(entry, e)| each(c, &entry, &e));
         match r {
             Ok(()) => out.success_ids.push(id.clone()),
             Err(Error::Api(a)) if partial => out.errors.push(BulkError {
@@ -1056,13 +1071,15 @@ pub fn send(ctx: &Ctx, caller: &str, draft: Option<&str>, input: &SendInput) -> 
             row.ref_hash = Some(coffer_oauth::secrets::hash_token(&reference));
             let link = format!("{base}/mail/{}?ref={reference}", email.id);
             let text = outside_message(&from, &email, &attachments, &link);
-            store::queue_message(
+            coffer_store::mail::queue(
                 c,
-                &email.id,
-                &email.sender_id,
-                &r.address,
-                &subject_line(&from, &email),
-                &text,
+                &coffer_store::mail::NewMessage {
+                    email_id: Some(&email.id),
+                    user_id: Some(&email.sender_id),
+                    to: &r.address,
+                    subject: &subject_line(&from, &email),
+                    body: &text,
+                },
                 &domain,
                 t,
             )?;

@@ -416,72 +416,33 @@ pub fn list(conn: &mut DbConn, owner: &str, q: &MailQuery) -> StoreResult<Page<(
 }
 
 /// How many entries of a mailbox share a bucket, trash state, read state and email state.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
 pub struct Count {
+    #[diesel(sql_type = diesel::sql_types::Text)]
     pub bucket: String,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
     pub trashed: bool,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
     pub read: bool,
+    #[diesel(sql_type = diesel::sql_types::Text)]
     pub status: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
     pub n: i64,
 }
 
-/// The counts of one mailbox.
+/// The counts of one mailbox, grouped by the database.
 pub fn counts(conn: &mut DbConn, owner: &str) -> StoreResult<Vec<Count>> {
-    let rows: Vec<(String, Option<i64>, bool, String)> = db_run!(conn => mailbox_entries::table
-        .inner_join(emails::table)
-        .filter(mailbox_entries::user_id.eq(owner))
-        .select((mailbox_entries::bucket, mailbox_entries::trashed_at, mailbox_entries::is_read, emails::status))
-        .load(conn))?;
-    let mut out: Vec<Count> = Vec::new();
-    for (bucket, trashed, read, status) in rows {
-        let trashed = trashed.is_some();
-        match out.iter_mut().find(|r| {
-            r.bucket == bucket && r.trashed == trashed && r.read == read && r.status == status
-        }) {
-            Some(r) => r.n += 1,
-            None => out.push(Count {
-                bucket,
-                trashed,
-                read,
-                status,
-                n: 1,
-            }),
-        }
-    }
-    Ok(out)
+    let sql = "SELECT e.bucket AS bucket, (e.trashed_at IS NOT NULL) AS trashed, \
+               e.is_read AS read, m.status AS status, COUNT(*) AS n \
+               FROM mailbox_entries e JOIN emails m ON m.id = e.email_id \
+               WHERE e.user_id = $1 \
+               GROUP BY e.bucket, (e.trashed_at IS NOT NULL), e.is_read, m.status";
+    Ok(db_run!(conn => diesel::sql_query(sql)
+        .bind::<diesel::sql_types::Text, _>(owner)
+        .load::<Count>(conn))?)
 }
 
 // The outbox side.
-
-/// Writes the message to an outside recipient of an email into the outbox.
-#[allow(clippy::too_many_arguments)]
-pub fn queue_message(
-    conn: &mut DbConn,
-    email_id: &str,
-    user_id: &str,
-    to: &str,
-    subject: &str,
-    body: &str,
-    message_domain: &str,
-    now: i64,
-) -> StoreResult<String> {
-    let id = uuid::Uuid::new_v4().to_string();
-    db_run!(conn => diesel::insert_into(mail_outbox::table)
-        .values((
-            mail_outbox::id.eq(&id),
-            mail_outbox::user_id.eq(user_id),
-            mail_outbox::to_address.eq(to),
-            mail_outbox::subject.eq(subject),
-            mail_outbox::body.eq(body),
-            mail_outbox::created_at.eq(now),
-            mail_outbox::state.eq("queued"),
-            mail_outbox::next_attempt_at.eq(now.saturating_mul(1000)),
-            mail_outbox::message_id.eq(crate::mail::message_id(&id, message_domain)),
-            mail_outbox::email_id.eq(email_id),
-        ))
-        .execute(conn))?;
-    Ok(id)
-}
 
 /// The states of the outbox messages of an email.
 pub fn message_states(

@@ -42,6 +42,42 @@ impl OutboxMail {
     }
 }
 
+/// A message to write into the outbox.
+#[derive(Debug, Clone, Copy)]
+pub struct NewMessage<'a> {
+    /// The email it tells an outside recipient of, if any (its state follows delivery).
+    pub email_id: Option<&'a str>,
+    pub user_id: Option<&'a str>,
+    pub to: &'a str,
+    pub subject: &'a str,
+    pub body: &'a str,
+}
+
+/// Writes a message into the outbox, queued and due at once, with its Message-ID fixed.
+pub fn queue(
+    conn: &mut DbConn,
+    m: &NewMessage<'_>,
+    message_domain: &str,
+    now: i64,
+) -> StoreResult<String> {
+    let id = uuid::Uuid::new_v4().to_string();
+    db_run!(conn => diesel::insert_into(mail_outbox::table)
+        .values((
+            mail_outbox::id.eq(&id),
+            mail_outbox::user_id.eq(m.user_id),
+            mail_outbox::to_address.eq(m.to),
+            mail_outbox::subject.eq(m.subject),
+            mail_outbox::body.eq(m.body),
+            mail_outbox::created_at.eq(now),
+            mail_outbox::state.eq("queued"),
+            mail_outbox::next_attempt_at.eq(now.saturating_mul(1000)),
+            mail_outbox::message_id.eq(message_id(&id, message_domain)),
+            mail_outbox::email_id.eq(m.email_id),
+        ))
+        .execute(conn))?;
+    Ok(id)
+}
+
 /// The Message-ID of the message `id`: `<id@domain>`.
 pub fn message_id(id: &str, domain: &str) -> String {
     format!("<{id}@{domain}>")

@@ -188,22 +188,18 @@ pub fn queue_mail(
     message_domain: &str,
     now: i64,
 ) -> StoreResult<String> {
-    use crate::schema::mail_outbox;
-    let id = uuid::Uuid::new_v4().to_string();
-    db_run!(conn => diesel::insert_into(mail_outbox::table)
-        .values((
-            mail_outbox::id.eq(&id),
-            mail_outbox::user_id.eq(user_id),
-            mail_outbox::to_address.eq(to),
-            mail_outbox::subject.eq(subject),
-            mail_outbox::body.eq(body),
-            mail_outbox::created_at.eq(now),
-            mail_outbox::state.eq("queued"),
-            mail_outbox::next_attempt_at.eq(now.saturating_mul(1000)),
-            mail_outbox::message_id.eq(crate::mail::message_id(&id, message_domain)),
-        ))
-        .execute(conn))?;
-    Ok(id)
+    crate::mail::queue(
+        conn,
+        &crate::mail::NewMessage {
+            email_id: None,
+            user_id,
+            to,
+            subject,
+            body,
+        },
+        message_domain,
+        now,
+    )
 }
 
 pub fn clear_force_password_change(conn: &mut DbConn, id: &str) -> StoreResult<usize> {
