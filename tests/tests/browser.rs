@@ -396,9 +396,22 @@ fn a_person_fills_in_a_web_form_with_a_file_and_the_owner_finds_it_in_the_inbox(
     )
     .expect("create form")
     .form;
+    // Small chunks, so that the page's script sends the file in several.
+    app.ctx
+        .with_conn(|c| {
+            Ok(coffer_store::settings::put(
+                c,
+                "uploadChunkMax",
+                "65536",
+                0,
+            )?)
+        })
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let upload = dir.path().join("receipt.txt");
-    let bytes = b"receipt no. 42\n".to_vec();
+    let bytes: Vec<u8> = (0..200_000u32)
+        .map(|i| b"receipt no. 42\n"[i as usize % 15])
+        .collect();
     std::fs::write(&upload, &bytes).unwrap();
 
     let browser = Driver::start(&chromedriver);
@@ -438,4 +451,13 @@ fn a_person_fills_in_a_web_form_with_a_file_and_the_owner_finds_it_in_the_inbox(
         None,
     );
     assert_eq!(r.bytes, bytes);
+    // It came through the public upload, in four chunks, onto the submission's draft.
+    assert_eq!(
+        app.count(
+            &format!("email_id = '{id}' AND uploaded_chunks = 4 AND result_file_id IS NOT NULL"),
+            "uploads"
+        ),
+        1
+    );
+    assert_eq!(app.count("1 = 1", "web_form_drafts"), 0);
 }

@@ -677,3 +677,298 @@ fn unknown_ids_lock_the_address_and_a_deleted_owner_closes_the_form() {
         r.text
     );
 }
+
+/// Starts a submission on a form's page (the page's script does this): 201 and its JSON.
+fn start_submission(app: &TestApp, id: &str, cookie: &str, csrf: &str) -> Resp {
+    app.send(
+        "POST",
+        &format!("/forms/{id}/submissions"),
+        &[("Cookie", cookie), ("X-Coffer-CSRF", csrf)],
+        None,
+    )
+}
+
+/// `POST /rest/public/mail/{email}/actions/initiateUpload?ref=…` without credentials.
+fn public_initiate(app: &TestApp, email: &str, reference: &str, body: Value) -> Resp {
+    app.send(
+        "POST",
+        &format!("/rest/public/mail/{email}/actions/initiateUpload?ref={reference}"),
+        &[("X-Coffer-Version", "28")],
+        Some(Body::Json(body)),
+    )
+}
+
+/// A chunk of a public upload, with the submission's reference instead of a bearer token.
+fn public_chunk(
+    app: &TestApp,
+    uri: &str,
+    reference: &str,
+    index: u32,
+    data: &[u8],
+    last: bool,
+) -> Resp {
+    let (idx, size) = (index.to_string(), data.len().to_string());
+    let (ct, body) = multipart(&[
+        ("compressionMode", None, b"NORMAL"),
+        ("compressionSize", None, size.as_bytes()),
+        ("originalSize", None, size.as_bytes()),
+        ("index", None, idx.as_bytes()),
+        ("lastChunk", None, if last { b"true" } else { b"false" }),
+        ("content", Some("blob"), data),
+    ]);
+    app.send(
+        "POST",
+        &format!("/{uri}?ref={reference}"),
+        &[("X-Coffer-Version", "28")],
+        Some(Body::Bytes(ct, body)),
+    )
+}
+
+#[test]
+fn files_of_a_submission_go_through_the_public_upload() {
+    let app = TestApp::spawn();
+    let (_, owner) = app.user_token("ann@example.com", Role::User);
+    let id = create(&app, "Claims", "ann@example.com", |_| {});
+    let (page, cookie) = open_page(&app, &id, None);
+    let csrf = hidden_field(&page.text, "csrf");
+    assert!(page
+        .text
+        .contains(&format!("data-start=\"/forms/{id}/submissions\"")));
+    assert!(page
+        .text
+        .contains("<script src=\"/forms/static/web-form.js\""));
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(
+        csp.contains("script-src 'self'") && csp.contains("connect-src 'self'"),
+        "{csp}"
+    );
+    let js = app.send("GET", "/forms/static/web-form.js", &[], None);
+    assert_eq!(js.status, 200);
+    assert!(js.text.contains("initiateUri"), "{}", js.text);
+
+    // Starting one needs the page's CSRF value, in the header and the cookie.
+    let r = start_submission(&app, &id, "", &csrf);
+    assert_eq!(r.status, 401, "{}", r.text);
+    assert_eq!(r.json()["errors"][0]["code"], "ERR_AUTH_INVALID_CSRF");
+    let r = start_submission(&app, &id, &cookie, "forged");
+    assert_eq!(r.status, 401, "{}", r.text);
+    let r = start_submission(&app, "no-such-form", &cookie, &csrf);
+    assert_eq!(r.status, 404, "{}", r.text);
+    assert_eq!(app.count("1 = 1", "emails"), 0);
+    let r = start_submission(&app, &id, &cookie, &csrf);
+    assert_eq!(r.status, 201, "{}", r.text);
+    let s = r.json();
+    let email = s["emailId"].as_str().unwrap().to_string();
+    let reference = s["ref"].as_str().unwrap().to_string();
+    assert_eq!(s["maxFiles"], 20);
+    assert_eq!(
+        s["initiateUri"],
+        format!("rest/public/mail/{email}/actions/initiateUpload")
+    );
+    assert_eq!(
+        app.count(&format!("ref_hash = '{reference}'"), "web_form_drafts"),
+        0,
+        "only the reference's hash is stored"
+    );
+    // The draft is in no one's mail.
+    let r = app.rest("GET", "/rest/mail?bucket=draft", &owner, None);
+    assert_eq!(r.json()["data"], json!([]), "{}", r.text);
+    let r = app.rest("GET", &format!("/rest/mail/{email}"), &owner, None);
+    assert_eq!(r.status, 404, "{}", r.text);
+
+    // The public upload: the version header, the reference, a name and a size.
+    let r = app.send(
+        "POST",
+        &format!("/rest/public/mail/{email}/actions/initiateUpload?ref={reference}"),
+        &[],
+        Some(Body::Json(
+            json!({"filename": "claim.pdf", "totalSize": 11}),
+        )),
+    );
+    assert_eq!(r.status, 400, "{}", r.text);
+    for bad in ["", "wrong"] {
+        let r = public_initiate(
+            &app,
+            &email,
+            bad,
+            json!({"filename": "claim.pdf", "totalSize": 11}),
+        );
+        assert_eq!(r.status, 404, "{}", r.text);
+        assert_eq!(r.json()["errors"][0]["code"], "ERR_ENTITY_NOT_FOUND");
+    }
+    let r = public_initiate(
+        &app,
+        "another-email",
+        &reference,
+        json!({"filename": "claim.pdf", "totalSize": 11}),
+    );
+    assert_eq!(r.status, 404, "{}", r.text);
+    let r = public_initiate(&app, &email, &reference, json!({"filename": "claim.pdf"}));
+    assert_eq!(r.status, 422, "{}", r.text);
+    assert_eq!(r.json()["errors"][0]["field"], "totalSize");
+    assert_eq!(app.count("1 = 1", "uploads"), 0);
+    let r = public_initiate(
+        &app,
+        &email,
+        &reference,
+        json!({"filename": "claim.pdf", "totalSize": 11, "totalChunks": 2}),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let uri = r.json()["uri"].as_str().unwrap().to_string();
+
+    // Its chunks carry the reference; without one (and no token) 401, a wrong one 404.
+    let (ct, body) = multipart(&[("content", Some("blob"), b"x")]);
+    let r = app.send(
+        "POST",
+        &format!("/{uri}"),
+        &[("X-Coffer-Version", "28")],
+        Some(Body::Bytes(ct, body)),
+    );
+    assert_eq!(r.status, 401, "{}", r.text);
+    let r = public_chunk(&app, &uri, "wrong", 1, b"%PDF-", false);
+    assert_eq!(r.status, 404, "{}", r.text);
+    let r = public_chunk(&app, &uri, &reference, 1, b"%PDF-", false);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["uploadedChunks"], 1);
+    let r = public_chunk(&app, &uri, &reference, 2, b"1.4 ok", true);
+    assert_eq!(r.status, 200, "the file is the owner's: {}", r.text);
+    assert_eq!(r.json()["finished"], true, "{}", r.text);
+    assert!(r.json().get("parentId").is_none());
+
+    // The form's POST sends the draft, with the file uploaded onto it.
+    let token = cookie.trim_start_matches("coffer_form_csrf=").to_string();
+    let r = post_form(
+        &app,
+        &id,
+        &cookie,
+        &[
+            ("csrf", None, token.as_bytes()),
+            ("name", None, b"Vic Visitor"),
+            ("submission", None, email.as_bytes()),
+            ("submissionRef", None, reference.as_bytes()),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.text.contains("id=\"thanks\""), "{}", r.text);
+    let r = app.rest("GET", &format!("/rest/mail?webFormId={id}"), &owner, None);
+    let data = r.json()["data"].as_array().unwrap().clone();
+    assert_eq!(data.len(), 1, "{}", r.text);
+    assert_eq!(data[0]["id"], email.as_str());
+    assert_eq!(data[0]["status"], "sent");
+    assert_eq!(data[0]["webFormFields"]["Your <b>name</b>"], "Vic Visitor");
+    let r = app.rest(
+        "GET",
+        &format!("/rest/mail/{email}/attachments"),
+        &owner,
+        None,
+    );
+    let a = r.json()["data"][0].clone();
+    assert_eq!(a["name"], "claim.pdf");
+    let att = a["attachmentId"].as_str().unwrap();
+    let r = app.rest(
+        "GET",
+        &format!("/rest/mail/{email}/attachments/{att}/content"),
+        &owner,
+        None,
+    );
+    assert_eq!(r.bytes, b"%PDF-1.4 ok");
+    assert_eq!(app.count("1 = 1", "web_form_drafts"), 0);
+    assert_eq!(
+        app.count("subject = 'webform.submission.create'", "events"),
+        1
+    );
+
+    // The reference ends with the submission: no more uploads, no second POST.
+    let r = public_initiate(
+        &app,
+        &email,
+        &reference,
+        json!({"filename": "more.pdf", "totalSize": 1}),
+    );
+    assert_eq!(r.status, 404, "{}", r.text);
+    let r = post_form(
+        &app,
+        &id,
+        &cookie,
+        &[
+            ("csrf", None, token.as_bytes()),
+            ("name", None, b"Vic again"),
+            ("submission", None, email.as_bytes()),
+            ("submissionRef", None, reference.as_bytes()),
+        ],
+    );
+    assert_eq!(r.status, 422, "{}", r.text);
+    assert!(r.text.contains("choose them again"), "{}", r.text);
+    assert_eq!(app.count("1 = 1", "emails"), 1);
+
+    // At most 20 files per submission; one never sent is swept with its files.
+    let s = start_submission(&app, &id, &cookie, &csrf).json();
+    let (email, reference) = (s["emailId"].as_str().unwrap(), s["ref"].as_str().unwrap());
+    let r = public_initiate(
+        &app,
+        email,
+        reference,
+        json!({"filename": "a.txt", "totalSize": 3}),
+    );
+    let uri = r.json()["uri"].as_str().unwrap().to_string();
+    assert_eq!(
+        public_chunk(&app, &uri, reference, 1, b"abc", true).status,
+        200
+    );
+    for i in 1..20 {
+        let r = public_initiate(
+            &app,
+            email,
+            reference,
+            json!({"filename": format!("f{i}.txt"), "totalSize": 1}),
+        );
+        assert_eq!(r.status, 201, "{}", r.text);
+    }
+    let r = public_initiate(
+        &app,
+        email,
+        reference,
+        json!({"filename": "f21.txt", "totalSize": 1}),
+    );
+    assert_eq!(r.status, 422, "{}", r.text);
+    assert_eq!(r.json()["errors"][0]["code"], "ERR_INPUT_EXCEEDS_MAX_VALUE");
+    let file = app.count(
+        &format!("email_id = '{email}' AND result_file_id IS NOT NULL"),
+        "uploads",
+    );
+    assert_eq!(file, 1);
+    app.execute(&format!(
+        "UPDATE web_form_drafts SET expires_at = 1 WHERE email_id = '{email}'"
+    ));
+    let r = public_initiate(
+        &app,
+        email,
+        reference,
+        json!({"filename": "late.txt", "totalSize": 1}),
+    );
+    assert_eq!(r.status, 404, "an expired submission: {}", r.text);
+    coffer_service::content::jobs::schedule_periodic(&app.ctx).unwrap();
+    app.run_jobs();
+    assert_eq!(app.count(&format!("id = '{email}'"), "emails"), 0);
+    assert_eq!(app.count(&format!("email_id = '{email}'"), "uploads"), 0);
+    assert_eq!(
+        app.count("name = 'a.txt' AND perm_deleted = FALSE", "objects"),
+        0,
+        "the file uploaded onto it is gone"
+    );
+    assert_eq!(app.count("1 = 1", "web_form_drafts"), 0);
+    assert_eq!(app.count("state = 'failed'", "jobs"), 0);
+
+    // One address may start 30 submissions an hour.
+    let mut limited = None;
+    for n in 0..40 {
+        let r = start_submission(&app, &id, &cookie, &csrf);
+        if r.status == 429 {
+            assert!(r.header("retry-after").is_some());
+            limited = Some(n);
+            break;
+        }
+        assert_eq!(r.status, 201, "{}", r.text);
+    }
+    assert_eq!(limited, Some(28), "two of the thirty were started above");
+}

@@ -93,10 +93,11 @@ impl FromRequest for Caller {
     }
 }
 
-/// Who reads an email through the reads of `/rest/mail/{id}`: a caller (as [`Caller`]), or,
-/// with no credentials at all and a `ref` in the query, whoever holds the link of a `no_auth`
-/// email (a capability read). The reference is only carried here; the service checks it.
-pub enum MailReader {
+/// A caller (as [`Caller`]), or, with no credentials at all and a `ref` in the query, whoever
+/// holds a reference: the link of a `no_auth` email (the reads of `/rest/mail/{id}`), or a
+/// web-form submission's (the chunks of its public upload). The reference is only carried
+/// here; the service checks it.
+pub enum CallerOrRef {
     Caller(Box<coffer_service::auth::Caller>),
     Reference {
         reference: String,
@@ -104,7 +105,7 @@ pub enum MailReader {
     },
 }
 
-impl FromRequest for MailReader {
+impl FromRequest for CallerOrRef {
     type Error = RestError;
     type Future = BoxFut<Self>;
 
@@ -117,7 +118,7 @@ impl FromRequest for MailReader {
         if let (false, Some(reference)) = (credentials, reference) {
             let client_ip = state(req).ok().and_then(|st| st.client_ip(req));
             return Box::pin(async move {
-                Ok(MailReader::Reference {
+                Ok(CallerOrRef::Reference {
                     reference,
                     client_ip,
                 })
@@ -126,7 +127,7 @@ impl FromRequest for MailReader {
         let caller = Caller::from_request(req, payload);
         Box::pin(async move {
             let Caller(c) = caller.await?;
-            Ok(MailReader::Caller(Box::new(c)))
+            Ok(CallerOrRef::Caller(Box::new(c)))
         })
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::content::parse_date;
 use crate::error::RestError;
-use crate::extract::{Caller, JsonBody, MailReader, QueryPairs};
+use crate::extract::{Caller, CallerOrRef, JsonBody, QueryPairs};
 use crate::respond::with_metadata;
 use crate::state::{blocking, AppState};
 use crate::transfer::{initiate_input, serve_as, Served};
@@ -256,7 +256,7 @@ pub const ONE: ListSpec = ListSpec {
 
 #[utoipa::path(get, path = "/rest/mail/{id}", tag = "mail", params(("id" = String, Path, description = "An email id"), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of an outside recipient's link, for `no_auth` mail (a capability read; 404 for any other reference, 429 after too many failures from the address)")), responses((status = 200, body = coffer_service::mail::MailView, description = "The email as the caller's mailbox shows it"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such email in a mailbox of the caller's")), security(("bearer" = []), ()))]
 pub async fn get(
-    reader: MailReader,
+    reader: CallerOrRef,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
@@ -265,10 +265,10 @@ pub async fn get(
     let with = q.with.iter().any(|w| w == "recipients");
     let id = id.into_inner();
     let v = match reader {
-        MailReader::Caller(c) => {
+        CallerOrRef::Caller(c) => {
             blocking(&st, move |ctx| svc::get(ctx, c.user_id(), &id, with)).await?
         }
-        MailReader::Reference {
+        CallerOrRef::Reference {
             reference,
             client_ip,
         } => {
@@ -283,7 +283,7 @@ pub async fn get(
 
 /// The query without the `ref` a capability read carries (it is not a list parameter).
 /// A caller with a token who also sends `ref` is read as the caller; the reference is ignored.
-fn without_ref(_reader: &MailReader, mut q: Vec<(String, String)>) -> Vec<(String, String)> {
+fn without_ref(_reader: &CallerOrRef, mut q: Vec<(String, String)>) -> Vec<(String, String)> {
     q.retain(|(k, _)| k != "ref");
     q
 }
@@ -418,7 +418,7 @@ pub const ATTACHMENTS: ListSpec = ListSpec {
 
 #[utoipa::path(get, path = "/rest/mail/{id}/attachments", tag = "mail", params(("id" = String, Path, description = "An email id"), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of an outside recipient's link, for `no_auth` mail (a capability read; 404 for any other reference, 429 after too many failures from the address)")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::mail::AttachmentView>, description = "The email's files"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = []), ()))]
 pub async fn attachments(
-    reader: MailReader,
+    reader: CallerOrRef,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
@@ -426,13 +426,13 @@ pub async fn attachments(
     let q = list::parse(&without_ref(&reader, q), &ATTACHMENTS)?;
     let id = id.into_inner();
     let l = match reader {
-        MailReader::Caller(c) => {
+        CallerOrRef::Caller(c) => {
             blocking(&st, move |ctx| {
                 svc::attachments(ctx, c.user_id(), &id, q.offset, q.limit)
             })
             .await?
         }
-        MailReader::Reference {
+        CallerOrRef::Reference {
             reference,
             client_ip,
         } => {
@@ -454,7 +454,7 @@ pub async fn attachments(
 
 #[utoipa::path(get, path = "/rest/mail/{email_id}/attachments/{id}/content", tag = "mail", params(("email_id" = String, Path, description = "An email id"), ("id" = String, Path, description = "An attachment id"), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of an outside recipient's link, for `no_auth` mail (a capability read; 404 for any other reference, 429 after too many failures from the address)"), ("Range" = Option<String>, Header, description = "One byte range")), responses((status = 200, description = "The attachment's content (`Content-Disposition: attachment`)", content_type = "*/*"), (status = 206, description = "The range asked for", content_type = "*/*"), (status = 304, description = "Not modified"), (status = 403, description = "`ERR_ACCESS_USER` (expired or withdrawn), `ERR_ENTITY_IS_DELETED_ATTACHMENT`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 416, description = "`ERR_INVALID_PARAMETER`")), security(("bearer" = []), ()))]
 pub async fn attachment_content(
-    reader: MailReader,
+    reader: CallerOrRef,
     st: Data<AppState>,
     req: HttpRequest,
     path: Path<(String, String)>,
@@ -464,7 +464,7 @@ pub async fn attachment_content(
     let (email_id, id) = path.into_inner();
     let e2 = email_id.clone();
     match reader {
-        MailReader::Caller(c) => {
+        CallerOrRef::Caller(c) => {
             let user = c.user_id().to_string();
             let d = blocking(&st, move |ctx| {
                 svc::attachment_download(ctx, &user, &e2, &id)
@@ -477,7 +477,7 @@ pub async fn attachment_content(
             };
             serve_as(&st, &req, served, d, false).await
         }
-        MailReader::Reference {
+        CallerOrRef::Reference {
             reference,
             client_ip,
         } => {

@@ -127,6 +127,8 @@ impl Modify for BearerAuth {
         crate::web_forms::mailbox_forms,
         crate::web_forms::show,
         crate::web_forms::submit,
+        crate::web_forms::start,
+        crate::web_forms::public_initiate,
         crate::shared_mailboxes::admin_list,
         crate::shared_mailboxes::convert,
         crate::shared_mailboxes::dissolve,

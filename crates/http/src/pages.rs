@@ -314,6 +314,9 @@ pub mod forms {
     use coffer_service::web_forms::PageForm;
     use std::collections::HashMap;
 
+    /// The script that sends a form's files through the public upload.
+    pub const SCRIPT: &str = "/forms/static/web-form.js";
+
     fn form_page(status: StatusCode, title: &str, body: &str) -> HttpResponse {
         framed(status, title, " class=\"wide\"", body)
     }
@@ -418,14 +421,18 @@ pub mod forms {
             &f.name,
             &format!(
                 "<h1 id=\"form-name\">{}</h1>{description}{}\
-                 <form method=\"post\" action=\"{}\" enctype=\"multipart/form-data\" id=\"web-form\">{}{fields}\
+                 <form method=\"post\" action=\"{action}\" enctype=\"multipart/form-data\" id=\"web-form\" \
+                 data-start=\"{action}/submissions\" data-api-version=\"{}\">{}{fields}\
                  <div class=\"field\"><label for=\"files\">Files</label><input type=\"file\" id=\"files\" name=\"files\" multiple></div>\
                  <p class=\"meta\"><span aria-hidden=\"true\">*</span> required</p>\
-                 <button type=\"submit\" id=\"submit\">Send</button></form>",
+                 <p id=\"upload-status\" class=\"meta\" role=\"status\"></p>\
+                 <button type=\"submit\" id=\"submit\">Send</button></form>\
+                 <script src=\"{SCRIPT}\" defer></script>",
                 esc(&f.name),
                 alert(error),
-                esc(action),
-                hidden(&[("csrf", csrf)])
+                crate::middleware::API_VERSION,
+                hidden(&[("csrf", csrf)]),
+                action = esc(action),
             ),
         )
     }

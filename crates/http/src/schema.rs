@@ -1233,10 +1233,38 @@ pub struct SendFileBody {
 }
 
 /// The body a web form's page posts (multipart): `csrf` (the value of the form's cookie), one
-/// part per field named by the field's `id`, and any number of `files`.
+/// part per field named by the field's `id`, and any number of `files`; or, for files sent
+/// through the public upload, the started submission's `submission` and `submissionRef`.
 #[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct WebFormSubmission {
     csrf: String,
     #[schema(value_type = Vec<String>, format = Binary)]
     files: Vec<String>,
+    /// The email id of a submission started with `POST /forms/{id}/submissions`.
+    submission: Option<String>,
+    /// Its reference.
+    submission_ref: Option<String>,
+}
+
+/// A web-form submission started by the form's page, whose files go through the public upload.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StartedSubmission {
+    /// The draft email the files attach to (`{id}` of the public upload).
+    email_id: String,
+    /// The capability of the public upload and its chunks (`?ref=`), until the form is sent or
+    /// the submission expires.
+    #[serde(rename = "ref")]
+    reference: String,
+    /// When the submission expires (two hours after its start).
+    expire: String,
+    /// `rest/public/mail/{id}/actions/initiateUpload`.
+    initiate_uri: String,
+    /// The chunk size to use (bytes).
+    chunk_size: i64,
+    /// The largest file (`maxUploadSize`).
+    max_file_size: i64,
+    /// The most files per submission.
+    max_files: i64,
 }

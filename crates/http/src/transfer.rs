@@ -4,7 +4,7 @@
 
 use crate::content::{parse_date, ONE, VERSIONS};
 use crate::error::RestError;
-use crate::extract::{read_body, Caller, JsonBody, QueryPairs};
+use crate::extract::{read_body, Caller, CallerOrRef, JsonBody, QueryPairs};
 use crate::respond::with_metadata;
 use crate::state::{blocking, AppState};
 use actix_web::http::header;
@@ -286,49 +286,90 @@ impl ChunkFields {
     }
 }
 
-fn chunk_answer(o: ChunkOutcome) -> HttpResponse {
-    match o {
-        ChunkOutcome::Progress(u) => HttpResponse::Ok().json(u),
-        ChunkOutcome::Done(f) => HttpResponse::Created().json(f),
-    }
-}
-
-#[utoipa::path(post, path = "/rest/uploads/{id}", tag = "uploads", params(("id" = i64, Path, description = "An upload session id", minimum = 1)), request_body(content = crate::schema::ChunkBody, content_type = "multipart/form-data"), responses((status = 200, body = coffer_service::content::views::UploadView, description = "The chunk was taken (or was a repeat of the last one)"), (status = 201, body = coffer_service::content::views::FileView, description = "The last chunk completed the file"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such session of the caller's"), (status = 408, description = "`ERR_REQUEST_TIMEOUT`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (compressionMode), `ERR_INVALID_PARAMETER` (index, sizes, content)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/uploads/{id}", tag = "uploads", params(("id" = i64, Path, description = "An upload session id", minimum = 1), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of the web-form submission the session was opened for by `POST /rest/public/mail/{id}/actions/initiateUpload` (404 for any other reference, 429 after too many failures from the address)")), request_body(content = crate::schema::ChunkBody, content_type = "multipart/form-data"), responses((status = 200, body = coffer_service::content::views::UploadView, description = "The chunk was taken (or was a repeat of the last one); for a public upload (`ref`) also the last chunk, with the session `finished`"), (status = 201, body = coffer_service::content::views::FileView, description = "The last chunk completed the file"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such session of the caller's"), (status = 408, description = "`ERR_REQUEST_TIMEOUT`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (compressionMode), `ERR_INVALID_PARAMETER` (index, sizes, content)"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`: with `ref`, too many wrong references from this address")), security(("bearer" = []), ()))]
 pub async fn chunk(
-    Caller(c): Caller,
+    who: CallerOrRef,
     st: Data<AppState>,
     req: HttpRequest,
     id: Path<String>,
     payload: Payload,
 ) -> Result<HttpResponse, RestError> {
     let id = upload_id(&id)?;
-    take_chunk(c, st, req, id, payload).await
+    take_chunk(who, st, req, id, payload).await
 }
 
 /// The chunk endpoint under `/{host_name}/rest`: any node takes any chunk, so the host name is
 /// not checked.
 pub async fn chunk_on_host(
-    Caller(c): Caller,
+    who: CallerOrRef,
     st: Data<AppState>,
     req: HttpRequest,
     path: Path<(String, String)>,
     payload: Payload,
 ) -> Result<HttpResponse, RestError> {
     let id = upload_id(&path.1)?;
-    take_chunk(c, st, req, id, payload).await
+    take_chunk(who, st, req, id, payload).await
+}
+
+/// Whose session a chunk is for: the caller's, or, with a submission's reference, the form
+/// owner's (the reference is checked against the session).
+async fn chunk_sender(
+    st: &Data<AppState>,
+    who: CallerOrRef,
+    id: i64,
+) -> Result<(String, bool), RestError> {
+    match who {
+        CallerOrRef::Caller(c) => Ok((c.user.id.clone(), false)),
+        CallerOrRef::Reference {
+            reference,
+            client_ip,
+        } => {
+            let user = blocking(st, move |ctx| {
+                coffer_service::web_form_drafts::chunk_user(
+                    ctx,
+                    id,
+                    &reference,
+                    client_ip.as_deref(),
+                )
+            })
+            .await?;
+            Ok((user, true))
+        }
+    }
 }
 
 async fn take_chunk(
-    c: coffer_service::auth::Caller,
+    who: CallerOrRef,
     st: Data<AppState>,
     req: HttpRequest,
     id: i64,
     payload: Payload,
 ) -> Result<HttpResponse, RestError> {
-    let user = c.user.id.clone();
+    let (user, public) = chunk_sender(&st, who, id).await?;
+    match receive_chunk(&st, req, &user, id, payload).await? {
+        ChunkOutcome::Progress(u) => Ok(HttpResponse::Ok().json(u)),
+        // The holder of a submission's reference is not shown the file (it is the form
+        // owner's): the last chunk answers 200 with the session, finished.
+        ChunkOutcome::Done(_) if public => {
+            let session = blocking(&st, move |ctx| uploads::get(ctx, &user, id)).await?;
+            Ok(HttpResponse::Ok().json(session))
+        }
+        ChunkOutcome::Done(f) => Ok(HttpResponse::Created().json(f)),
+    }
+}
+
+/// Reads a chunk (multipart with the bytes in `content`, or JSON with them in base64) and gives
+/// it to session `id` of `user`.
+async fn receive_chunk(
+    st: &Data<AppState>,
+    req: HttpRequest,
+    user: &str,
+    id: i64,
+    payload: Payload,
+) -> Result<ChunkOutcome, RestError> {
     if !is_multipart(&req) {
         // JSON with the content in base64, read whole (within the chunk limit).
-        let config = blocking(&st, uploads::config).await?;
+        let config = blocking(st, uploads::config).await?;
         let limit = (config.upload_chunk_max as usize).saturating_mul(4) / 3 + 64 * 1024;
         let mut payload = payload.into_inner();
         let raw = read_body(&mut payload, limit).await?;
@@ -359,9 +400,9 @@ async fn take_chunk(
             .decode(content.trim())
             .map_err(|_| RestError(ApiError::field(ErrorCode::InvalidParameter, "content")))?;
         let meta = fields.meta()?;
-        let out =
-            uploads::put_chunk(&st.ctx, &user, id, meta, bytes_body(Bytes::from(bytes))).await?;
-        return Ok(chunk_answer(out));
+        return Ok(
+            uploads::put_chunk(&st.ctx, user, id, meta, bytes_body(Bytes::from(bytes))).await?,
+        );
     }
     let mut mp = actix_multipart::Multipart::new(req.headers(), payload.into_inner());
     let mut fields = ChunkFields::default();
@@ -372,11 +413,10 @@ async fn take_chunk(
         if name == "content" {
             // The usual order: the sizes first, then the bytes, which stream to the store.
             if let Ok(meta) = fields.meta() {
-                let out = uploads::put_chunk(&st.ctx, &user, id, meta, field_body(field)).await?;
-                return Ok(chunk_answer(out));
+                return Ok(uploads::put_chunk(&st.ctx, user, id, meta, field_body(field)).await?);
             }
             // The bytes came first: keep them (within the chunk limit) until the sizes arrive.
-            let config = blocking(&st, uploads::config).await?;
+            let config = blocking(st, uploads::config).await?;
             let mut buf = web::BytesMut::new();
             while let Some(piece) = field.next().await {
                 let piece = piece.map_err(rest_multipart_error)?;
@@ -394,8 +434,7 @@ async fn take_chunk(
     let meta = fields.meta()?;
     let bytes =
         buffered.ok_or_else(|| RestError(ApiError::field(ErrorCode::InputRequired, "content")))?;
-    let out = uploads::put_chunk(&st.ctx, &user, id, meta, bytes_body(bytes)).await?;
-    Ok(chunk_answer(out))
+    Ok(uploads::put_chunk(&st.ctx, user, id, meta, bytes_body(bytes)).await?)
 }
 
 /// Reads a one-shot multipart upload: streams the `body` field to the store, then reads the

@@ -7,7 +7,7 @@
 //! submitter of a form that needs one. The rules are `coffer_service::web_forms`'s.
 
 use crate::error::RestError;
-use crate::extract::{Caller, InternalCaller, MaybeCaller, QueryPairs, SESSION_COOKIE};
+use crate::extract::{Caller, InternalCaller, JsonBody, MaybeCaller, QueryPairs, SESSION_COOKIE};
 use crate::pages::forms as pages;
 use crate::state::{blocking, AppState};
 use actix_web::cookie::{Cookie, SameSite};
@@ -16,7 +16,7 @@ use actix_web::web::{self, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
 use coffer_errors::ErrorCode;
-use coffer_service::web_forms::{self as svc, PageForm, SubmittedFile, WebFormView};
+use coffer_service::web_forms::{self as svc, DraftRef, PageForm, SubmittedFile, WebFormView};
 use coffer_service::Error;
 use futures_util::StreamExt;
 use serde_json::json;
@@ -54,19 +54,23 @@ pub const ONE: ListSpec = ListSpec {
 };
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/webForms").route(web::get().to(list)))
-        .service(web::resource("/webForms/{id}").route(web::get().to(get)))
-        .service(
-            web::resource("/sharedMailboxes/{id}/webForms").route(web::get().to(mailbox_forms)),
-        );
+    cfg.service(
+        web::resource("/public/mail/{id}/actions/initiateUpload")
+            .route(web::post().to(public_initiate)),
+    )
+    .service(web::resource("/webForms").route(web::get().to(list)))
+    .service(web::resource("/webForms/{id}").route(web::get().to(get)))
+    .service(web::resource("/sharedMailboxes/{id}/webForms").route(web::get().to(mailbox_forms)));
 }
 
 pub fn page_routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/forms/{id}")
-            .route(web::get().to(show))
-            .route(web::post().to(submit)),
-    );
+    cfg.service(web::resource(pages::SCRIPT).route(web::get().to(script)))
+        .service(
+            web::resource("/forms/{id}")
+                .route(web::get().to(show))
+                .route(web::post().to(submit)),
+        )
+        .service(web::resource("/forms/{id}/submissions").route(web::post().to(start)));
 }
 
 #[utoipa::path(get, path = "/rest/webForms", tag = "webForms", responses((status = 200, body = crate::schema::DataOf<WebFormView>, description = "The active web forms open to the caller's profile (`profiles` empty: every profile)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order")), security(("bearer" = [])))]
@@ -129,19 +133,27 @@ fn csrf_ok(req: &HttpRequest, form_value: &str) -> bool {
     crate::pages::csrf_matches(req, CSRF_COOKIE, Some(form_value))
 }
 
-/// An embedded form's page may be framed by any site; any other page keeps the default policy
-/// (`frame-ancestors 'none'`, set by the middleware).
+/// A form's pages run the page's own script (which talks to this origin only); an embedded
+/// form's page may be framed by any site, any other is never framed.
 fn framing(mut r: HttpResponse, embedded: bool) -> HttpResponse {
-    if embedded {
-        let h = r.headers_mut();
-        h.insert(
-            header::CONTENT_SECURITY_POLICY,
-            header::HeaderValue::from_static(
-                "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors *; base-uri 'none'",
-            ),
-        );
-    }
+    let policy = if embedded {
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors *; base-uri 'none'"
+    } else {
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    };
+    r.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static(policy),
+    );
     r
+}
+
+/// `GET /forms/static/web-form.js`: the script of the form pages.
+pub async fn script() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/javascript; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .body(include_str!("../assets/web-form.js"))
 }
 
 /// The signed-in user of the browser, if its session cookie is good.
@@ -277,6 +289,10 @@ struct Submission {
     csrf: String,
     values: HashMap<String, String>,
     files: Vec<SubmittedFile>,
+    /// The started submission whose files came through the public upload (`submission`,
+    /// `submissionRef`), set by the page's script.
+    draft_id: Option<String>,
+    draft_ref: Option<String>,
 }
 
 /// Why a body could not be taken.
@@ -333,6 +349,10 @@ async fn read_submission(
                 let v = String::from_utf8(buf.to_vec()).map_err(|_| BodyRefusal::Malformed)?;
                 if name == "csrf" {
                     out.csrf = v;
+                } else if name == "submission" {
+                    out.draft_id = Some(v);
+                } else if name == "submissionRef" {
+                    out.draft_ref = Some(v);
                 } else {
                     if out.values.len() >= MAX_TEXT_FIELDS || out.values.contains_key(&name) {
                         return Err(BodyRefusal::Malformed);
@@ -404,7 +424,14 @@ pub async fn submit(
     }
     let values = body.values.clone();
     let client_ip = st.client_ip(&req);
-    match svc::submit(&st.ctx, &id, who, client_ip, body.values, body.files).await {
+    let draft = match (body.draft_id, body.draft_ref) {
+        (Some(email_id), Some(reference)) => Some(DraftRef {
+            email_id,
+            reference,
+        }),
+        _ => None,
+    };
+    match svc::submit(&st.ctx, &id, who, client_ip, body.values, body.files, draft).await {
         Ok(_) => Ok(framing(pages::thanks(&form.name), embedded)),
         Err(Error::Api(a))
             if matches!(
@@ -434,4 +461,68 @@ pub async fn submit(
         }
         Err(e) => refused(e).map(|r| framing(r, embedded)),
     }
+}
+
+// Submissions whose files go through the public upload.
+
+#[utoipa::path(post, path = "/forms/{id}/submissions", tag = "webForms", params(("id" = String, Path, description = "A web form id"), ("X-Coffer-CSRF" = String, Header, description = "The CSRF value of the form's page (its hidden `csrf`), which must match the page's cookie")), responses((status = 201, body = crate::schema::StartedSubmission, description = "A submission started: its draft email and the reference that opens the public upload onto it"), (status = 401, description = "`ERR_AUTH_INVALID_CSRF`: no page's CSRF value; `ERR_AUTH_UNAUTHORIZED`: the form is for signed-in users and this browser has no session"), (status = 403, description = "`ERR_ACCESS_USER`: the form is disabled, or not open to the signed-in user's profile"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such form"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`: too many submissions started (or unknown ids) from this address; `Retry-After` says when to try again")))]
+pub async fn start(
+    req: HttpRequest,
+    st: Data<AppState>,
+    id: Path<String>,
+) -> Result<HttpResponse, RestError> {
+    let presented = req
+        .headers()
+        .get("x-coffer-csrf")
+        .and_then(|v| v.to_str().ok());
+    if !crate::pages::csrf_matches(&req, CSRF_COOKIE, presented) {
+        return Err(RestError(coffer_errors::ApiError::new(
+            ErrorCode::AuthInvalidCsrf,
+        )));
+    }
+    let who = session_user(&st, &req).await;
+    let client_ip = st.client_ip(&req);
+    let id = id.into_inner();
+    let s = blocking(&st, move |ctx| {
+        coffer_service::web_form_drafts::start(ctx, &id, who.as_ref(), client_ip.as_deref())
+    })
+    .await?;
+    Ok(HttpResponse::Created().json(json!({
+        "emailId": s.email_id,
+        "ref": s.reference,
+        "expire": coffer_service::rfc3339(s.expires_at),
+        "initiateUri": format!("rest/public/mail/{}/actions/initiateUpload", s.email_id),
+        "chunkSize": s.chunk_size,
+        "maxFileSize": s.max_file_size,
+        "maxFiles": svc::MAX_FILES,
+    })))
+}
+
+#[utoipa::path(post, path = "/rest/public/mail/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The email id of a web-form submission started on the form's page"), ("ref" = String, Query, description = "The submission's reference (from `POST /forms/{id}/submissions`)")), request_body(content = crate::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; send the chunks to its `uri` with the same `ref` in the query"), (status = 403, description = "`ERR_ACCESS_USER`: the form was disabled, or its owner deleted"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no submission with this id and reference (or it expired, or was sent)"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a folder of the owner's has the name"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: `totalSize` exceeds the owner's quota"), (status = 422, description = "`ERR_INPUT_REQUIRED` (`filename`, `totalSize`), `ERR_INPUT_EXCEEDS_MAX_VALUE` (`files`: 20 per submission), `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`: too many wrong references from this address; `Retry-After` says when to try again")), security(()))]
+pub async fn public_initiate(
+    req: HttpRequest,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    let reference = q
+        .iter()
+        .find(|(k, _)| k == "ref")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    let input = crate::transfer::initiate_input(&body)?;
+    let client_ip = st.client_ip(&req);
+    let id = id.into_inner();
+    let upload = blocking(&st, move |ctx| {
+        coffer_service::web_form_drafts::initiate_upload(
+            ctx,
+            &id,
+            &reference,
+            client_ip.as_deref(),
+            &input,
+        )
+    })
+    .await?;
+    Ok(HttpResponse::Created().json(upload))
 }

@@ -31,6 +31,7 @@ pub mod tfa_sms;
 pub mod throttle;
 pub mod users;
 pub mod views;
+pub mod web_form_drafts;
 pub mod web_forms;
 pub mod webhooks;
 

@@ -105,11 +105,11 @@ pub struct OperatorView {
     pub owner_email: String,
 }
 
-fn not_found() -> Error {
+pub(crate) fn not_found() -> Error {
     ApiError::new(ErrorCode::EntityNotFound).into()
 }
 
-fn access_user(why: &str) -> Error {
+pub(crate) fn access_user(why: &str) -> Error {
     ApiError::new(ErrorCode::AccessUser)
         .with_message(format!("Access denied ({why})."))
         .into()
@@ -236,7 +236,7 @@ pub fn check_address(ctx: &Ctx, client_ip: Option<&str>) -> Result<()> {
 }
 
 /// Counts an unknown form id against the address, and answers it slowly past a few.
-fn unknown_from(ctx: &Ctx, client_ip: Option<&str>) -> Result<()> {
+pub(crate) fn unknown_from(ctx: &Ctx, client_ip: Option<&str>) -> Result<()> {
     let k = ip_keys(client_ip);
     if !k.is_empty() {
         std::thread::sleep(crate::throttle::failed(ctx, &k)?);
@@ -245,7 +245,12 @@ fn unknown_from(ctx: &Ctx, client_ip: Option<&str>) -> Result<()> {
 }
 
 /// A form by id for someone who may use it; without a caller, the address is throttled.
-fn usable(ctx: &Ctx, id: &str, who: Option<&Caller>, client_ip: Option<&str>) -> Result<WebForm> {
+pub(crate) fn usable(
+    ctx: &Ctx,
+    id: &str,
+    who: Option<&Caller>,
+    client_ip: Option<&str>,
+) -> Result<WebForm> {
     if who.is_none() {
         check_address(ctx, client_ip)?;
     }
@@ -343,10 +348,45 @@ pub struct SubmittedFile {
 /// The most files one submission may carry.
 pub const MAX_FILES: usize = 20;
 
+/// A submission of `form` by `sender` as a new draft email (in no one's mailbox yet).
+pub(crate) fn new_email(form: &WebForm, sender: &str, t: i64) -> Email {
+    Email {
+        id: uuid::Uuid::new_v4().to_string(),
+        sender_id: sender.to_string(),
+        actor_id: sender.to_string(),
+        status: "draft".into(),
+        kind: "original".into(),
+        subject: format!("Web form: {}", form.name),
+        body: String::new(),
+        acl: "internal".into(),
+        secure_body: false,
+        self_copy: false,
+        include_fingerprint: false,
+        expire_at: None,
+        parent_email_id: None,
+        web_form_id: Some(form.id.clone()),
+        web_form_fields: None,
+        error: None,
+        created_at: t,
+        modified_at: t,
+        sent_at: None,
+        withdrawn_at: None,
+    }
+}
+
+/// A submission started on the form's page ([`crate::web_form_drafts`]), whose files came
+/// through the public upload: the draft's email id and the page's reference.
+#[derive(Debug, Clone)]
+pub struct DraftRef {
+    pub email_id: String,
+    pub reference: String,
+}
+
 /// `POST {base}/forms/{id}`: checks the values (422 `ERR_INPUT_REQUIRED` for a mandatory field
-/// left empty, before anything is stored), stores the files in the owner's mail-attachment
-/// folder (each within `maxUploadSize` and the owner's quota), and delivers the email into the
-/// owner's inbox. Returns the email's id.
+/// left empty, before anything is stored), stores the files sent with the POST in the owner's
+/// mail-attachment folder (each within `maxUploadSize` and the owner's quota), and delivers the
+/// email into the owner's inbox: the started submission `draft` (with the files uploaded onto
+/// it) when there is one, else a new email. Returns the email's id.
 pub async fn submit(
     ctx: &Ctx,
     id: &str,
@@ -354,6 +394,7 @@ pub async fn submit(
     client_ip: Option<String>,
     values: HashMap<String, String>,
     uploaded: Vec<SubmittedFile>,
+    draft: Option<DraftRef>,
 ) -> Result<String> {
     let form_id = id.to_string();
     let who2 = who.clone();
@@ -397,7 +438,18 @@ pub async fn submit(
     let ctx2 = ctx.clone();
     let kept = stored.clone();
     let r = ctx
-        .write_owned(move |c| deliver(c, &ctx2, &form, who.as_ref(), &answers, &names, &stored))
+        .write_owned(move |c| {
+            deliver(
+                c,
+                &ctx2,
+                &form,
+                who.as_ref(),
+                draft.as_ref(),
+                &answers,
+                &names,
+                &stored,
+            )
+        })
         .await;
     if r.is_err() {
         for s in &kept {
@@ -408,11 +460,13 @@ pub async fn submit(
 }
 
 /// The email of a submission, in the caller's write transaction.
+#[allow(clippy::too_many_arguments)]
 fn deliver(
     c: &mut DbConn,
     ctx: &Ctx,
     form: &WebForm,
     who: Option<&Caller>,
+    draft: Option<&DraftRef>,
     answers: &[(String, String)],
     names: &[String],
     stored: &[Stored],
@@ -426,29 +480,40 @@ fn deliver(
         fields.insert(label.clone(), Value::String(value.clone()));
     }
     let body: String = answers.iter().map(|(l, v)| format!("{l}: {v}\n")).collect();
-    let email = Email {
-        id: uuid::Uuid::new_v4().to_string(),
-        sender_id: sender.clone(),
-        actor_id: sender.clone(),
-        status: "sent".into(),
-        kind: "original".into(),
-        subject: format!("Web form: {}", form.name),
-        body,
-        acl: "internal".into(),
-        secure_body: false,
-        self_copy: false,
-        include_fingerprint: false,
-        expire_at: None,
-        parent_email_id: None,
-        web_form_id: Some(form.id.clone()),
-        web_form_fields: Some(Value::Object(fields).to_string()),
-        error: None,
-        created_at: t,
-        modified_at: t,
-        sent_at: Some(t),
-        withdrawn_at: None,
+    let started = match draft {
+        Some(d) => Some(crate::web_form_drafts::claim(
+            c,
+            &form.id,
+            who,
+            &d.email_id,
+            &d.reference,
+        )?),
+        None => None,
     };
-    mail_store::insert(c, &email)?;
+    let mut email = match &started {
+        Some(e) => e.clone(),
+        None => new_email(form, &sender, t),
+    };
+    email.status = "sent".into();
+    email.body = body;
+    email.web_form_fields = Some(Value::Object(fields).to_string());
+    email.modified_at = t;
+    email.sent_at = Some(t);
+    let attached = match &started {
+        Some(_) => {
+            mail_store::update(c, &email)?;
+            mail_store::attachments(c, &email.id)?.len()
+        }
+        None => {
+            mail_store::insert(c, &email)?;
+            0
+        }
+    };
+    if attached + names.len() > MAX_FILES {
+        return Err(ApiError::field(ErrorCode::InputExceedsMaxValue, "files")
+            .with_message(format!("At most {MAX_FILES} files per submission."))
+            .into());
+    }
     // The files, in the owner's folder for mail attachments.
     for (name, s) in names.iter().zip(stored) {
         let name = crate::content::free_name(c, &owner.mydir_id, name, true)?;
@@ -492,13 +557,13 @@ fn deliver(
         c,
         "webform.submission.create",
         actor.as_deref(),
-        json!({"id": form.id, "emailId": email.id, "ownerId": owner.id, "attachments": stored.len()}),
+        json!({"id": form.id, "emailId": email.id, "ownerId": owner.id, "attachments": attached + stored.len()}),
     )?;
     events::record(
         c,
         "mail.email.send",
         Some(&sender),
-        json!({"id": email.id, "senderId": email.sender_id, "status": "sent", "recipients": 1, "attachments": stored.len(), "webFormId": form.id}),
+        json!({"id": email.id, "senderId": email.sender_id, "status": "sent", "recipients": 1, "attachments": attached + stored.len(), "webFormId": form.id}),
     )?;
     Ok(email.id)
 }

@@ -738,6 +738,14 @@ pub fn delete_upload(conn: &mut DbConn, id: i64) -> StoreResult<usize> {
     Ok(db_run!(conn => diesel::delete(uploads::table.find(id)).execute(conn))?)
 }
 
+/// The upload sessions opened onto a draft email.
+pub fn uploads_of_email(conn: &mut DbConn, email_id: &str) -> StoreResult<Vec<Upload>> {
+    Ok(db_run!(conn => uploads::table
+        .filter(uploads::email_id.eq(email_id))
+        .select(Upload::as_select())
+        .load(conn))?)
+}
+
 /// Sessions that expired before `t` (unfinished ones, and finished ones kept for retries).
 pub fn expired_uploads(conn: &mut DbConn, t: i64, limit: i64) -> StoreResult<Vec<Upload>> {
     Ok(db_run!(conn => uploads::table
@@ -905,6 +913,13 @@ pub fn purge_trash(conn: &mut DbConn, before: i64, t: i64, limit: i64) -> StoreR
         .select(objects::id)
         .limit(limit)
         .load(conn))?;
+    purge_objects(conn, &ids, t)?;
+    Ok(ids.len())
+}
+
+/// Permanently deletes the objects `ids` (files, not folders with children): their versions are
+/// marked deleted and their blobs (content and preview) released.
+pub fn purge_objects(conn: &mut DbConn, ids: &[String], t: i64) -> StoreResult<()> {
     for part in ids.chunks(500) {
         let versions: Vec<(String, String, Option<String>)> = db_run!(conn => file_versions::table
             .filter(file_versions::file_id.eq_any(part))
@@ -924,7 +939,7 @@ pub fn purge_trash(conn: &mut DbConn, before: i64, t: i64, limit: i64) -> StoreR
             .set(objects::perm_deleted.eq(true))
             .execute(conn))?;
     }
-    Ok(ids.len())
+    Ok(())
 }
 
 /// The live objects a user shared with someone.

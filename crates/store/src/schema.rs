@@ -705,3 +705,14 @@ diesel::table! {
 
 diesel::joinable!(web_forms -> users (owner_id));
 diesel::allow_tables_to_appear_in_same_query!(web_forms, users);
+
+diesel::table! {
+    web_form_drafts (email_id) {
+        email_id -> Text,
+        form_id -> Text,
+        ref_hash -> Text,
+        submitter_id -> Nullable<Text>,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+    }
+}

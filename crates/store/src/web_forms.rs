@@ -1,7 +1,7 @@
 //! Web forms: the forms an operator defines, with their fields and allowed profiles as JSON.
 //! Plain queries; the rules live in `coffer_service::web_forms`.
 
-use crate::schema::web_forms;
+use crate::schema::{web_form_drafts, web_forms};
 use crate::{db_run, DbConn, StoreResult};
 use diesel::prelude::*;
 
@@ -86,5 +86,47 @@ pub fn owned_by(conn: &mut DbConn, owner_id: &str) -> StoreResult<Vec<WebForm>> 
         .filter(web_forms::owner_id.eq(owner_id))
         .order((web_forms::name_folded.asc(), web_forms::id.asc()))
         .select(WebForm::as_select())
+        .load(conn))?)
+}
+
+/// A submission in progress: a draft email that files are uploaded onto before the form is sent.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = web_form_drafts)]
+pub struct Draft {
+    pub email_id: String,
+    pub form_id: String,
+    /// The SHA-256 of the reference the page holds.
+    pub ref_hash: String,
+    /// The signed-in submitter, or `None` for an anonymous one.
+    pub submitter_id: Option<String>,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+pub fn insert_draft(conn: &mut DbConn, d: &Draft) -> StoreResult<()> {
+    db_run!(conn => diesel::insert_into(web_form_drafts::table).values(d).execute(conn))?;
+    Ok(())
+}
+
+/// The draft a reference's hash names.
+pub fn draft_by_ref(conn: &mut DbConn, ref_hash: &str) -> StoreResult<Option<Draft>> {
+    Ok(db_run!(conn => web_form_drafts::table
+        .filter(web_form_drafts::ref_hash.eq(ref_hash))
+        .select(Draft::as_select())
+        .first(conn)
+        .optional())?)
+}
+
+pub fn delete_draft(conn: &mut DbConn, email_id: &str) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::delete(web_form_drafts::table.find(email_id)).execute(conn))?)
+}
+
+/// Up to `limit` drafts that expired before `t`.
+pub fn expired_drafts(conn: &mut DbConn, t: i64, limit: i64) -> StoreResult<Vec<Draft>> {
+    Ok(db_run!(conn => web_form_drafts::table
+        .filter(web_form_drafts::expires_at.lt(t))
+        .order(web_form_drafts::expires_at.asc())
+        .limit(limit)
+        .select(Draft::as_select())
         .load(conn))?)
 }

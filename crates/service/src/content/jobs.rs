@@ -482,8 +482,9 @@ fn run_converter(
 }
 
 /// Ends expired upload sessions and drops their staging; also staging no session names (a
-/// node killed between steps).
+/// node killed between steps). Web-form submissions never sent go first, with their uploads.
 async fn sweep_uploads(ctx: &Ctx) -> Result<()> {
+    crate::web_form_drafts::sweep(ctx).await?;
     let expired = ctx
         .write_owned(|c| {
             let rows = coffer_store::content::expired_uploads(c, now(), 1000)?;

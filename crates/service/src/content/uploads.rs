@@ -61,6 +61,19 @@ pub fn initiate_for_mail(
     initiate_for(ctx, user_id, Some(&folder), None, Some(email_id), input)
 }
 
+/// Opens a chunked upload into `folder` whose file attaches to the draft `email_id` when it
+/// completes: the public upload of a web-form submission, whose reference the caller checked
+/// ([`crate::web_form_drafts`]); `user_id` is the form's owner, whose folder and quota take it.
+pub(crate) fn initiate_onto_draft(
+    ctx: &Ctx,
+    user_id: &str,
+    folder: &str,
+    email_id: &str,
+    input: &InitiateInput,
+) -> Result<UploadView> {
+    initiate_for(ctx, user_id, Some(folder), None, Some(email_id), input)
+}
+
 fn initiate_for(
     ctx: &Ctx,
     user_id: &str,
