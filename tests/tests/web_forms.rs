@@ -91,6 +91,52 @@ fn post_form(app: &TestApp, id: &str, cookie: &str, parts: &[(&str, Option<&str>
     )
 }
 
+/// Starts a submission on a form's page (the page's script does this): 201 and its JSON.
+fn start_submission(app: &TestApp, id: &str, cookie: &str, csrf: &str) -> Resp {
+    app.send(
+        "POST",
+        &format!("/forms/{id}/submissions"),
+        &[("Cookie", cookie), ("X-Coffer-CSRF", csrf)],
+        None,
+    )
+}
+
+/// `POST /rest/public/mail/{email}/actions/initiateUpload?ref=…` without credentials.
+fn public_initiate(app: &TestApp, email: &str, reference: &str, body: Value) -> Resp {
+    app.send(
+        "POST",
+        &format!("/rest/public/mail/{email}/actions/initiateUpload?ref={reference}"),
+        &[("X-Coffer-Version", "28")],
+        Some(Body::Json(body)),
+    )
+}
+
+/// A chunk of a public upload, with the submission's reference instead of a bearer token.
+fn public_chunk(
+    app: &TestApp,
+    uri: &str,
+    reference: &str,
+    index: u32,
+    data: &[u8],
+    last: bool,
+) -> Resp {
+    let (idx, size) = (index.to_string(), data.len().to_string());
+    let (ct, body) = multipart(&[
+        ("compressionMode", None, b"NORMAL"),
+        ("compressionSize", None, size.as_bytes()),
+        ("originalSize", None, size.as_bytes()),
+        ("index", None, idx.as_bytes()),
+        ("lastChunk", None, if last { b"true" } else { b"false" }),
+        ("content", Some("blob"), data),
+    ]);
+    app.send(
+        "POST",
+        &format!("/{uri}?ref={reference}"),
+        &[("X-Coffer-Version", "28")],
+        Some(Body::Bytes(ct, body)),
+    )
+}
+
 #[test]
 fn forms_are_listed_and_read_under_their_access_rules() {
     let app = TestApp::spawn();
@@ -470,6 +516,75 @@ fn pages_follow_the_forms_rules_and_framing() {
         ),
         1
     );
+
+    // Files through the public upload: the session starts the submission, which is Bob's, and
+    // only Bob's POST to this form can send it.
+    let r = start_submission(&app, &staff, &csrf, &token);
+    assert_eq!(r.status, 401, "{}", r.text);
+    assert_eq!(r.json()["errors"][0]["code"], "ERR_AUTH_UNAUTHORIZED");
+    let s = start_submission(&app, &staff, &format!("{csrf}; {session}"), &token);
+    assert_eq!(s.status, 201, "{}", s.text);
+    let s = s.json();
+    let (email, reference) = (s["emailId"].as_str().unwrap(), s["ref"].as_str().unwrap());
+    assert_eq!(
+        app.count(
+            &format!("id = '{email}' AND sender_id = '{bob}' AND status = 'draft'"),
+            "emails"
+        ),
+        1
+    );
+    let r = public_initiate(
+        &app,
+        email,
+        reference,
+        json!({"filename": "cv.txt", "totalSize": 2}),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let uri = r.json()["uri"].as_str().unwrap().to_string();
+    assert_eq!(
+        public_chunk(&app, &uri, reference, 1, b"cv", true).status,
+        200
+    );
+    let (page, other_csrf) = open_page(&app, &embedded, None);
+    let other_token = hidden_field(&page.text, "csrf");
+    let r = post_form(
+        &app,
+        &embedded,
+        &other_csrf,
+        &[
+            ("csrf", None, other_token.as_bytes()),
+            ("name", None, b"Mallory"),
+            ("submission", None, email.as_bytes()),
+            ("submissionRef", None, reference.as_bytes()),
+        ],
+    );
+    assert_eq!(r.status, 422, "another form cannot take it: {}", r.text);
+    let r = post_form(
+        &app,
+        &staff,
+        &format!("{csrf}; {session}"),
+        &[
+            ("csrf", None, token.as_bytes()),
+            ("name", None, b"Bob"),
+            ("submission", None, email.as_bytes()),
+            ("submissionRef", None, reference.as_bytes()),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        app.count(
+            &format!("user_id = '{bob}' AND email_id = '{email}' AND bucket = 'sent'"),
+            "mailbox_entries"
+        ),
+        1
+    );
+    assert_eq!(
+        app.count(
+            &format!("email_id = '{email}' AND name = 'cv.txt'"),
+            "email_attachments"
+        ),
+        1
+    );
 }
 
 #[test]
@@ -676,52 +791,6 @@ fn unknown_ids_lock_the_address_and_a_deleted_owner_closes_the_form() {
         "{}",
         r.text
     );
-}
-
-/// Starts a submission on a form's page (the page's script does this): 201 and its JSON.
-fn start_submission(app: &TestApp, id: &str, cookie: &str, csrf: &str) -> Resp {
-    app.send(
-        "POST",
-        &format!("/forms/{id}/submissions"),
-        &[("Cookie", cookie), ("X-Coffer-CSRF", csrf)],
-        None,
-    )
-}
-
-/// `POST /rest/public/mail/{email}/actions/initiateUpload?ref=…` without credentials.
-fn public_initiate(app: &TestApp, email: &str, reference: &str, body: Value) -> Resp {
-    app.send(
-        "POST",
-        &format!("/rest/public/mail/{email}/actions/initiateUpload?ref={reference}"),
-        &[("X-Coffer-Version", "28")],
-        Some(Body::Json(body)),
-    )
-}
-
-/// A chunk of a public upload, with the submission's reference instead of a bearer token.
-fn public_chunk(
-    app: &TestApp,
-    uri: &str,
-    reference: &str,
-    index: u32,
-    data: &[u8],
-    last: bool,
-) -> Resp {
-    let (idx, size) = (index.to_string(), data.len().to_string());
-    let (ct, body) = multipart(&[
-        ("compressionMode", None, b"NORMAL"),
-        ("compressionSize", None, size.as_bytes()),
-        ("originalSize", None, size.as_bytes()),
-        ("index", None, idx.as_bytes()),
-        ("lastChunk", None, if last { b"true" } else { b"false" }),
-        ("content", Some("blob"), data),
-    ]);
-    app.send(
-        "POST",
-        &format!("/{uri}?ref={reference}"),
-        &[("X-Coffer-Version", "28")],
-        Some(Body::Bytes(ct, body)),
-    )
 }
 
 #[test]
