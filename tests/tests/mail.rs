@@ -363,6 +363,51 @@ fn drafts_are_saved_changed_uploaded_to_sent_and_deleted() {
 }
 
 #[test]
+fn recipients_say_which_outside_addresses_are_distribution_lists() {
+    let app = TestApp::spawn();
+    let (_, ta) = app.user_token("ann@example.com", Role::User);
+    let _ = app.user_token("bob@example.com", Role::User);
+    let admin = app.admin_token();
+    let r = app.rest(
+        "POST",
+        "/rest/externalDL",
+        &admin,
+        Some(json!({"emails": ["team@partner.example"]})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let m = send(
+        &app,
+        &ta,
+        json!({"to": ["Team@Partner.example", "solo@partner.example", "bob@example.com"],
+               "subject": "Hello", "body": "hi"}),
+    );
+    let id = m["id"].as_str().unwrap();
+    let r = app.rest("GET", &format!("/rest/mail/{id}/recipients"), &ta, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let flags: Vec<(String, bool)> = r.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["email"].as_str().unwrap().to_string(),
+                x["isDistributionList"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        flags,
+        vec![
+            ("team@partner.example".to_string(), true),
+            ("solo@partner.example".to_string(), false),
+            ("bob@example.com".to_string(), false),
+        ],
+        "{}",
+        r.text
+    );
+}
+
+#[test]
 fn outside_recipients_get_a_link_through_the_outbox() {
     let app = TestApp::spawn();
     let (_, ta) = app.user_token("ann@example.com", Role::User);

@@ -268,7 +268,8 @@ fn a_relay_that_is_down_leaves_the_message_queued_and_nothing_is_lost() {
     wait_until("the first attempt", 20, || {
         outbox(&app, &to)[0].attempts == 1
     });
-    drop(sender);
+    // Stopped for good: nothing of node A's claims the message again.
+    sender.stop();
     let row = &outbox(&app, &to)[0];
     // Counted, kept `queued`, and its next attempt is later (by the backoff, jitter at most
     // halving it).
@@ -355,15 +356,14 @@ fn starttls_protects_the_conversation_when_required() {
     c.relay.user = Some(s.user.clone());
     c.relay.password = Some(Password(s.password.clone()));
     c.relay.ca_pem = Some(std::fs::read(ca).unwrap());
-    let _sender = start(&app, c);
+    let sender = start(&app, c);
     wait_until("the message", 20, || received(&s, &to).len() == 1);
     let got = &received(&s, &to)[0];
     assert_eq!(got["tls"], true);
     assert_eq!(got["login"], s.user);
 
     // Without the CA the relay's certificate is refused, and nothing goes in the clear.
-    drop(_sender);
-    std::thread::sleep(Duration::from_millis(200));
+    sender.stop();
     let other = unique("babbage");
     queue(&app, &other, "Private", "Not in the clear");
     let mut untrusting = config(&s, &url, "node-b");

@@ -309,9 +309,23 @@ fn send(transport: &SmtpTransport, message: &Message) -> Sent {
     }
 }
 
-/// The running mail senders; dropping the handle stops them.
+/// The running mail senders; dropping the handle tells them to stop, [`Workers::stop`] also
+/// waits until they have.
 pub struct Workers {
     stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Workers {
+    /// Stops the senders and waits for them: the pump claims nothing more (within one poll
+    /// interval), and the senders finish the messages it handed them, record their outcomes,
+    /// and end.
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for t in std::mem::take(&mut self.threads) {
+            let _ = t.join();
+        }
+    }
 }
 
 impl Drop for Workers {
@@ -333,6 +347,7 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
     let (tx, rx) = mpsc::channel::<OutboxMail>();
     let rx = Arc::new(Mutex::new(rx));
     let workers = config.workers.max(1);
+    let mut threads = Vec::with_capacity(workers + 1);
     for i in 0..workers {
         let (db, rx, in_flight, config, finished, transport) = (
             db.clone(),
@@ -343,7 +358,7 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
             transport.clone(),
         );
         let domain = message_domain.to_string();
-        std::thread::Builder::new()
+        let t = std::thread::Builder::new()
             .name(format!("coffer-mail-{i}"))
             .spawn(move || loop {
                 let job = rx
@@ -359,6 +374,7 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
                     .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
                 finished.1.notify_one();
             })?;
+        threads.push(t);
     }
     log::info!(
         "sending mail through {}:{} ({:?}) as node {}",
@@ -368,7 +384,8 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
         config.node
     );
     let pump_stop = stop.clone();
-    std::thread::Builder::new()
+    // The pump holds the only sender of the channel: when it ends, so do the senders.
+    let pump = std::thread::Builder::new()
         .name("coffer-mail-pump".into())
         .spawn(move || {
             let lease_ms = config.lease_ms();
@@ -405,7 +422,8 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
                 }
             }
         })?;
-    Ok(Workers { stop })
+    threads.push(pump);
+    Ok(Workers { stop, threads })
 }
 
 fn deliver(db: &Db, transport: &SmtpTransport, config: &Config, domain: &str, m: &OutboxMail) {

@@ -323,6 +323,15 @@ fn recipient_views(
     list: Vec<Recipient>,
     show_bcc: bool,
 ) -> Result<Vec<RecipientView>> {
+    // The outside addresses that are distribution lists (listed in lower case), asked once.
+    let outside: Vec<String> = list
+        .iter()
+        .filter(|r| r.user_id.is_none())
+        .map(|r| r.address.to_ascii_lowercase())
+        .collect();
+    let lists: std::collections::HashSet<String> = coffer_store::external_dls::listed(c, &outside)?
+        .into_iter()
+        .collect();
     let mut out = Vec::with_capacity(list.len());
     for r in list {
         if r.kind == 2 && !show_bcc {
@@ -334,7 +343,7 @@ fn recipient_views(
         };
         out.push(RecipientView {
             is_distribution_list: r.user_id.is_none()
-                && coffer_store::external_dls::contains(c, &r.address)?,
+                && lists.contains(&r.address.to_ascii_lowercase()),
             user_id: r.user_id,
             kind: r.kind,
             email: r.address,
