@@ -427,6 +427,22 @@ fn a_submission_with_a_file_lands_in_the_owners_inbox() {
         None,
     );
     assert_eq!(r.bytes, file);
+    // The POST's own files (a browser without script) are read whole: 10 MiB in all at most.
+    let big = vec![b'x'; 10 * 1024 * 1024 + 1];
+    let r = post_form(
+        &app,
+        &id,
+        &csrf,
+        &[
+            ("csrf", None, token.as_bytes()),
+            ("name", None, b"Big"),
+            ("files", Some("big.bin"), &big),
+        ],
+    );
+    assert_eq!(r.status, 422, "{}", r.text);
+    assert!(r.text.contains("The files are too large"), "{}", r.text);
+    assert_eq!(app.count("name = 'big.bin'", "objects"), 0);
+    assert_eq!(app.count("1 = 1", "emails"), 2);
 }
 
 #[test]
@@ -904,8 +920,27 @@ fn files_of_a_submission_go_through_the_public_upload() {
     assert_eq!(r.json()["finished"], true, "{}", r.text);
     assert!(r.json().get("parentId").is_none());
 
-    // The form's POST sends the draft, with the file uploaded onto it.
+    // A POST refused for a value keeps the submission for the corrected form.
     let token = cookie.trim_start_matches("coffer_form_csrf=").to_string();
+    let r = post_form(
+        &app,
+        &id,
+        &cookie,
+        &[
+            ("csrf", None, token.as_bytes()),
+            ("name", None, b"Vic Visitor"),
+            ("topic", None, b"Gossip"),
+            ("submission", None, email.as_bytes()),
+            ("submissionRef", None, reference.as_bytes()),
+        ],
+    );
+    assert_eq!(r.status, 422, "{}", r.text);
+    assert!(r.text.contains("The files you sent are kept"), "{}", r.text);
+    assert_eq!(hidden_field(&r.text, "submission"), email);
+    assert_eq!(hidden_field(&r.text, "submissionRef"), reference);
+    assert_eq!(app.count("1 = 1", "web_form_drafts"), 1);
+
+    // The form's POST sends the draft, with the file uploaded onto it.
     let r = post_form(
         &app,
         &id,

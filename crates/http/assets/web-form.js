@@ -98,6 +98,13 @@
     }
     event.preventDefault();
     button.disabled = true;
+    // Files chosen again replace those of a submission the page kept from an earlier try.
+    ["submission", "submissionRef"].forEach(function (name) {
+      var kept = form.querySelector("input[type=hidden][name=" + name + "]");
+      if (kept) {
+        kept.remove();
+      }
+    });
     say("Starting…", false);
     start().then(function (s) {
       if (chosen.length > s.maxFiles) {

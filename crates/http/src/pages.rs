@@ -392,13 +392,15 @@ pub mod forms {
     }
 
     /// The form: its fields in display order, a file input, the CSRF value; `error` (a
-    /// refused submission) above it with what was entered kept.
+    /// refused submission) above it with what was entered kept, and `carried` hidden values
+    /// (a started submission whose files are kept).
     pub fn form(
         f: &PageForm,
         action: &str,
         csrf: &str,
         values: &HashMap<String, String>,
         error: Option<&str>,
+        carried: &[(&str, &str)],
         status: StatusCode,
     ) -> HttpResponse {
         let fields: String = f
@@ -431,7 +433,7 @@ pub mod forms {
                 esc(&f.name),
                 alert(error),
                 crate::middleware::API_VERSION,
-                hidden(&[("csrf", csrf)]),
+                hidden(&[&[("csrf", csrf)], carried].concat()),
                 action = esc(action),
             ),
         )

@@ -23,9 +23,10 @@ use serde_json::json;
 use std::collections::HashMap;
 
 const CSRF_COOKIE: &str = "coffer_form_csrf";
-/// The most bytes a submission's files may have in all, whatever `maxUploadSize` allows (they
-/// are held in memory until stored).
-const MAX_SUBMISSION_BYTES: i64 = 100 * 1024 * 1024;
+/// The most bytes the files of a form's own POST may have in all, whatever `maxUploadSize`
+/// allows: they are held in memory until stored, so this path (browsers without script) stays
+/// small; the page's script sends files of any size through the public upload instead.
+const MAX_SUBMISSION_BYTES: i64 = 10 * 1024 * 1024;
 /// The most text fields a submission may carry, and the longest one (bytes).
 const MAX_TEXT_FIELDS: usize = 200;
 const MAX_TEXT_BYTES: usize = 64 * 1024;
@@ -277,6 +278,7 @@ pub async fn show(
         &csrf,
         &HashMap::new(),
         None,
+        &[],
         StatusCode::OK,
     );
     let _ = page.add_cookie(&csrf_cookie(&st, &csrf, form.embedded));
@@ -406,6 +408,7 @@ pub async fn submit(
                 Some(&format!(
                     "The files are too large: at most {max} bytes in all."
                 )),
+                &[],
                 StatusCode::UNPROCESSABLE_ENTITY,
             );
             let _ = page.add_cookie(&csrf_cookie(&st, &csrf, embedded));
@@ -431,6 +434,7 @@ pub async fn submit(
         }),
         _ => None,
     };
+    let started = draft.clone();
     match svc::submit(&st.ctx, &id, who, client_ip, body.values, body.files, draft).await {
         Ok(_) => Ok(framing(pages::thanks(&form.name), embedded)),
         Err(Error::Api(a))
@@ -443,17 +447,35 @@ pub async fn submit(
                     | ErrorCode::SystemNoStorageAvailable
             ) =>
         {
-            let message = if a.code == ErrorCode::LicenseMaxUploadSize {
+            let mut message = if a.code == ErrorCode::LicenseMaxUploadSize {
                 format!("A file is larger than the maximum upload size ({max} bytes).")
             } else {
                 a.message.to_string()
             };
+            // A started submission that was not the problem stays: its files are kept for the
+            // corrected form.
+            let kept = started.filter(|_| a.field.as_deref() != Some("submission"));
+            let carried: Vec<(&str, &str)> = kept
+                .as_ref()
+                .map(|d| {
+                    vec![
+                        ("submission", d.email_id.as_str()),
+                        ("submissionRef", d.reference.as_str()),
+                    ]
+                })
+                .unwrap_or_default();
+            if kept.is_some() {
+                message.push_str(
+                    " The files you sent are kept: correct the form and send it again (choosing files again replaces them).",
+                );
+            }
             let mut page = pages::form(
                 &form,
                 &action(&id),
                 &body.csrf,
                 &values,
                 Some(&message),
+                &carried,
                 StatusCode::UNPROCESSABLE_ENTITY,
             );
             let _ = page.add_cookie(&csrf_cookie(&st, &body.csrf, embedded));
