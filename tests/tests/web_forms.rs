@@ -137,6 +137,25 @@ fn public_chunk(
     )
 }
 
+/// The form's POST naming a started submission, with the form's `fields`.
+fn post_submission(
+    app: &TestApp,
+    id: &str,
+    cookie: &str,
+    csrf: &str,
+    email: &str,
+    reference: &str,
+    fields: &[(&str, &[u8])],
+) -> Resp {
+    let mut parts: Vec<(&str, Option<&str>, &[u8])> = vec![
+        ("csrf", None, csrf.as_bytes()),
+        ("submission", None, email.as_bytes()),
+        ("submissionRef", None, reference.as_bytes()),
+    ];
+    parts.extend(fields.iter().map(|(n, v)| (*n, None, *v)));
+    post_form(app, id, cookie, &parts)
+}
+
 #[test]
 fn forms_are_listed_and_read_under_their_access_rules() {
     let app = TestApp::spawn();
@@ -563,28 +582,24 @@ fn pages_follow_the_forms_rules_and_framing() {
     );
     let (page, other_csrf) = open_page(&app, &embedded, None);
     let other_token = hidden_field(&page.text, "csrf");
-    let r = post_form(
+    let r = post_submission(
         &app,
         &embedded,
         &other_csrf,
-        &[
-            ("csrf", None, other_token.as_bytes()),
-            ("name", None, b"Mallory"),
-            ("submission", None, email.as_bytes()),
-            ("submissionRef", None, reference.as_bytes()),
-        ],
+        &other_token,
+        email,
+        reference,
+        &[("name", &b"Mallory"[..])],
     );
     assert_eq!(r.status, 422, "another form cannot take it: {}", r.text);
-    let r = post_form(
+    let r = post_submission(
         &app,
         &staff,
         &format!("{csrf}; {session}"),
-        &[
-            ("csrf", None, token.as_bytes()),
-            ("name", None, b"Bob"),
-            ("submission", None, email.as_bytes()),
-            ("submissionRef", None, reference.as_bytes()),
-        ],
+        &token,
+        email,
+        reference,
+        &[("name", &b"Bob"[..])],
     );
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(
@@ -922,17 +937,14 @@ fn files_of_a_submission_go_through_the_public_upload() {
 
     // A POST refused for a value keeps the submission for the corrected form.
     let token = cookie.trim_start_matches("coffer_form_csrf=").to_string();
-    let r = post_form(
+    let r = post_submission(
         &app,
         &id,
         &cookie,
-        &[
-            ("csrf", None, token.as_bytes()),
-            ("name", None, b"Vic Visitor"),
-            ("topic", None, b"Gossip"),
-            ("submission", None, email.as_bytes()),
-            ("submissionRef", None, reference.as_bytes()),
-        ],
+        &token,
+        &email,
+        &reference,
+        &[("name", &b"Vic Visitor"[..]), ("topic", &b"Gossip"[..])],
     );
     assert_eq!(r.status, 422, "{}", r.text);
     assert!(r.text.contains("The files you sent are kept"), "{}", r.text);
@@ -941,16 +953,14 @@ fn files_of_a_submission_go_through_the_public_upload() {
     assert_eq!(app.count("1 = 1", "web_form_drafts"), 1);
 
     // The form's POST sends the draft, with the file uploaded onto it.
-    let r = post_form(
+    let r = post_submission(
         &app,
         &id,
         &cookie,
-        &[
-            ("csrf", None, token.as_bytes()),
-            ("name", None, b"Vic Visitor"),
-            ("submission", None, email.as_bytes()),
-            ("submissionRef", None, reference.as_bytes()),
-        ],
+        &token,
+        &email,
+        &reference,
+        &[("name", &b"Vic Visitor"[..])],
     );
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(r.text.contains("id=\"thanks\""), "{}", r.text);
@@ -990,16 +1000,14 @@ fn files_of_a_submission_go_through_the_public_upload() {
         json!({"filename": "more.pdf", "totalSize": 1}),
     );
     assert_eq!(r.status, 404, "{}", r.text);
-    let r = post_form(
+    let r = post_submission(
         &app,
         &id,
         &cookie,
-        &[
-            ("csrf", None, token.as_bytes()),
-            ("name", None, b"Vic again"),
-            ("submission", None, email.as_bytes()),
-            ("submissionRef", None, reference.as_bytes()),
-        ],
+        &token,
+        &email,
+        &reference,
+        &[("name", &b"Vic again"[..])],
     );
     assert_eq!(r.status, 422, "{}", r.text);
     assert!(r.text.contains("choose them again"), "{}", r.text);
