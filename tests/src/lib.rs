@@ -86,6 +86,18 @@ pub fn unix_now() -> i64 {
         .as_secs() as i64
 }
 
+/// Polls `done` every 20 ms until it holds; fails the test after `secs` seconds, naming `what`.
+pub fn wait_until(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < until,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The value of the hidden form field `name` in a page.
 pub fn hidden_field(html: &str, name: &str) -> String {
     let marker = format!("name=\"{name}\" value=\"");
@@ -356,6 +368,23 @@ impl TestApp {
             &ct,
             body,
         )
+    }
+
+    /// Uploads `bytes` as `name` into the caller's "My Folder": the new file's id.
+    pub fn upload_to_my_folder(&self, token: &str, name: &str, bytes: &[u8]) -> String {
+        let r = self.rest("GET", "/rest/users/me", token, None);
+        assert_eq!(r.status, 200, "{}", r.text);
+        let sync = r.json()["syncdirId"].as_str().unwrap().to_string();
+        let r = self.upload(token, &sync, name, bytes);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()["id"].as_str().unwrap().to_string()
+    }
+
+    /// `POST /rest/mail/actions/sendFile`, which must answer 201: the email.
+    pub fn send_mail(&self, token: &str, body: Value) -> Value {
+        let r = self.rest("POST", "/rest/mail/actions/sendFile", token, Some(body));
+        assert_eq!(r.status, 201, "{}", r.text);
+        r.json()
     }
 
     /// The JSON sign-in (`POST /rest/users/actions/login`, referral `/#/home`), with the

@@ -13,20 +13,6 @@ fn me(app: &TestApp, token: &str) -> Value {
     r.json()
 }
 
-/// Uploads a file into the caller's "My Folder"; its id.
-fn file(app: &TestApp, token: &str, name: &str, bytes: &[u8]) -> String {
-    let sync = me(app, token)["syncdirId"].as_str().unwrap().to_string();
-    let r = app.upload(token, &sync, name, bytes);
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.json()["id"].as_str().unwrap().to_string()
-}
-
-fn send(app: &TestApp, token: &str, body: Value) -> Value {
-    let r = app.rest("POST", "/rest/mail/actions/sendFile", token, Some(body));
-    assert_eq!(r.status, 201, "{}", r.text);
-    r.json()
-}
-
 fn ids(v: &Value) -> Vec<String> {
     v["data"]
         .as_array()
@@ -57,11 +43,10 @@ fn an_email_to_accounts_reaches_their_inboxes_at_once() {
     let (_, td) = app.user_token("dave@example.com", Role::User);
     let (_, te) = app.user_token("eve@example.com", Role::User);
     let bytes = b"quarterly numbers\n".repeat(100);
-    let f = file(&app, &ta, "q3.txt", &bytes);
+    let f = app.upload_to_my_folder(&ta, "q3.txt", &bytes);
     let blob_refs = app.count("refs = 2", "blobs");
 
-    let m = send(
-        &app,
+    let m = app.send_mail(
         &ta,
         json!({"to": ["Bob@Example.com"], "cc": ["carl@example.com"], "bcc": ["dave@example.com"],
                "subject": "Q3", "body": "See <b>attached</b>.\nThanks", "files": [f],
@@ -217,11 +202,7 @@ fn an_email_to_accounts_reaches_their_inboxes_at_once() {
     );
 
     // Mail to oneself only is `self_send`, in the sent bucket and the inbox.
-    let m = send(
-        &app,
-        &ta,
-        json!({"to": ["ann@example.com"], "subject": "note"}),
-    );
+    let m = app.send_mail(&ta, json!({"to": ["ann@example.com"], "subject": "note"}));
     assert_eq!(m["status"], "self_send");
     assert_eq!(list(&app, &ta, "bucket=inbox")["metadata"]["total"], 1);
     // The contact of an address mail went to moves its last-contact date.
@@ -232,11 +213,7 @@ fn an_email_to_accounts_reaches_their_inboxes_at_once() {
         Some(json!({"name": "Bob", "items": [{"email": "bob@example.com"}]})),
     );
     assert_eq!(r.status, 200, "{}", r.text);
-    send(
-        &app,
-        &ta,
-        json!({"to": ["bob@example.com"], "subject": "again"}),
-    );
+    app.send_mail(&ta, json!({"to": ["bob@example.com"], "subject": "again"}));
     let r = app.rest("GET", "/rest/contacts", &ta, None);
     assert!(
         r.json()["data"][0]["lastContactDate"].is_string(),
@@ -251,7 +228,7 @@ fn drafts_are_saved_changed_uploaded_to_sent_and_deleted() {
     let (_, ta) = app.user_token("ann@example.com", Role::User);
     let (_, tb) = app.user_token("bob@example.com", Role::User);
 
-    let d = send(&app, &ta, json!({"draft": true, "subject": "draft one"}));
+    let d = app.send_mail(&ta, json!({"draft": true, "subject": "draft one"}));
     let id = d["id"].as_str().unwrap().to_string();
     assert_eq!(
         (d["status"].as_str(), d["bucket"].as_str()),
@@ -345,7 +322,7 @@ fn drafts_are_saved_changed_uploaded_to_sent_and_deleted() {
         let r = app.upload(&ta, &sync, "x.txt", b"xyz");
         r.json()["id"].as_str().unwrap().to_string()
     };
-    let d = send(&app, &ta, json!({"draft": true, "files": [f]}));
+    let d = app.send_mail(&ta, json!({"draft": true, "files": [f]}));
     let d = d["id"].as_str().unwrap().to_string();
     let held =
         format!("refs = 2 AND id IN (SELECT blob_id FROM file_versions WHERE file_id = '{f}')");
@@ -375,8 +352,7 @@ fn recipients_say_which_outside_addresses_are_distribution_lists() {
         Some(json!({"emails": ["team@partner.example"]})),
     );
     assert_eq!(r.status, 201, "{}", r.text);
-    let m = send(
-        &app,
+    let m = app.send_mail(
         &ta,
         json!({"to": ["Team@Partner.example", "solo@partner.example", "bob@example.com"],
                "subject": "Hello", "body": "hi"}),
@@ -411,10 +387,8 @@ fn recipients_say_which_outside_addresses_are_distribution_lists() {
 fn outside_recipients_get_a_link_through_the_outbox() {
     let app = TestApp::spawn();
     let (_, ta) = app.user_token("ann@example.com", Role::User);
-    let f = file(&app, &ta, "report.pdf", b"%PDF-1.4 secret bytes");
-    let m = send(
-        &app,
-        &ta,
+    let f = app.upload_to_my_folder(&ta, "report.pdf", b"%PDF-1.4 secret bytes");
+    let m = app.send_mail(&ta,
         json!({"to": ["Out@Partner.example"], "subject": "Report", "body": "the secret figures",
                "secureBody": true, "files": [f], "acl": "verify_recipient", "includeFingerprint": true}),
     );
@@ -481,11 +455,7 @@ fn outside_recipients_get_a_link_through_the_outbox() {
     assert_eq!(app.count("subject = 'mail.email.sent'", "events"), 1);
 
     // A message that fails for good leaves the email in error, visible to the sender.
-    let m = send(
-        &app,
-        &ta,
-        json!({"to": ["gone@partner.example"], "subject": "x"}),
-    );
+    let m = app.send_mail(&ta, json!({"to": ["gone@partner.example"], "subject": "x"}));
     let id2 = m["id"].as_str().unwrap().to_string();
     deliver_all(&app, "error");
     let r = app.rest("GET", &format!("/rest/mail/{id2}"), &ta, None);
@@ -537,19 +507,11 @@ fn trash_and_bulk_changes_answer_per_id() {
     let app = TestApp::spawn();
     let (_, ta) = app.user_token("ann@example.com", Role::User);
     let (_, tb) = app.user_token("bob@example.com", Role::User);
-    let a = send(
-        &app,
-        &ta,
-        json!({"to": ["bob@example.com"], "subject": "a"}),
-    )["id"]
+    let a = app.send_mail(&ta, json!({"to": ["bob@example.com"], "subject": "a"}))["id"]
         .as_str()
         .unwrap()
         .to_string();
-    let b = send(
-        &app,
-        &ta,
-        json!({"to": ["bob@example.com"], "subject": "b"}),
-    )["id"]
+    let b = app.send_mail(&ta, json!({"to": ["bob@example.com"], "subject": "b"}))["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -660,8 +622,8 @@ fn bad_input_is_refused_and_stores_nothing() {
     let app = TestApp::spawn();
     let (_, ta) = app.user_token("ann@example.com", Role::User);
     let (_, tb) = app.user_token("bob@example.com", Role::User);
-    let bobs = file(&app, &tb, "bob.txt", b"bob's");
-    let mine = file(&app, &ta, "mine.txt", b"mine");
+    let bobs = app.upload_to_my_folder(&tb, "bob.txt", b"bob's");
+    let mine = app.upload_to_my_folder(&ta, "mine.txt", b"mine");
     let many: Vec<String> = (0..501).map(|i| format!("u{i}@x.example")).collect();
     let cases: Vec<(Value, u16, &str)> = vec![
         (
@@ -819,9 +781,8 @@ fn expired_mail_keeps_its_files_from_recipients_but_not_from_its_sender() {
     let app = TestApp::spawn();
     let (_, ta) = app.user_token("ann@example.com", Role::User);
     let (_, tb) = app.user_token("bob@example.com", Role::User);
-    let f = file(&app, &ta, "a.txt", b"aaaa");
-    let m = send(
-        &app,
+    let f = app.upload_to_my_folder(&ta, "a.txt", b"aaaa");
+    let m = app.send_mail(
         &ta,
         json!({"to": ["bob@example.com"], "files": [f], "expire": "2030-12-31"}),
     );
@@ -901,7 +862,7 @@ fn active_members_send_and_read_as_a_shared_mailbox() {
     assert_eq!(r.status, 200, "{}", r.text);
 
     // Ann sends as the mailbox: its mail, written by her.
-    let m = send(&app, &ta, as_team);
+    let m = app.send_mail(&ta, as_team);
     let id = m["id"].as_str().unwrap().to_string();
     assert_eq!(m["senderId"], team.as_str());
     assert_eq!(m["sharedMailboxId"], team.as_str());
@@ -924,8 +885,7 @@ fn active_members_send_and_read_as_a_shared_mailbox() {
     assert_eq!(inbox["data"][0]["senderId"], team.as_str());
 
     // Mail to the mailbox reaches its inbox, which active members read.
-    let m = send(
-        &app,
+    let m = app.send_mail(
         &tc,
         json!({"to": ["team@example.com"], "subject": "to the team"}),
     );

@@ -12,20 +12,12 @@ use serde_json::{json, Value};
 
 const OUT: &str = "out@partner.example";
 
-/// Uploads a file into the caller's "My Folder"; its id.
-fn file(app: &TestApp, token: &str, name: &str, bytes: &[u8]) -> String {
-    let r = app.rest("GET", "/rest/users/me", token, None);
-    let sync = r.json()["syncdirId"].as_str().unwrap().to_string();
-    let r = app.upload(token, &sync, name, bytes);
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.json()["id"].as_str().unwrap().to_string()
-}
-
 /// Sends mail; its id.
 fn send(app: &TestApp, token: &str, body: Value) -> String {
-    let r = app.rest("POST", "/rest/mail/actions/sendFile", token, Some(body));
-    assert_eq!(r.status, 201, "{}", r.text);
-    r.json()["id"].as_str().unwrap().to_string()
+    app.send_mail(token, body)["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 fn outbox(app: &TestApp, to: &str) -> Vec<coffer_store::mail::OutboxMail> {
@@ -193,7 +185,7 @@ fn no_auth_mail_shows_at_once_and_its_file_downloads() {
     let app = TestApp::spawn();
     let (_, ta) = app.user_token("ann@example.com", Role::User);
     let bytes = b"%PDF-1.4 the quarterly bytes".to_vec();
-    let f = file(&app, &ta, "q3 report.pdf", &bytes);
+    let f = app.upload_to_my_folder(&ta, "q3 report.pdf", &bytes);
     let id = send(
         &app,
         &ta,
@@ -280,7 +272,7 @@ fn verify_recipient_mail_opens_after_a_mailed_code() {
     let app = TestApp::spawn_configured(|c| c.throttle.max_failures = 100);
     let (_, ta) = app.user_token("ann@example.com", Role::User);
     let bytes = b"the secret bytes".to_vec();
-    let f = file(&app, &ta, "secret.txt", &bytes);
+    let f = app.upload_to_my_folder(&ta, "secret.txt", &bytes);
     let id = send(
         &app,
         &ta,
@@ -494,7 +486,7 @@ fn no_auth_mail_reads_through_rest_by_reference_alone() {
     let app = TestApp::spawn();
     let (_, ta) = app.user_token("ann@example.com", Role::User);
     let bytes = b"open bytes".to_vec();
-    let f = file(&app, &ta, "open.txt", &bytes);
+    let f = app.upload_to_my_folder(&ta, "open.txt", &bytes);
     let id = send(
         &app,
         &ta,

@@ -7,9 +7,9 @@
 
 use coffer_delivery::mail::{self, Config, Password, Relay};
 use coffer_domain::Role;
-use coffer_tests::{hidden_field, Body, Resp, TestApp};
+use coffer_tests::{hidden_field, wait_until, Body, Resp, TestApp};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const NEW_PASSWORD: &str = "Brand-New-Passw0rd";
 
@@ -391,14 +391,6 @@ fn decoded_body(data: &str) -> String {
         i += 1;
     }
     String::from_utf8(out).expect("UTF-8 body")
-}
-
-fn wait_until(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
-    let until = Instant::now() + Duration::from_secs(secs);
-    while !done() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]

@@ -7,9 +7,9 @@
 
 use coffer_delivery::mail::{self, Config, Password, Relay};
 use coffer_store::mail::OutboxMail;
-use coffer_tests::{Body, TestApp};
+use coffer_tests::{wait_until, Body, TestApp};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The test server, or `None` (with a note) when the tests run without one.
 struct Smtp {
@@ -114,14 +114,6 @@ fn queue(app: &TestApp, to: &str, subject: &str, body: &str) -> String {
             .map_err(Into::into)
         })
         .expect("queue")
-}
-
-fn wait_until(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
-    let until = Instant::now() + Duration::from_secs(secs);
-    while !done() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The value of header `name` in a raw message.
@@ -402,15 +394,6 @@ fn quoted_printable(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// A file the user `token` uploads into their "My Folder"; its id.
-fn upload(app: &TestApp, token: &str, name: &str, bytes: &[u8]) -> String {
-    let r = app.rest("GET", "/rest/users/me", token, None);
-    let sync = r.json()["syncdirId"].as_str().unwrap().to_string();
-    let r = app.upload(token, &sync, name, bytes);
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.json()["id"].as_str().unwrap().to_string()
-}
-
 #[test]
 fn secure_mail_reaches_outside_recipients_as_a_link_and_its_state_follows_delivery() {
     let Some(s) = smtp() else { return };
@@ -418,7 +401,7 @@ fn secure_mail_reaches_outside_recipients_as_a_link_and_its_state_follows_delive
     let _sender = start(&app, config(&s, &s.url, "node-a"));
     let (_, token) = app.user_token("ann@example.com", coffer_domain::Role::User);
     let secret_bytes = b"CONFIDENTIAL-ATTACHMENT-BYTES".repeat(50);
-    let f = upload(&app, &token, "figures.csv", &secret_bytes);
+    let f = app.upload_to_my_folder(&token, "figures.csv", &secret_bytes);
     let to = unique("partner");
     let gone = unique("reject");
     let r = app.rest(

@@ -727,11 +727,14 @@ pub fn advance_upload(
         == 1)
 }
 
-pub fn finish_upload(conn: &mut DbConn, id: i64, file_id: &str, t: i64) -> StoreResult<()> {
-    db_run!(conn => diesel::update(uploads::table.find(id))
+/// Records the file a session made; `false` when the session is gone (swept, deleted, or its
+/// submission claimed) or already finished, so that the caller's transaction makes no file.
+pub fn finish_upload(conn: &mut DbConn, id: i64, file_id: &str, t: i64) -> StoreResult<bool> {
+    Ok(db_run!(conn => diesel::update(uploads::table.find(id))
+        .filter(uploads::result_file_id.is_null())
         .set((uploads::result_file_id.eq(file_id), uploads::updated_at.eq(t)))
-        .execute(conn))?;
-    Ok(())
+        .execute(conn))?
+        > 0)
 }
 
 pub fn delete_upload(conn: &mut DbConn, id: i64) -> StoreResult<usize> {

@@ -456,7 +456,11 @@ async fn complete(ctx: &Ctx, user_id: &str, upload: &Upload, chunks: u32) -> Res
     let file = match ctx
         .write_owned(move |c| {
             let file = files::commit(c, &ctx2, &user, &target, &stored)?;
-            coffer_store::content::finish_upload(c, id, &file.id, now())?;
+            // The session may have ended while its last chunk was stored (the sweep, a delete,
+            // a claimed web-form submission): then no file is made.
+            if !coffer_store::content::finish_upload(c, id, &file.id, now())? {
+                return Err(super::not_found());
+            }
             if let Some(email) = &email {
                 crate::mail::attach_uploaded(c, email, &file)?;
             }
