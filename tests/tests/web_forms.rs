@@ -137,6 +137,20 @@ fn public_chunk(
     )
 }
 
+/// A whole file through a submission's public upload, in one chunk.
+fn upload_whole(app: &TestApp, email: &str, reference: &str, name: &str, bytes: &[u8]) {
+    let r = public_initiate(
+        app,
+        email,
+        reference,
+        json!({"filename": name, "totalSize": bytes.len()}),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let uri = r.json()["uri"].as_str().unwrap().to_string();
+    let r = public_chunk(app, &uri, reference, 1, bytes, true);
+    assert_eq!(r.status, 200, "{}", r.text);
+}
+
 /// The form's POST naming a started submission, with the form's `fields`.
 fn post_submission(
     app: &TestApp,
@@ -568,18 +582,7 @@ fn pages_follow_the_forms_rules_and_framing() {
         ),
         1
     );
-    let r = public_initiate(
-        &app,
-        email,
-        reference,
-        json!({"filename": "cv.txt", "totalSize": 2}),
-    );
-    assert_eq!(r.status, 201, "{}", r.text);
-    let uri = r.json()["uri"].as_str().unwrap().to_string();
-    assert_eq!(
-        public_chunk(&app, &uri, reference, 1, b"cv", true).status,
-        200
-    );
+    upload_whole(&app, email, reference, "cv.txt", b"cv");
     let (page, other_csrf) = open_page(&app, &embedded, None);
     let other_token = hidden_field(&page.text, "csrf");
     let r = post_submission(
@@ -1016,17 +1019,7 @@ fn files_of_a_submission_go_through_the_public_upload() {
     // At most 20 files per submission; one never sent is swept with its files.
     let s = start_submission(&app, &id, &cookie, &csrf).json();
     let (email, reference) = (s["emailId"].as_str().unwrap(), s["ref"].as_str().unwrap());
-    let r = public_initiate(
-        &app,
-        email,
-        reference,
-        json!({"filename": "a.txt", "totalSize": 3}),
-    );
-    let uri = r.json()["uri"].as_str().unwrap().to_string();
-    assert_eq!(
-        public_chunk(&app, &uri, reference, 1, b"abc", true).status,
-        200
-    );
+    upload_whole(&app, email, reference, "a.txt", b"abc");
     for i in 1..20 {
         let r = public_initiate(
             &app,

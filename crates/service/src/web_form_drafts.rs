@@ -130,11 +130,7 @@ fn open_form(c: &mut DbConn, d: &Draft) -> Result<WebForm> {
     if !f.active {
         return Err(web_forms::access_user("the web form is disabled"));
     }
-    if coffer_store::users::by_id(c, &f.owner_id)?.is_none_or(|o| o.deleted) {
-        return Err(web_forms::access_user(
-            "the web form's owner no longer exists",
-        ));
-    }
+    web_forms::owner_live(c, &f)?;
     Ok(f)
 }
 
@@ -180,23 +176,15 @@ pub fn chunk_user(
     reference: &str,
     client_ip: Option<&str>,
 ) -> Result<String> {
-    web_forms::check_address(ctx, client_ip)?;
-    let found = ctx.read(|c| {
-        let Some(u) = coffer_store::content::upload(c, upload_id)? else {
-            return Ok(None);
-        };
-        let Some(email) = u.email_id.as_deref() else {
-            return Ok(None);
-        };
-        Ok(lookup(c, email, reference)?.map(|_| u.user_id))
-    })?;
-    match found {
-        Some(user) => Ok(user),
-        None => {
-            web_forms::unknown_from(ctx, client_ip)?;
-            Err(not_found())
-        }
-    }
+    let upload = ctx.read(|c| Ok(coffer_store::content::upload(c, upload_id)?))?;
+    // An unknown session, or one of no submission, is checked as a reference of no email, so
+    // that it fails and counts like a wrong reference.
+    let email = upload
+        .as_ref()
+        .and_then(|u| u.email_id.clone())
+        .unwrap_or_default();
+    by_reference(ctx, &email, reference, client_ip)?;
+    upload.map(|u| u.user_id).ok_or_else(not_found)
 }
 
 /// The submission a form's POST names, in its write transaction: checks the reference (it must

@@ -262,12 +262,16 @@ pub(crate) fn usable(
         return Err(not_found());
     };
     may_use(&f, who)?;
-    // A deleted owner's form takes nothing more: it would fill an inbox no one reads.
-    let owner = ctx.read(|c| Ok(coffer_store::users::by_id(c, &f.owner_id)?))?;
-    if owner.is_none_or(|o| o.deleted) {
+    ctx.read(|c| owner_live(c, &f))?;
+    Ok(f)
+}
+
+/// A deleted owner's form takes nothing more: it would fill an inbox no one reads (403).
+pub(crate) fn owner_live(c: &mut DbConn, f: &WebForm) -> Result<()> {
+    if coffer_store::users::by_id(c, &f.owner_id)?.is_none_or(|o| o.deleted) {
         return Err(access_user("the web form's owner no longer exists"));
     }
-    Ok(f)
+    Ok(())
 }
 
 /// `GET /rest/webForms/{id}`: with or without a bearer token, under the form's access rules.
