@@ -170,7 +170,7 @@ pub fn backend_name() -> &'static str {
 pub struct TestApp {
     pub base: String,
     pub ctx: Ctx,
-    pub admin: coffer_service::accounts::Bootstrap,
+    pub admin: coffer_service::identity::accounts::Bootstrap,
     agent: ureq::Agent,
     handle: actix_web::dev::ServerHandle,
     /// Webhook delivery, when the test started it.
@@ -222,7 +222,12 @@ impl TestApp {
         config.storage_url = test_storage_url(dir.path());
         adjust(&mut config);
         let ctx = coffer_service::open(&url, 8, config).expect("open database");
-        let admin = coffer_service::accounts::bootstrap(&ctx)
+        // The areas plug into the content core as `cofferd serve` plugs them in.
+        ctx.jobs.register(coffer_service::content::jobs::KINDS);
+        ctx.jobs.register(coffer_service::web_forms::drafts::JOBS);
+        ctx.upload_completion
+            .set(coffer_service::mail::attach_uploaded);
+        let admin = coffer_service::identity::accounts::bootstrap(&ctx)
             .expect("bootstrap")
             .expect("first start");
         let mut state = coffer_http::AppState::new(ctx.clone(), waf);
@@ -468,9 +473,9 @@ impl TestApp {
 
     /// Creates an account directly (as `cofferd user create` does); returns `(id, password)`.
     pub fn user(&self, email: &str, role: Role) -> (String, String) {
-        let (u, pw) = coffer_service::accounts::create_user(
+        let (u, pw) = coffer_service::identity::accounts::create_user(
             &self.ctx,
-            coffer_service::accounts::NewUser {
+            coffer_service::identity::accounts::NewUser {
                 email: email.into(),
                 name: email.into(),
                 password: None,
@@ -494,11 +499,14 @@ impl TestApp {
     }
 
     /// Registers a client (as `cofferd client create` does); returns `(client_id, secret)`.
-    pub fn client(&self, input: coffer_service::clients::ClientInput) -> (String, String) {
-        let v = coffer_service::clients::create(
+    pub fn client(
+        &self,
+        input: coffer_service::identity::clients::ClientInput,
+    ) -> (String, String) {
+        let v = coffer_service::identity::clients::create(
             &self.ctx,
             input,
-            coffer_service::clients::Registrar::Operator,
+            coffer_service::identity::clients::Registrar::Operator,
         )
         .expect("create client");
         (v.id, v.client_secret.unwrap())
@@ -595,8 +603,8 @@ pub fn client_input(
     name: &str,
     redirect_uri: &str,
     flow: i32,
-) -> coffer_service::clients::ClientInput {
-    coffer_service::clients::ClientInput {
+) -> coffer_service::identity::clients::ClientInput {
+    coffer_service::identity::clients::ClientInput {
         name: name.into(),
         description: format!("{name} test client"),
         redirect_uri: redirect_uri.into(),

@@ -324,7 +324,7 @@ fn admin_delete_of_one_user() {
 #[test]
 fn repeated_failed_sign_ins_are_refused_for_a_while() {
     let app = TestApp::spawn_configured(|c| {
-        c.throttle = coffer_service::throttle::Limits {
+        c.throttle = coffer_service::platform::throttle::Limits {
             max_failures: 3,
             slow_after: 100,
             window_secs: 60,
@@ -400,9 +400,9 @@ fn quota_follows_the_profile() {
     );
 
     // The Restricted profile has mail but no collaboration: no folder quota.
-    let (_, pw) = coffer_service::accounts::create_user(
+    let (_, pw) = coffer_service::identity::accounts::create_user(
         &app.ctx,
-        coffer_service::accounts::NewUser {
+        coffer_service::identity::accounts::NewUser {
             email: "mail@example.com".into(),
             name: "Mail Only".into(),
             password: None,
@@ -675,7 +675,7 @@ fn wrong_current_passwords_count_like_failed_sign_ins() {
 #[test]
 fn test_messages_are_limited_per_user_and_per_number() {
     let app = TestApp::spawn_configured(|c| {
-        c.sms_limits = coffer_service::throttle::SmsLimits {
+        c.sms_limits = coffer_service::platform::throttle::SmsLimits {
             window_secs: 3600,
             codes: 10,
             tests: 2,

@@ -463,7 +463,7 @@ fn touch_contacts_sets_the_last_contact_date_clients_read_and_sort_by() {
     // What the mail sender calls when Ann sends.
     let touch = |user: &str, emails: &[&str], at: i64| {
         let emails: Vec<String> = emails.iter().map(|e| e.to_string()).collect();
-        coffer_service::contacts::touch_contacts(&app.ctx, user, &emails, at).unwrap()
+        coffer_service::mail::contacts::touch_contacts(&app.ctx, user, &emails, at).unwrap()
     };
     assert_eq!(touch(&ann, &["OLD@example.com"], 1_700_000_000), 1);
     assert_eq!(
@@ -771,9 +771,9 @@ fn a_distribution_list_address_cannot_become_an_account() {
     let users = app.count("1 = 1", "users");
 
     // The operator's command (and first start) refuse it.
-    let e = coffer_service::accounts::create_user(
+    let e = coffer_service::identity::accounts::create_user(
         &app.ctx,
-        coffer_service::accounts::NewUser {
+        coffer_service::identity::accounts::NewUser {
             email: "ALL@example.com".into(),
             name: "All".into(),
             password: None,
@@ -790,7 +790,7 @@ fn a_distribution_list_address_cannot_become_an_account() {
     );
 
     // SCIM refuses it as a new account's userName or email, with 403.
-    let scim = coffer_service::scim_tokens::create(&app.ctx, "idp")
+    let scim = coffer_service::identity::scim_tokens::create(&app.ctx, "idp")
         .unwrap()
         .1;
     let scim_call = |method: &str, path: &str, body: Value| {

@@ -537,7 +537,7 @@ fn quota_and_size_limits_refuse_before_storing() {
     let app = TestApp::spawn();
     let (uid, token) = app.user_token("quota@example.com", Role::User);
     let root = my_folder(&app, &token);
-    coffer_service::settings::set(&app.ctx, "storageQuota", "1000", None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "storageQuota", "1000", None).unwrap();
     let r = app.rest(
         "POST",
         &format!("/rest/folders/{root}/actions/initiateUpload"),
@@ -563,8 +563,8 @@ fn quota_and_size_limits_refuse_before_storing() {
     // A second file would go past the quota.
     let r = app.upload(&token, &root, "more.bin", &[2u8; 600]);
     assert_eq!(r.status, 413, "{}", r.text);
-    coffer_service::settings::set(&app.ctx, "storageQuota", "100000000", None).unwrap();
-    coffer_service::settings::set(&app.ctx, "maxUploadSize", "1000", None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "storageQuota", "100000000", None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "maxUploadSize", "1000", None).unwrap();
     let r = app.rest(
         "POST",
         &format!("/rest/folders/{root}/actions/initiateUpload"),

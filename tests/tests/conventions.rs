@@ -253,7 +253,7 @@ fn stalled_body(app: &TestApp, head: &str) -> (u16, serde_json::Value, f64, bool
 fn request_bodies_have_a_time_limit() {
     let app = TestApp::spawn_http(|s| s.body_timeout = std::time::Duration::from_secs(1));
     let t = app.admin_token();
-    let scim = coffer_service::scim_tokens::create(&app.ctx, "idp")
+    let scim = coffer_service::identity::scim_tokens::create(&app.ctx, "idp")
         .unwrap()
         .1;
     let json = "Content-Type: application/json\r\n";

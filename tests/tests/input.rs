@@ -147,7 +147,7 @@ fn assert_refused(case: &Case, field: &str, what: &str, r: &Resp) {
 fn control_characters_in_any_text_field_are_refused_and_nothing_is_stored() {
     let app = TestApp::spawn();
     let admin = app.admin_token();
-    let scim = coffer_service::scim_tokens::create(&app.ctx, "idp")
+    let scim = coffer_service::identity::scim_tokens::create(&app.ctx, "idp")
         .expect("scim token")
         .1;
     let (client_id, _) = app.client(client_input("Existing", "https://app.example/cb", 9));
@@ -427,7 +427,7 @@ fn query_values_and_paths_with_control_characters_are_refused() {
     let r = app.rest("GET", "/rest/clients?name=a%00b", &admin, None);
     assert_eq!(r.status, 490, "{}", r.text);
 
-    let scim = coffer_service::scim_tokens::create(&app.ctx, "idp")
+    let scim = coffer_service::identity::scim_tokens::create(&app.ctx, "idp")
         .expect("scim token")
         .1;
     let r = app.send(

@@ -4,7 +4,7 @@
 //! in `accounts.rs`.
 
 use coffer_domain::Role;
-use coffer_service::directory::LdapConfig;
+use coffer_service::platform::directory::LdapConfig;
 use coffer_tests::TestApp;
 use serde_json::json;
 

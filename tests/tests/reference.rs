@@ -295,7 +295,8 @@ fn device_location_user_and_settings_records_match_the_reference() {
         "{s}"
     );
 
-    coffer_service::settings::set(&app.ctx, "locationId", &location_id.to_string(), None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "locationId", &location_id.to_string(), None)
+        .unwrap();
     let (_, bob) = app.user("bob@example.com", Role::User);
     let bob_token = app.password_token("bob@example.com", &bob)["access_token"]
         .as_str()
@@ -330,7 +331,7 @@ fn login_and_scim_records_match_the_reference() {
     assert_eq!(r.status, 200, "{}", r.text);
     check("LoginResponse", &r.json(), false, &[]);
 
-    let scim = coffer_service::scim_tokens::create(&app.ctx, "idp")
+    let scim = coffer_service::identity::scim_tokens::create(&app.ctx, "idp")
         .expect("scim token")
         .1;
     let call = |method: &str, path: &str, body: Option<Value>| {

@@ -1214,7 +1214,7 @@ fn client_list_has_paged_envelope_and_leaves_out_hidden_clients() {
     let app = TestApp::spawn();
     let admin = app.admin_token();
     let (visible, _) = app.client(client_input("Visible", "https://v.example.com/cb", 9));
-    let (hidden, _) = app.client(coffer_service::clients::ClientInput {
+    let (hidden, _) = app.client(coffer_service::identity::clients::ClientInput {
         flag: Some(4),
         ..client_input("Hidden", "https://h.example.com/cb", 9)
     });
@@ -2132,7 +2132,7 @@ fn default_location_cannot_be_deleted() {
     let id = create_location(&app, &admin, "Home", "home.example.com")["id"]
         .as_i64()
         .unwrap();
-    coffer_service::settings::set(&app.ctx, "locationId", &id.to_string(), None)
+    coffer_service::identity::settings::set(&app.ctx, "locationId", &id.to_string(), None)
         .expect("set default location");
 
     let r = app.rest("DELETE", &format!("/rest/locations/{id}"), &admin, None);
@@ -2140,7 +2140,7 @@ fn default_location_cannot_be_deleted() {
     assert_eq!(app.count(&format!("id = {id}"), "locations"), 1);
 
     // Once another location is the default, it can go.
-    coffer_service::settings::set(&app.ctx, "locationId", "null", None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "locationId", "null", None).unwrap();
     let r = app.rest("DELETE", &format!("/rest/locations/{id}"), &admin, None);
     assert_eq!(r.status, 204, "{}", r.text);
     assert_eq!(count_all(&app, "locations"), 0);
@@ -2178,7 +2178,7 @@ fn password_policy_reflects_the_stored_setting() {
         "minSpecial": 1,
         "allowBrowserAutofill": false,
     });
-    coffer_service::settings::set(&app.ctx, "passwordPolicy", &policy.to_string(), None)
+    coffer_service::identity::settings::set(&app.ctx, "passwordPolicy", &policy.to_string(), None)
         .expect("set policy");
     let r = app.rest("GET", "/rest/settings/passwordPolicy", &user, None);
     assert_eq!(r.status, 200, "{}", r.text);
@@ -2206,9 +2206,9 @@ fn system_settings_have_the_interface_fields() {
     let id = create_location(&app, &admin, "Home", "home.example.com")["id"]
         .as_i64()
         .unwrap();
-    coffer_service::settings::set(&app.ctx, "locationId", &id.to_string(), None).unwrap();
-    coffer_service::settings::set(&app.ctx, "storageQuota", "42", None).unwrap();
-    coffer_service::settings::set(&app.ctx, "languageId", "3", None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "locationId", &id.to_string(), None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "storageQuota", "42", None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "languageId", "3", None).unwrap();
     let r = app.rest("GET", "/rest/settings/system", &user, None);
     assert_eq!(r.status, 200, "{}", r.text);
     let s = r.json();

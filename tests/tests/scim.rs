@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 const USER: &str = "urn:ietf:params:scim:schemas:core:2.0:User";
 
 fn token(app: &TestApp) -> String {
-    coffer_service::scim_tokens::create(&app.ctx, "idp")
+    coffer_service::identity::scim_tokens::create(&app.ctx, "idp")
         .expect("scim token")
         .1
 }
@@ -126,12 +126,12 @@ fn scim_calls_need_a_scim_token_and_oauth_tokens_are_refused() {
     }
 
     // A revoked token stops at once.
-    let (id, revoked) = coffer_service::scim_tokens::create(&app.ctx, "old").unwrap();
+    let (id, revoked) = coffer_service::identity::scim_tokens::create(&app.ctx, "old").unwrap();
     assert_eq!(
         scim(&app, "GET", "/rest/scim/Users", &revoked, None).status,
         200
     );
-    coffer_service::scim_tokens::revoke(&app.ctx, &id).unwrap();
+    coffer_service::identity::scim_tokens::revoke(&app.ctx, &id).unwrap();
     assert_scim_error(
         &scim(&app, "GET", "/rest/scim/Users", &revoked, None),
         401,
@@ -1057,7 +1057,7 @@ fn an_operator_pauses_provisioning() {
     let t = token(&app);
     let u = create(&app, &t, new_user("ada@example.com"));
     let id = u["id"].as_str().unwrap();
-    coffer_service::settings::set(&app.ctx, "scimProvisioning", "false", None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "scimProvisioning", "false", None).unwrap();
     let before = app.count("1 = 1", "users");
     assert_scim_error(&scim(&app, "GET", "/rest/scim/Users", &t, None), 403, None);
     assert_scim_error(
@@ -1081,7 +1081,7 @@ fn an_operator_pauses_provisioning() {
         None,
     );
 
-    coffer_service::settings::set(&app.ctx, "scimProvisioning", "true", None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "scimProvisioning", "true", None).unwrap();
     assert_eq!(scim(&app, "GET", "/rest/scim/Users", &t, None).status, 200);
     assert_scim_error(
         &scim(

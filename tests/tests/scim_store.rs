@@ -151,7 +151,7 @@ impl Fixture {
                     user_name: Some(s.user_name.into()),
                     external_id: s.external_id.map(Into::into),
                     preferred_language: s.language.map(Into::into),
-                    ..coffer_service::accounts::new_user_row(
+                    ..coffer_service::identity::accounts::new_user_row(
                         s.email,
                         s.name,
                         None,

@@ -172,7 +172,7 @@ fn members_list_and_turn_mailboxes_on_within_the_limit_and_swap_in_one_call() {
     for m in [&m1, &m2, &m3] {
         convert(&app, &admin, m, &[&ann]);
     }
-    coffer_service::settings::set(&app.ctx, "sharedMailboxMaxActive", "1", None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "sharedMailboxMaxActive", "1", None).unwrap();
 
     let r = app.rest("GET", PATH, &t, None);
     assert_eq!(ids(&r).len(), 3);
@@ -274,7 +274,7 @@ fn members_list_and_turn_mailboxes_on_within_the_limit_and_swap_in_one_call() {
     assert_eq!(ids(&r)[0], m2);
 
     // Turning one off is always allowed, even when the limit was lowered below what is on.
-    coffer_service::settings::set(&app.ctx, "sharedMailboxMaxActive", "0", None).unwrap();
+    coffer_service::identity::settings::set(&app.ctx, "sharedMailboxMaxActive", "0", None).unwrap();
     let r = set(&app, &t, json!([{"id": m2, "active": false}]));
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(active(&app, &m2, &ann), 0);
@@ -466,11 +466,11 @@ fn replacing_members_keeps_flags_and_a_removed_member_loses_access_at_once() {
     assert_eq!((r.status, r.code()), (403, "ERR_ACCESS_USER".into()));
     assert!(app
         .ctx
-        .read(|c| coffer_service::shared_mailboxes::require_active_member(c, &m1, &ann))
+        .read(|c| coffer_service::mail::shared_mailboxes::require_active_member(c, &m1, &ann))
         .is_err());
     assert!(app
         .ctx
-        .read(|c| coffer_service::shared_mailboxes::require_active_member(c, &m1, &bob))
+        .read(|c| coffer_service::mail::shared_mailboxes::require_active_member(c, &m1, &bob))
         .is_ok());
     assert_eq!(
         app.count("subject = 'sharedmailbox.mailbox.update'", "events"),

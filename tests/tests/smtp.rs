@@ -135,7 +135,8 @@ fn a_scim_welcome_message_arrives_with_its_headers_and_body() {
     let app = TestApp::spawn();
     let _sender = start(&app, config(&s, &s.url, "node-a"));
     let to = unique("ada");
-    let (_, token) = coffer_service::scim_tokens::create(&app.ctx, "idp").expect("scim token");
+    let (_, token) =
+        coffer_service::identity::scim_tokens::create(&app.ctx, "idp").expect("scim token");
     let r = app.send(
         "POST",
         "/rest/scim/Users",

@@ -371,7 +371,7 @@ fn the_authorization_page_takes_a_due_password_change() {
 #[test]
 fn wrong_codes_stay_counted_across_password_sign_ins() {
     let app = TestApp::spawn_configured(|c| {
-        c.throttle = coffer_service::throttle::Limits {
+        c.throttle = coffer_service::platform::throttle::Limits {
             max_failures: 3,
             slow_after: 3,
             window_secs: 600,

@@ -604,7 +604,7 @@ fn assert_redirect_with_code(r: &Resp, redirect: &str) {
 #[test]
 fn sms_codes_are_limited_per_user_and_per_number_over_a_window() {
     let app = TestApp::spawn_configured(|c| {
-        c.sms_limits = coffer_service::throttle::SmsLimits {
+        c.sms_limits = coffer_service::platform::throttle::SmsLimits {
             window_secs: 3600,
             codes: 2,
             tests: 3,

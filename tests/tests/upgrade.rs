@@ -61,14 +61,14 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
         )?)
     })
     .unwrap();
-    let client = coffer_service::clients::create(
+    let client = coffer_service::identity::clients::create(
         &ctx,
         client_input(
             "old",
             "https://app.example.com/cb",
             flow::PASSWORD | flow::REFRESH_TOKEN,
         ),
-        coffer_service::clients::Registrar::Operator,
+        coffer_service::identity::clients::Registrar::Operator,
     )
     .unwrap()
     .id;
@@ -190,7 +190,7 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // ever given.
     assert_eq!(event_seqs(&ctx), seqs[..seqs.len() - 1]);
     ctx.write(|conn| {
-        coffer_service::events::record(conn, "test.upgrade", None, serde_json::json!({}))
+        coffer_service::platform::events::record(conn, "test.upgrade", None, serde_json::json!({}))
     })
     .unwrap();
     assert!(*event_seqs(&ctx).last().unwrap() > newest);

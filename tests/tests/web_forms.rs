@@ -11,9 +11,9 @@ use coffer_tests::{hidden_field, multipart, Body, Resp, TestApp};
 use serde_json::{json, Value};
 
 fn user_with_profile(app: &TestApp, email: &str, profile: &str) -> String {
-    let (_, pw) = coffer_service::accounts::create_user(
+    let (_, pw) = coffer_service::identity::accounts::create_user(
         &app.ctx,
-        coffer_service::accounts::NewUser {
+        coffer_service::identity::accounts::NewUser {
             email: email.into(),
             name: email.into(),
             password: None,

@@ -604,7 +604,7 @@ fn authentication_and_scope_use_the_webhook_envelope() {
         "Unauthorized",
     );
     // A token whose scope does not cover `webhooks`.
-    let (cid, secret) = app.client(coffer_service::clients::ClientInput {
+    let (cid, secret) = app.client(coffer_service::identity::clients::ClientInput {
         scope: "GET/users/*".into(),
         ..coffer_tests::client_input(
             "narrow",

@@ -215,12 +215,12 @@ pub struct Settings {
     pub pool_size: u32,
     pub waf_rules: Option<PathBuf>,
     pub delivery: coffer_delivery::Config,
-    pub throttle: coffer_service::throttle::Limits,
+    pub throttle: coffer_service::platform::throttle::Limits,
     pub tfa_remember_secs: i64,
     pub password_reset_secs: i64,
-    pub ldap: Option<coffer_service::directory::LdapConfig>,
+    pub ldap: Option<coffer_service::platform::directory::LdapConfig>,
     pub sms_gateway: Option<String>,
-    pub sms_limits: coffer_service::throttle::SmsLimits,
+    pub sms_limits: coffer_service::platform::throttle::SmsLimits,
     pub trusted_proxies: coffer_domain::net::TrustedProxies,
     pub body_timeout: std::time::Duration,
     pub storage_url: String,
@@ -301,7 +301,7 @@ impl Settings {
                 d
             },
             throttle: {
-                let mut t = coffer_service::throttle::Limits::default();
+                let mut t = coffer_service::platform::throttle::Limits::default();
                 if let Some(v) = flags.auth_max_failures.or(file.auth_max_failures) {
                     t.max_failures = v.max(1);
                 }
@@ -316,16 +316,16 @@ impl Settings {
             tfa_remember_secs: flags
                 .tfa_remember_seconds
                 .or(file.tfa_remember_seconds)
-                .unwrap_or(coffer_service::tfa::REMEMBER_SECS)
+                .unwrap_or(coffer_service::identity::tfa::REMEMBER_SECS)
                 .max(1),
             password_reset_secs: flags
                 .password_reset_seconds
                 .or(file.password_reset_seconds)
-                .unwrap_or(coffer_service::password_reset::RESET_SECS)
+                .unwrap_or(coffer_service::identity::password_reset::RESET_SECS)
                 .max(60),
             ldap: match flags.ldap_url.clone().or(file.ldap_url) {
                 None => None,
-                Some(url) => Some(coffer_service::directory::LdapConfig {
+                Some(url) => Some(coffer_service::platform::directory::LdapConfig {
                     url,
                     bind_dn: flags.ldap_bind_dn.clone().or(file.ldap_bind_dn),
                     bind_password: flags.ldap_bind_password.clone().or(file.ldap_bind_password),
@@ -351,7 +351,7 @@ impl Settings {
             },
             sms_gateway: flags.sms_gateway_url.clone().or(file.sms_gateway_url),
             sms_limits: {
-                let mut l = coffer_service::throttle::SmsLimits::default();
+                let mut l = coffer_service::platform::throttle::SmsLimits::default();
                 if let Some(v) = flags.sms_window_seconds.or(file.sms_window_seconds) {
                     l.window_secs = v.max(1);
                 }

@@ -271,9 +271,9 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let ctx = open(&settings, 1)?;
             let role: Role = role.parse().map_err(anyhow::Error::msg)?;
-            let (user, password) = coffer_service::accounts::create_user(
+            let (user, password) = coffer_service::identity::accounts::create_user(
                 &ctx,
-                coffer_service::accounts::NewUser {
+                coffer_service::identity::accounts::NewUser {
                     email,
                     name,
                     password,
@@ -312,7 +312,7 @@ fn run(cli: Cli) -> Result<()> {
                     std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
                 })
                 .transpose()?;
-            let input = coffer_service::clients::ClientInput {
+            let input = coffer_service::identity::clients::ClientInput {
                 name,
                 description,
                 redirect_uri,
@@ -328,10 +328,10 @@ fn run(cli: Cli) -> Result<()> {
                     0
                 }),
             };
-            let view = coffer_service::clients::create(
+            let view = coffer_service::identity::clients::create(
                 &ctx,
                 input,
-                coffer_service::clients::Registrar::Operator,
+                coffer_service::identity::clients::Registrar::Operator,
             )
             .map_err(api)?;
             let mut out = serde_json::to_value(&view)?;
@@ -344,15 +344,15 @@ fn run(cli: Cli) -> Result<()> {
             match command {
                 ScimTokenCommand::Create { name } => {
                     let (id, token) =
-                        coffer_service::scim_tokens::create(&ctx, &name).map_err(api)?;
+                        coffer_service::identity::scim_tokens::create(&ctx, &name).map_err(api)?;
                     println!("{}", json!({"id": id, "name": name, "token": token}));
                 }
                 ScimTokenCommand::List => {
-                    let all = coffer_service::scim_tokens::list(&ctx).map_err(api)?;
+                    let all = coffer_service::identity::scim_tokens::list(&ctx).map_err(api)?;
                     println!("{}", serde_json::to_value(all)?);
                 }
                 ScimTokenCommand::Revoke { id } => {
-                    coffer_service::scim_tokens::revoke(&ctx, &id).map_err(api)?;
+                    coffer_service::identity::scim_tokens::revoke(&ctx, &id).map_err(api)?;
                     println!("{}", json!({"id": id, "revoked": true}));
                 }
             }
@@ -363,13 +363,14 @@ fn run(cli: Cli) -> Result<()> {
             match command {
                 SettingsCommand::Get { key } => println!(
                     "{}",
-                    coffer_service::settings::get(&ctx, &key).map_err(api)?
+                    coffer_service::identity::settings::get(&ctx, &key).map_err(api)?
                 ),
                 SettingsCommand::Set { key, value } => {
-                    coffer_service::settings::set(&ctx, &key, &value, None).map_err(api)?;
+                    coffer_service::identity::settings::set(&ctx, &key, &value, None)
+                        .map_err(api)?;
                     println!(
                         "{}",
-                        coffer_service::settings::get(&ctx, &key).map_err(api)?
+                        coffer_service::identity::settings::get(&ctx, &key).map_err(api)?
                     );
                 }
             }
@@ -480,7 +481,7 @@ fn open(settings: &Settings, pool: u32) -> Result<Ctx> {
 
 fn serve(settings: Settings) -> Result<()> {
     let ctx = open(&settings, settings.pool_size)?;
-    if let Some(b) = coffer_service::accounts::bootstrap(&ctx).map_err(api)? {
+    if let Some(b) = coffer_service::identity::accounts::bootstrap(&ctx).map_err(api)? {
         hand_over_first_start(&settings, &b)?;
     }
     let waf = match &settings.waf_rules {
@@ -491,6 +492,7 @@ fn serve(settings: Settings) -> Result<()> {
         .map_err(anyhow::Error::msg)?,
         None => coffer_http::Waf::default_rules(),
     };
+    plug_in_areas(&ctx);
     spawn_housekeeping(ctx.clone());
     coffer_service::content::jobs::spawn(ctx.clone()).context("starting the job worker")?;
     let _delivery = coffer_delivery::spawn(ctx.db.clone(), settings.delivery.clone())
@@ -527,7 +529,10 @@ const FIRST_START_FILE: &str = "first-start-credentials.txt";
 /// Hands the first-start credentials to the operator: on the terminal when there is one, else
 /// (a service whose stdout goes to a journal) in a file of the data directory that only its
 /// owner can read, whose path is logged.
-fn hand_over_first_start(s: &Settings, b: &coffer_service::accounts::Bootstrap) -> Result<()> {
+fn hand_over_first_start(
+    s: &Settings,
+    b: &coffer_service::identity::accounts::Bootstrap,
+) -> Result<()> {
     use std::io::IsTerminal;
     let text = first_start_text(s, b);
     if std::io::stdout().is_terminal() {
@@ -576,7 +581,7 @@ fn write_owner_only(path: &std::path::Path, text: &str) -> Result<()> {
     Ok(())
 }
 
-fn first_start_text(s: &Settings, b: &coffer_service::accounts::Bootstrap) -> String {
+fn first_start_text(s: &Settings, b: &coffer_service::identity::accounts::Bootstrap) -> String {
     format!(
         "\nCoffer first start: an administrator and a first-party client were created.\n\
          These credentials are given only this once.\n\n  \
@@ -592,6 +597,17 @@ fn first_start_text(s: &Settings, b: &coffer_service::accounts::Bootstrap) -> St
         base = s.base_url,
         redirect = b.redirect_uri,
     )
+}
+
+/// Plugs the areas into the content core before the server and the worker start: the job kinds
+/// the worker runs (the core's own and each area's) and what an upload onto a draft email
+/// completes into (docs/architecture.md, "Areas of the service layer"). An area left out here
+/// runs nothing in the background and takes no upload.
+fn plug_in_areas(ctx: &Ctx) {
+    ctx.jobs.register(coffer_service::content::jobs::KINDS);
+    ctx.jobs.register(coffer_service::web_forms::drafts::JOBS);
+    ctx.upload_completion
+        .set(coffer_service::mail::attach_uploaded);
 }
 
 /// Deletes expired tokens and one-time records every hour.

@@ -1,4 +1,5 @@
-//! The client's address behind reverse proxies.
+//! The network boundaries of a request: the client's address behind reverse proxies, and where
+//! a sign-in may send the browser next ([`safe_referral`]).
 //!
 //! A request's peer is a proxy when it is listed as trusted; the client is then read from
 //! `X-Forwarded-For`, right to left, skipping further trusted proxies. Entries a client wrote
@@ -123,6 +124,18 @@ fn in_network(ip: IpAddr, net: IpAddr, prefix: u8) -> bool {
     }
 }
 
+/// The referral if it stays on this server (a path, or a URL under the base URL), else the
+/// base URL: a sign-in never redirects elsewhere.
+pub fn safe_referral(base_url: &str, referral: Option<&str>) -> String {
+    match referral.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) if r.starts_with('/') && !r.starts_with("//") && !r.contains('\\') => {
+            format!("{base_url}{r}")
+        }
+        Some(r) if r == base_url || r.starts_with(&format!("{base_url}/")) => r.to_string(),
+        _ => format!("{base_url}/"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,5 +214,32 @@ mod tests {
             t.client_ip(ip("10.0.0.1"), Some("10.0.0.3, 10.0.0.2")),
             ip("10.0.0.3")
         );
+    }
+
+    #[test]
+    fn referrals_stay_on_this_server() {
+        let b = "https://files.example.com";
+        assert_eq!(
+            safe_referral(b, Some("/#/folders")),
+            "https://files.example.com/#/folders"
+        );
+        assert_eq!(
+            safe_referral(b, Some("https://files.example.com/x")),
+            "https://files.example.com/x"
+        );
+        for bad in [
+            "https://evil.example",
+            "//evil.example/x",
+            "https://files.example.com.evil.net/",
+            "/\\evil",
+            "javascript:alert(1)",
+        ] {
+            assert_eq!(
+                safe_referral(b, Some(bad)),
+                "https://files.example.com/",
+                "{bad}"
+            );
+        }
+        assert_eq!(safe_referral(b, None), "https://files.example.com/");
     }
 }

@@ -7,8 +7,8 @@ use actix_web::web::{self, Data};
 use actix_web::HttpResponse;
 use coffer_domain::input::Fields;
 use coffer_domain::list::{self, ListSpec};
-use coffer_service::users::DeleteOptions;
-use coffer_service::views::{CurrentUser, Link, SystemSettingsView};
+use coffer_service::identity::users::DeleteOptions;
+use coffer_service::platform::views::{CurrentUser, Link, SystemSettingsView};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -56,7 +56,7 @@ pub async fn me(
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &ListSpec::PLAIN)?;
-    let mut u = coffer_service::accounts::current_user(&st.ctx, &c.user)?;
+    let mut u = coffer_service::identity::accounts::current_user(&st.ctx, &c.user)?;
     if q.links() {
         u.links = Some(vec![Link::new(
             "self",
@@ -71,14 +71,14 @@ pub async fn password_policy(
     Caller(_c): Caller,
     st: Data<AppState>,
 ) -> Result<HttpResponse, RestError> {
-    let p = blocking(&st, coffer_service::settings::password_policy).await?;
+    let p = blocking(&st, coffer_service::identity::settings::password_policy).await?;
     Ok(HttpResponse::Ok().json(p))
 }
 
 #[utoipa::path(get, path = "/rest/settings/system", tag = "settings", responses((status = 200, body = SystemSettingsView, description = "The system settings; `locationId` is left out when the user has none")), security(("bearer" = [])))]
 pub async fn system(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     let s = blocking(&st, move |ctx| {
-        coffer_service::settings::system_settings(ctx, &c.user)
+        coffer_service::identity::settings::system_settings(ctx, &c.user)
     })
     .await?;
     Ok(HttpResponse::Ok().json(s))
@@ -97,7 +97,7 @@ pub async fn update_me(
     let previous = f.opt_str("previousPassword")?.map(str::to_string);
     let ip = st.client_ip(&req);
     let u = blocking(&st, move |ctx| {
-        coffer_service::users::update_me(ctx, &c, name, password, previous, ip.as_deref())
+        coffer_service::identity::users::update_me(ctx, &c, name, password, previous, ip.as_deref())
     })
     .await?;
     Ok(HttpResponse::Ok().json(u))
@@ -128,7 +128,7 @@ pub(crate) const DELETE_SPEC: ListSpec = ListSpec {
     ..ListSpec::PLAIN
 };
 
-fn deleted_body(d: &coffer_service::users::Deleted) -> serde_json::Value {
+fn deleted_body(d: &coffer_service::identity::users::Deleted) -> serde_json::Value {
     let data: Vec<serde_json::Value> = d
         .deleted
         .iter()
@@ -158,7 +158,7 @@ pub async fn delete_users(
     })?;
     let partial = q.partial_success;
     let d = blocking(&st, move |ctx| {
-        coffer_service::users::delete(ctx, &c, &ids, &opts, partial)
+        coffer_service::identity::users::delete(ctx, &c, &ids, &opts, partial)
     })
     .await?;
     Ok(HttpResponse::Ok().json(deleted_body(&d)))
@@ -174,7 +174,7 @@ pub async fn delete_user(
     let opts = delete_options(&body)?;
     let ids = vec![id.into_inner()];
     blocking(&st, move |ctx| {
-        coffer_service::users::delete(ctx, &c, &ids, &opts, false)
+        coffer_service::identity::users::delete(ctx, &c, &ids, &opts, false)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
@@ -185,7 +185,7 @@ pub(crate) const QUOTA_SPEC: ListSpec = ListSpec {
     ..ListSpec::PLAIN
 };
 
-#[utoipa::path(get, path = "/rest/users/me/quota", tag = "users", params(("filter" = Option<String>, Query, description = "`send` or `folder`; none: both", pattern = "^(send|folder)$")), responses((status = 200, body = coffer_service::users::Quota, description = "The quota"), (status = 404, description = "The profile gives no such quota")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/me/quota", tag = "users", params(("filter" = Option<String>, Query, description = "`send` or `folder`; none: both", pattern = "^(send|folder)$")), responses((status = 200, body = coffer_service::identity::users::Quota, description = "The quota"), (status = 404, description = "The profile gives no such quota")), security(("bearer" = [])))]
 pub async fn quota(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -194,7 +194,7 @@ pub async fn quota(
     let q = list::parse(&q, &QUOTA_SPEC)?;
     let which = q.extra("filter").map(str::to_string);
     let v = blocking(&st, move |ctx| {
-        coffer_service::users::quota(ctx, &c, which.as_deref())
+        coffer_service::identity::users::quota(ctx, &c, which.as_deref())
     })
     .await?;
     Ok(HttpResponse::Ok().json(v))
@@ -213,10 +213,10 @@ pub async fn mobile_number(
     let test_only = f.opt_bool("testOnly")?.unwrap_or(false);
     let ip = st.client_ip(&req);
     let v = blocking(&st, move |ctx| {
-        coffer_service::users::set_mobile_number(
+        coffer_service::identity::users::set_mobile_number(
             ctx,
             &c,
-            &*coffer_service::sms::configured(ctx),
+            &*coffer_service::platform::sms::configured(ctx),
             &password,
             &number,
             test_only,
@@ -244,7 +244,7 @@ pub async fn ldap_search(
     let q = list::parse(&q, &LDAP_SPEC)?;
     let value = q.extra("value").unwrap_or_default().to_string();
     let matches = blocking(&st, move |ctx| {
-        coffer_service::directory::search(ctx, &value)
+        coffer_service::platform::directory::search(ctx, &value)
     })
     .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "matches": matches })))
@@ -263,7 +263,7 @@ pub async fn login(
     let ip = st.client_ip(&req);
     let remember = req.cookie(REMEMBER_COOKIE).map(|c| c.value().to_string());
     let l = blocking(&st, move |ctx| {
-        coffer_service::sessions::login(
+        coffer_service::identity::sessions::login(
             ctx,
             &username,
             &password,
@@ -295,7 +295,7 @@ pub async fn login(
 #[utoipa::path(put, path = "/rest/users/aliveToken", tag = "users", responses((status = 200, body = crate::schema::Empty, description = "The session goes on for another full period")), security(("bearer" = [])))]
 pub async fn alive_token(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     blocking(&st, move |ctx| {
-        coffer_service::sessions::keep_alive(ctx, &c)
+        coffer_service::identity::sessions::keep_alive(ctx, &c)
     })
     .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({})))
@@ -314,7 +314,7 @@ pub async fn forced_password_change(
     let referral = f.opt_str("referral")?.map(str::to_string);
     let ip = st.client_ip(&req);
     let next = blocking(&st, move |ctx| {
-        coffer_service::sessions::forced_password_change(
+        coffer_service::identity::sessions::forced_password_change(
             ctx,
             &c,
             &password,
@@ -337,7 +337,7 @@ pub async fn request_password_reset(
     let email = f.req_str("email")?.to_string();
     let ip = st.client_ip(&req);
     blocking(&st, move |ctx| {
-        coffer_service::password_reset::request(ctx, &email, ip.as_deref())
+        coffer_service::identity::password_reset::request(ctx, &email, ip.as_deref())
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
@@ -352,7 +352,7 @@ pub async fn reset_password(
     let link = f.req_str("link")?.to_string();
     let password = f.req_str("password")?.to_string();
     blocking(&st, move |ctx| {
-        coffer_service::password_reset::reset(ctx, &link, &password)
+        coffer_service::identity::password_reset::reset(ctx, &link, &password)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
@@ -363,7 +363,10 @@ pub const REMEMBER_COOKIE: &str = "coffer_tfa_remember";
 
 #[utoipa::path(get, path = "/rest/users/me/tfa/config", tag = "users", responses((status = 200, body = crate::schema::TfaConfig, description = "`{enabled, type, pendingSetup}`, and with a method on the module description")), security(("bearer" = [])))]
 pub async fn tfa_config(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
-    let v = blocking(&st, move |ctx| coffer_service::tfa::config(ctx, &c)).await?;
+    let v = blocking(&st, move |ctx| {
+        coffer_service::identity::tfa::sign_in::config(ctx, &c)
+    })
+    .await?;
     Ok(HttpResponse::Ok().json(v))
 }
 
@@ -372,7 +375,10 @@ pub async fn tfa_setup_sms(
     Caller(c): Caller,
     st: Data<AppState>,
 ) -> Result<HttpResponse, RestError> {
-    let v = blocking(&st, move |ctx| coffer_service::tfa_sms::setup(ctx, &c)).await?;
+    let v = blocking(&st, move |ctx| {
+        coffer_service::identity::tfa::sms::setup(ctx, &c)
+    })
+    .await?;
     Ok(HttpResponse::Ok().json(v))
 }
 
@@ -384,7 +390,7 @@ pub async fn tfa_verify_sms(
 ) -> Result<HttpResponse, RestError> {
     let otp = Fields::of(&body)?.req_str("otp")?.to_string();
     let v = blocking(&st, move |ctx| {
-        coffer_service::tfa_sms::verify_setup(ctx, &c, &otp)
+        coffer_service::identity::tfa::sms::verify_setup(ctx, &c, &otp)
     })
     .await?;
     Ok(HttpResponse::Ok().json(v))
@@ -400,7 +406,7 @@ pub async fn tfa_reset_sms(
     let password = Fields::of(&body)?.req_str("password")?.to_string();
     let ip = st.client_ip(&req);
     blocking(&st, move |ctx| {
-        coffer_service::tfa_sms::reset(ctx, &c, &password, ip.as_deref())
+        coffer_service::identity::tfa::sms::reset(ctx, &c, &password, ip.as_deref())
     })
     .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({"enabled": false})))
@@ -408,7 +414,10 @@ pub async fn tfa_reset_sms(
 
 #[utoipa::path(get, path = "/rest/users/me/tfa/setupTotpSecret", tag = "users", responses((status = 200, body = crate::schema::TotpSetupResponse, description = "A new TOTP secret, pending until verified"), (status = 409, description = "Two-factor sign-in is on; reset it first")), security(("bearer" = [])))]
 pub async fn tfa_setup(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
-    let v = blocking(&st, move |ctx| coffer_service::tfa::setup(ctx, &c)).await?;
+    let v = blocking(&st, move |ctx| {
+        coffer_service::identity::tfa::totp::setup(ctx, &c)
+    })
+    .await?;
     Ok(HttpResponse::Ok().json(v))
 }
 
@@ -422,7 +431,7 @@ pub async fn tfa_verify(
     let otp = f.req_str("otp")?.to_string();
     let referral = f.opt_str("referral")?.map(str::to_string);
     let v = blocking(&st, move |ctx| {
-        coffer_service::tfa::verify_setup(ctx, &c, &otp, referral.as_deref())
+        coffer_service::identity::tfa::totp::verify_setup(ctx, &c, &otp, referral.as_deref())
     })
     .await?;
     Ok(HttpResponse::Ok().json(v))
@@ -440,23 +449,32 @@ pub async fn tfa_reset(
     let otp = f.opt_str("otp")?.map(str::to_string);
     let ip = st.client_ip(&req);
     let r = blocking(&st, move |ctx| {
-        coffer_service::tfa::reset(ctx, &c, &password, otp.as_deref(), ip.as_deref())
+        coffer_service::identity::tfa::totp::reset(
+            ctx,
+            &c,
+            &password,
+            otp.as_deref(),
+            ip.as_deref(),
+        )
     })
     .await?;
     Ok(match r {
-        coffer_service::tfa::Reset::Setup(v) => HttpResponse::Ok().json(v),
-        coffer_service::tfa::Reset::Confirmed => {
+        coffer_service::identity::tfa::totp::Reset::Setup(v) => HttpResponse::Ok().json(v),
+        coffer_service::identity::tfa::totp::Reset::Confirmed => {
             HttpResponse::Ok().json(serde_json::json!({"code": 1}))
         }
     })
 }
 
-fn step_response(st: &AppState, step: coffer_service::tfa::Step) -> HttpResponse {
+fn step_response(
+    st: &AppState,
+    step: coffer_service::identity::tfa::sign_in::Step,
+) -> HttpResponse {
     match step {
-        coffer_service::tfa::Step::Challenge(msg) => {
+        coffer_service::identity::tfa::sign_in::Step::Challenge(msg) => {
             HttpResponse::Ok().json(serde_json::json!({ "challengeMsg": msg }))
         }
-        coffer_service::tfa::Step::Next {
+        coffer_service::identity::tfa::sign_in::Step::Next {
             redirect_url,
             remember_token,
         } => {
@@ -487,7 +505,7 @@ pub async fn tfa_challenge(
 ) -> Result<HttpResponse, RestError> {
     let referral = Fields::of(&body)?.opt_str("referral")?.map(str::to_string);
     let step = blocking(&st, move |ctx| {
-        coffer_service::tfa::challenge(ctx, &c, referral.as_deref())
+        coffer_service::identity::tfa::sign_in::challenge(ctx, &c, referral.as_deref())
     })
     .await?;
     Ok(step_response(&st, step))
@@ -506,7 +524,14 @@ pub async fn tfa_auth(
     let remember = f.opt_bool("rememberDevice")?.unwrap_or(false);
     let ip = st.client_ip(&req);
     let step = blocking(&st, move |ctx| {
-        coffer_service::tfa::auth(ctx, &c, &otp, referral.as_deref(), remember, ip.as_deref())
+        coffer_service::identity::tfa::sign_in::auth(
+            ctx,
+            &c,
+            &otp,
+            referral.as_deref(),
+            remember,
+            ip.as_deref(),
+        )
     })
     .await?;
     Ok(step_response(&st, step))

@@ -2,7 +2,7 @@
 //!
 //! Every `/rest/admin/users*` handler here takes [`AccountAdmin`]: system and helpdesk
 //! administrators only; the rank rules between them are the service's
-//! (`coffer_service::admin_users`).
+//! (`coffer_service::identity::admin_users`).
 
 use crate::error::RestError;
 use crate::extract::{AccountAdmin, Caller, JsonBody, QueryPairs};
@@ -14,11 +14,11 @@ use actix_web::HttpResponse;
 use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
 use coffer_errors::{ApiError, ErrorCode};
-use coffer_service::admin_users::{
+use coffer_service::identity::admin_users::{
     self as svc, AdminRoleView, AdminUserView, CreateInput, SettingsInput, UpdateInput,
     UserSettingsView,
 };
-use coffer_service::views::{DeviceView, Link};
+use coffer_service::platform::views::{DeviceView, Link};
 
 /// The filters and orders of `GET /rest/admin/users`.
 pub const LIST: ListSpec = ListSpec {

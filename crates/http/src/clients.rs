@@ -10,8 +10,8 @@ use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
 use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
-use coffer_service::clients::{self as svc, ClientInput, Registrar};
-use coffer_service::views::ClientView;
+use coffer_service::identity::clients::{self as svc, ClientInput, Registrar};
+use coffer_service::platform::views::ClientView;
 
 pub const LIST: ListSpec = ListSpec {
     filters: &[
@@ -68,7 +68,7 @@ fn input(body: &serde_json::Value) -> Result<(ClientInput, bool), RestError> {
         scope: f.req_str("scope")?.to_string(),
         signature_key: f
             .opt_str("signatureKey")?
-            .filter(|k| *k != coffer_service::views::MASKED_SIGNATURE_KEY)
+            .filter(|k| *k != coffer_service::platform::views::MASKED_SIGNATURE_KEY)
             .map(str::to_string),
         jwt_public_key: f.opt_text("jwtPublicKey")?.map(str::to_string),
         access_token_lifetime: f.opt_int_min("accessTokenLifetime", 1)?,
@@ -81,13 +81,13 @@ fn input(body: &serde_json::Value) -> Result<(ClientInput, bool), RestError> {
 
 #[utoipa::path(get, path = "/rest/clients", tag = "clients", responses((status = 200, body = crate::schema::Paged<ClientView>, description = "The clients; hidden clients are left out"), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator")), security(("bearer" = [])))]
 pub async fn list(
-    AppAdmin(_c): AppAdmin,
+    AppAdmin(a): AppAdmin,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &LIST)?;
     let on = q.links();
-    let mut l = blocking(&st, move |ctx| svc::list(ctx, &q)).await?;
+    let mut l = blocking(&st, move |ctx| svc::list(ctx, &a, &q)).await?;
     l.items = l
         .items
         .into_iter()
@@ -130,14 +130,14 @@ pub async fn me(
 
 #[utoipa::path(get, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path, description = "A client id")), responses((status = 200, body = ClientView, description = "The client"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn get(
-    AppAdmin(_c): AppAdmin,
+    AppAdmin(a): AppAdmin,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let id = id.into_inner();
-    let v = blocking(&st, move |ctx| svc::get(ctx, &id)).await?;
+    let v = blocking(&st, move |ctx| svc::get(ctx, &a, &id)).await?;
     Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
 }
 
@@ -164,8 +164,7 @@ pub async fn delete(
     id: Path<String>,
 ) -> Result<HttpResponse, RestError> {
     let id = id.into_inner();
-    let actor = c.user.id.clone();
-    blocking(&st, move |ctx| svc::delete(ctx, &id, Some(&actor))).await?;
+    blocking(&st, move |ctx| svc::delete(ctx, &c, &id)).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 

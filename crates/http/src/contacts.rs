@@ -9,7 +9,7 @@ use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
 use coffer_domain::contact::parse_contact;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
-use coffer_service::contacts::{self as svc, ContactView};
+use coffer_service::mail::contacts::{self as svc, ContactView};
 
 pub const LIST: ListSpec = ListSpec {
     filters: &[FieldSpec {

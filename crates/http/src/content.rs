@@ -243,7 +243,7 @@ fn folder_input(body: &serde_json::Value) -> Result<folders::FolderInput, RestEr
 /// A whole list in the usual envelope (its limit is its length, at least 1).
 fn unpaged<T: serde::Serialize>(items: Vec<T>) -> HttpResponse {
     let n = items.len() as i64;
-    with_metadata(&coffer_service::views::Listed {
+    with_metadata(&coffer_service::platform::views::Listed {
         items,
         total: n,
         offset: 0,
@@ -251,7 +251,9 @@ fn unpaged<T: serde::Serialize>(items: Vec<T>) -> HttpResponse {
     })
 }
 
-fn listed(l: &coffer_service::views::Listed<Box<serde_json::value::RawValue>>) -> HttpResponse {
+fn listed(
+    l: &coffer_service::platform::views::Listed<Box<serde_json::value::RawValue>>,
+) -> HttpResponse {
     with_metadata(l)
 }
 
@@ -355,7 +357,7 @@ pub async fn folder_files(
 }
 
 async fn list_children(
-    c: coffer_service::auth::Caller,
+    c: coffer_service::platform::auth::Caller,
     st: Data<AppState>,
     id: String,
     q: Vec<(String, String)>,

@@ -9,8 +9,8 @@ use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
 use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
-use coffer_service::devices::{self as svc, DeviceInput};
-use coffer_service::views::DeviceView;
+use coffer_service::identity::devices::{self as svc, DeviceInput};
+use coffer_service::platform::views::DeviceView;
 
 pub const LIST: ListSpec = ListSpec {
     filters: &[

@@ -12,7 +12,7 @@ use actix_web::HttpResponse;
 use coffer_domain::contact::parse_email_list;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
 use coffer_errors::{ApiError, ErrorCode};
-use coffer_service::external_dls as svc;
+use coffer_service::identity::external_dls as svc;
 
 pub const LIST: ListSpec = ListSpec {
     filters: &[],
@@ -67,7 +67,7 @@ pub async fn add(
     JsonBody(body): JsonBody,
 ) -> Result<HttpResponse, RestError> {
     let emails = parse_email_list(&body)?;
-    let data = blocking(&st, move |ctx| svc::add(ctx, &emails, c.user_id())).await?;
+    let data = blocking(&st, move |ctx| svc::add(ctx, &c, &emails)).await?;
     let location = format!("{}/rest/externalDL", st.base_url());
     Ok(created(
         StatusCode::CREATED,
@@ -83,7 +83,7 @@ pub async fn remove(
     JsonBody(body): JsonBody,
 ) -> Result<HttpResponse, RestError> {
     let emails = parse_email_list(&body)?;
-    let data = blocking(&st, move |ctx| svc::remove(ctx, &emails, c.user_id())).await?;
+    let data = blocking(&st, move |ctx| svc::remove(ctx, &c, &emails)).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "data": data })))
 }
 

@@ -1,5 +1,7 @@
 //! Request extractors. Authorization lives in these types: a handler that takes [`SystemAdmin`]
-//! cannot be reached by anyone else, whatever its body does.
+//! cannot be reached by anyone else, whatever its body does. The role extractors yield the
+//! service's permissions (`coffer_service::platform::auth::SystemAdmin`, …), which only the role
+//! check builds; handlers pass them to the service functions that require them.
 
 use crate::error::RestError;
 use crate::state::{blocking, AppState};
@@ -7,6 +9,7 @@ use actix_web::dev::Payload;
 use actix_web::web::{Bytes, Data};
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use coffer_errors::{ApiError, ErrorCode};
+use coffer_service::platform::auth;
 use futures_util::StreamExt;
 use std::future::Future;
 use std::pin::Pin;
@@ -35,7 +38,7 @@ pub const CSRF_COOKIE: &str = "XSRF-TOKEN";
 
 /// Any caller with a valid access token whose scope covers the call, or with a browser session
 /// (and, for calls that change state, the CSRF token).
-pub struct Caller(pub coffer_service::auth::Caller);
+pub struct Caller(pub coffer_service::platform::auth::Caller);
 
 impl FromRequest for Caller {
     type Error = RestError;
@@ -48,7 +51,7 @@ impl FromRequest for Caller {
         let path = req.path().to_string();
         let cached = req
             .extensions()
-            .get::<coffer_service::auth::Caller>()
+            .get::<coffer_service::platform::auth::Caller>()
             .cloned();
         // Without a bearer token, a browser session: its cookie, and the CSRF token as sent in
         // the header and in its cookie.
@@ -68,13 +71,13 @@ impl FromRequest for Caller {
             let caller = match (token, session) {
                 (Some(token), _) => {
                     blocking(&st, move |ctx| {
-                        coffer_service::auth::authenticate(ctx, &token, &method, &path)
+                        coffer_service::platform::auth::authenticate(ctx, &token, &method, &path)
                     })
                     .await?
                 }
                 (None, Some(session)) => {
                     blocking(&st, move |ctx| {
-                        coffer_service::sessions::authenticate(
+                        coffer_service::identity::sessions::authenticate(
                             ctx,
                             &session,
                             csrf_header.as_deref(),
@@ -98,7 +101,7 @@ impl FromRequest for Caller {
 /// web-form submission's (the chunks of its public upload). The reference is only carried
 /// here; the service checks it.
 pub enum CallerOrRef {
-    Caller(Box<coffer_service::auth::Caller>),
+    Caller(Box<coffer_service::platform::auth::Caller>),
     Reference {
         reference: String,
         client_ip: Option<String>,
@@ -136,7 +139,7 @@ impl FromRequest for CallerOrRef {
 /// no one: the capability reads that answer without a bearer token (web forms), with the
 /// client's address for their throttle.
 pub enum MaybeCaller {
-    Caller(Box<coffer_service::auth::Caller>),
+    Caller(Box<coffer_service::platform::auth::Caller>),
     Anonymous { client_ip: Option<String> },
 }
 
@@ -160,9 +163,9 @@ impl FromRequest for MaybeCaller {
 }
 
 macro_rules! role_extractor {
-    ($(#[$doc:meta])* $name:ident, $check:ident, $code:expr) => {
+    ($(#[$doc:meta])* $name:ident, $code:expr) => {
         $(#[$doc])*
-        pub struct $name(pub coffer_service::auth::Caller);
+        pub struct $name(pub auth::$name);
 
         impl FromRequest for $name {
             type Error = RestError;
@@ -172,10 +175,9 @@ macro_rules! role_extractor {
                 let caller = Caller::from_request(req, payload);
                 Box::pin(async move {
                     let Caller(c) = caller.await?;
-                    if !c.$check() {
-                        return Err(RestError(ApiError::new($code)));
-                    }
-                    Ok($name(c))
+                    auth::$name::check(c)
+                        .map($name)
+                        .ok_or_else(|| RestError(ApiError::new($code)))
                 })
             }
         }
@@ -184,32 +186,32 @@ macro_rules! role_extractor {
 
 role_extractor!(
     /// A system administrator; anyone else gets 403 `ERR_ACCESS_SYSTEM_ADMIN`.
-    SystemAdmin, is_system_admin, ErrorCode::AccessSystemAdmin
+    SystemAdmin, ErrorCode::AccessSystemAdmin
 );
 role_extractor!(
     /// An account administrator (system or helpdesk administrator), for `/rest/admin/users*`;
     /// anyone else gets 403 `ERR_ACCESS_ADMIN`.
-    AccountAdmin, is_user_admin, ErrorCode::AccessAdmin
+    AccountAdmin, ErrorCode::AccessAdmin
 );
 role_extractor!(
     /// A system or application administrator (the client registry); else 403 `ERR_ACCESS_USER`.
-    AppAdmin, is_app_admin, ErrorCode::AccessUser
+    AppAdmin, ErrorCode::AccessUser
 );
 role_extractor!(
     /// Any administrator (system, application or helpdesk), for `/rest/admin/sharedMailboxes*`;
     /// anyone else gets 403 `ERR_ACCESS_ADMIN`.
-    AnyAdmin, is_admin, ErrorCode::AccessAdmin
+    AnyAdmin, ErrorCode::AccessAdmin
 );
 role_extractor!(
     /// A caller whose account is internal (shared mailboxes); anyone else gets 403
     /// `ERR_NOT_INTERNAL_DOMAIN`.
-    InternalCaller, is_internal, ErrorCode::NotInternalDomain
+    InternalCaller, ErrorCode::NotInternalDomain
 );
 
 /// A user administrator (system or helpdesk administrator), who keeps the organisation's
 /// external distribution lists; anyone else gets 403 `ERR_ACCESS_DENIED` with a `redirectUrl`
 /// (the server's home page), as the interface gives it for those calls.
-pub struct UserAdmin(pub coffer_service::auth::Caller);
+pub struct UserAdmin(pub auth::AccountAdmin);
 
 impl FromRequest for UserAdmin {
     type Error = RestError;
@@ -220,14 +222,14 @@ impl FromRequest for UserAdmin {
         let home = state(req).map(|st| format!("{}/", st.base_url()));
         Box::pin(async move {
             let Caller(c) = caller.await?;
-            if !c.is_user_admin() {
-                return Err(RestError(
+            match auth::AccountAdmin::check(c) {
+                Some(admin) => Ok(UserAdmin(admin)),
+                None => Err(RestError(
                     ApiError::new(ErrorCode::AccessDenied)
                         .with_message("Access denied (a system or helpdesk administrator's call).")
                         .with_redirect_url(home?),
-                ));
+                )),
             }
-            Ok(UserAdmin(c))
         })
     }
 }

@@ -9,8 +9,8 @@ use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
 use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, ListSpec};
-use coffer_service::locations as svc;
-use coffer_service::views::LocationView;
+use coffer_service::platform::locations as svc;
+use coffer_service::platform::views::LocationView;
 
 pub const LIST: ListSpec = ListSpec {
     filters: &[],
@@ -72,8 +72,7 @@ pub async fn create(
     let name = f.req_str("name")?.to_string();
     let domain = f.req_str("domain")?.to_string();
     let on = f.add_links()? || q.links();
-    let actor = c.user.id.clone();
-    let v = blocking(&st, move |ctx| svc::create(ctx, &name, &domain, &actor)).await?;
+    let v = blocking(&st, move |ctx| svc::create(ctx, &c, &name, &domain)).await?;
     let location = format!("{}/rest/locations/{}", st.base_url(), v.id);
     let v = with_links(&st, v, on);
     if q.return_entity || on {
@@ -107,7 +106,6 @@ pub async fn delete(
     id: Path<String>,
 ) -> Result<HttpResponse, RestError> {
     let id = int_id(&id)?;
-    let actor = c.user.id.clone();
-    blocking(&st, move |ctx| svc::delete(ctx, id, &actor)).await?;
+    blocking(&st, move |ctx| svc::delete(ctx, &c, id)).await?;
     Ok(HttpResponse::NoContent().finish())
 }

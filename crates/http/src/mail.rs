@@ -273,7 +273,7 @@ pub async fn get(
             client_ip,
         } => {
             blocking(&st, move |ctx| {
-                svc::get_by_reference(ctx, &id, &reference, client_ip.as_deref())
+                svc::access::get_by_reference(ctx, &id, &reference, client_ip.as_deref())
             })
             .await?
         }
@@ -353,7 +353,7 @@ pub async fn initiate_upload(
     }
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| {
-        coffer_service::content::uploads::initiate_for_mail(ctx, c.user_id(), &id, &input)
+        coffer_service::mail::initiate_upload(ctx, c.user_id(), &id, &input)
     })
     .await?;
     Ok(HttpResponse::Created().json(v))
@@ -402,7 +402,7 @@ pub async fn recipients(
         .skip(q.offset.max(0) as usize)
         .take(q.limit.max(0) as usize)
         .collect();
-    Ok(with_metadata(&coffer_service::views::Listed {
+    Ok(with_metadata(&coffer_service::platform::views::Listed {
         items,
         total,
         offset: q.offset,
@@ -437,7 +437,7 @@ pub async fn attachments(
             client_ip,
         } => {
             blocking(&st, move |ctx| {
-                svc::attachments_by_reference(
+                svc::access::attachments_by_reference(
                     ctx,
                     &id,
                     &reference,
@@ -482,7 +482,7 @@ pub async fn attachment_content(
             client_ip,
         } => {
             let (d, recipient) = blocking(&st, move |ctx| {
-                svc::attachment_download_by_reference(
+                svc::access::attachment_download_by_reference(
                     ctx,
                     &e2,
                     &id,

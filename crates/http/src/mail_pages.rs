@@ -2,7 +2,7 @@
 //! (docs/mail.md, "Outside recipients"): `GET /mail/{id}?ref=…`, the code step
 //! (`POST /mail/{id}/code`, `POST /mail/{id}/verify`) and the attachment download
 //! (`GET /mail/{id}/attachments/{aid}/content?ref=…`). Handlers read the request and call
-//! `coffer_service::mail_access`, which decides; they choose the page and set the cookies.
+//! `coffer_service::mail::access`, which decides; they choose the page and set the cookies.
 //!
 //! Every POST carries a CSRF token that must match its cookie (as on the sign-in pages). The
 //! session a correct code opens is a cookie scoped to the email's path.
@@ -16,7 +16,7 @@ use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::http::{header, StatusCode};
 use actix_web::web::{self, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
-use coffer_service::mail_access::{self as svc, CodeSent, Refused, Verified};
+use coffer_service::mail::access::{self as svc, CodeSent, Refused, Verified};
 use coffer_service::Error;
 
 const CSRF_COOKIE: &str = "coffer_mail_csrf";

@@ -34,7 +34,7 @@ pub async fn log_and_headers(
     let html = path == "/"
         || path.starts_with("/oauth/authorize")
         || path.starts_with("/oauth_callback")
-        || path == coffer_service::password_reset::RESET_PAGE_PATH
+        || path == coffer_service::identity::password_reset::RESET_PAGE_PATH
         || path.starts_with("/mail/")
         || path.starts_with(coffer_service::web_forms::PAGE_PREFIX);
     let secure = req

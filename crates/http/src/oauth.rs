@@ -12,7 +12,7 @@ use actix_web::web::{self, Data};
 use actix_web::{HttpRequest, HttpResponse};
 use coffer_errors::OAuthError;
 use coffer_oauth::authorize::{AuthorizeParams, Rejection};
-use coffer_service::accounts::SignIn;
+use coffer_service::identity::accounts::SignIn;
 use coffer_service::oauth::{self as svc, AfterSignIn, TokenInput};
 
 const CSRF_COOKIE: &str = "coffer_oauth_csrf";
@@ -228,7 +228,7 @@ pub async fn sign_in(
     let (e, p) = (email.clone(), password);
     let ip = st.client_ip(&req);
     let outcome = blocking(&st, move |ctx| {
-        coffer_service::accounts::sign_in(ctx, &e, &p, ip.as_deref())
+        coffer_service::identity::accounts::sign_in(ctx, &e, &p, ip.as_deref())
     })
     .await?;
     let user = match outcome {

@@ -113,7 +113,7 @@ pub fn password_reset(
              <form method=\"post\" action=\"{}\">{}\
              <label for=\"password\">New password</label><input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"new-password\" required>\
              <button type=\"submit\">Set password</button></form>",
-            coffer_service::password_reset::RESET_PAGE_PATH,
+            coffer_service::identity::password_reset::RESET_PAGE_PATH,
             hidden(&[("token", token), ("csrf", csrf)])
         ),
     )
@@ -457,7 +457,7 @@ pub mod mail {
     use super::{alert, esc, framed, hidden};
     use actix_web::http::StatusCode;
     use actix_web::HttpResponse;
-    use coffer_service::mail_access::Message;
+    use coffer_service::mail::access::Message;
 
     fn mail_page(status: StatusCode, title: &str, body: &str) -> HttpResponse {
         framed(status, title, " class=\"wide\"", body)
@@ -633,7 +633,7 @@ mod tests {
 
     #[test]
     fn a_mail_page_escapes_what_it_shows_and_keeps_the_safe_body() {
-        let mut m = coffer_service::mail_access::Message {
+        let mut m = coffer_service::mail::access::Message {
             email_id: "e-1".into(),
             recipient: "out@x.example".into(),
             sender_name: "Ann <admin>".into(),
@@ -643,7 +643,7 @@ mod tests {
             expire_at: None,
             verified: true,
             body_html: Some("See <b>zebra</b>".into()),
-            attachments: vec![coffer_service::mail_access::Item {
+            attachments: vec![coffer_service::mail::access::Item {
                 id: "a-1".into(),
                 name: "<x>.pdf".into(),
                 size: 3,

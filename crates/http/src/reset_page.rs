@@ -12,7 +12,7 @@ use actix_web::http::StatusCode;
 use actix_web::web::{self, Data};
 use actix_web::{HttpRequest, HttpResponse};
 use coffer_errors::{Error, ErrorCode};
-use coffer_service::password_reset::RESET_PAGE_PATH;
+use coffer_service::identity::password_reset::RESET_PAGE_PATH;
 
 const CSRF_COOKIE: &str = "coffer_reset_csrf";
 
@@ -77,7 +77,7 @@ pub async fn submit(
     let password = param(&pairs, "password").unwrap_or_default();
     let t = token.clone();
     match blocking(&st, move |ctx| {
-        coffer_service::password_reset::reset(ctx, &t, &password)
+        coffer_service::identity::password_reset::reset(ctx, &t, &password)
     })
     .await
     {

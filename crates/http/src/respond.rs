@@ -1,7 +1,7 @@
 //! Response envelopes and HATEOAS links, as the interface gives them.
 
 use actix_web::HttpResponse;
-use coffer_service::views::{Link, Listed};
+use coffer_service::platform::views::{Link, Listed};
 use serde::Serialize;
 
 /// `links` for one entity: itself and its collection.

@@ -5,7 +5,7 @@
 //! every operation. The types exist for the document only; nothing constructs them.
 #![allow(dead_code)]
 
-use coffer_service::views::{Link, SystemSettingsView};
+use coffer_service::platform::views::{Link, SystemSettingsView};
 use utoipa::ToSchema;
 
 /// A string with a character that is not white space (blank counts as missing).
@@ -1154,7 +1154,7 @@ pub struct AdminUserUpdateBody {
 /// The administrator roles of one account.
 #[derive(ToSchema)]
 pub struct AdminRoles {
-    data: Vec<coffer_service::admin_users::AdminRoleView>,
+    data: Vec<coffer_service::identity::admin_users::AdminRoleView>,
 }
 
 /// `POST /rest/admin/users/actions/deleteTotpSecret`: 1 to 100 user ids.

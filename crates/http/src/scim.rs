@@ -10,8 +10,8 @@ use actix_web::web::{self, Bytes, Data, Path};
 use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError};
 use coffer_domain::scim_discovery as discovery;
 use coffer_domain::scim_schema::LIST_RESPONSE;
-use coffer_service::scim::ScimToken;
-use coffer_service::scim::{self as svc, ListParams, ListQuery, ScimFail};
+use coffer_service::identity::scim::ScimToken;
+use coffer_service::identity::scim::{self as svc, ListParams, ListQuery, ScimFail};
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -209,7 +209,7 @@ fn projection(req: &HttpRequest) -> ScimResult<discovery::Projection> {
 /// A single user: the body (projected), its `ETag`, and `Location` on create.
 fn user_response(
     status: StatusCode,
-    user: &coffer_service::scim::User,
+    user: &coffer_service::identity::scim::User,
     body: &Value,
     projection: &discovery::Projection,
 ) -> HttpResponse {
@@ -282,7 +282,7 @@ async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpRespo
         st: Data<AppState>,
         q: Arc<ListQuery>,
         pending: Option<Vec<Value>>,
-        after: Option<coffer_service::scim::Cursor>,
+        after: Option<coffer_service::identity::scim::Cursor>,
         sent: i64,
         done: bool,
         finished: bool,
@@ -415,7 +415,7 @@ type UpdateFn = fn(
     &str,
     Option<&str>,
     &Value,
-) -> Result<(coffer_service::scim::User, Value), ScimFail>;
+) -> Result<(coffer_service::identity::scim::User, Value), ScimFail>;
 
 async fn update(
     ScimCaller(token): ScimCaller,
@@ -451,14 +451,14 @@ pub async fn delete(
     req: HttpRequest,
     id: Path<String>,
 ) -> ScimResult<HttpResponse> {
-    let opts = coffer_service::users::DeleteOptions {
+    let opts = coffer_service::identity::users::DeleteOptions {
         remote_wipe: flag(&req, "remoteWipe")?.unwrap_or(false),
         retain_permission_to_shared_data: flag(&req, "retainPermissionToSharedData")?
             .unwrap_or(false),
         retain_to_user: query_value(&req, "retainToUser")?,
         ..Default::default()
     };
-    let opts = coffer_service::users::DeleteOptions::check(
+    let opts = coffer_service::identity::users::DeleteOptions::check(
         flag(&req, "deleteUnsharedData")?,
         flag(&req, "retainData")?,
         opts,

@@ -3,7 +3,7 @@
 //!
 //! Member calls take [`InternalCaller`] (internal accounts only); administrator calls take
 //! [`AnyAdmin`] (system, application or helpdesk administrators). The rank rules between
-//! administrators are the service's (`coffer_service::shared_mailboxes`).
+//! administrators are the service's (`coffer_service::mail::shared_mailboxes`).
 
 use crate::error::RestError;
 use crate::extract::{AnyAdmin, InternalCaller, JsonBody, QueryPairs};
@@ -15,10 +15,10 @@ use actix_web::HttpResponse;
 use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
 use coffer_errors::{ApiError, ErrorCode};
-use coffer_service::shared_mailboxes::{
+use coffer_service::identity::users::DeleteOptions;
+use coffer_service::mail::shared_mailboxes::{
     self as svc, ConvertInput, SharedMailboxSettingView, SharedMailboxView, StatusChange,
 };
-use coffer_service::users::DeleteOptions;
 
 /// The filters and orders of both lists (`id` and `id:in` take mailbox ids, the mailbox
 /// accounts' user ids).
@@ -174,12 +174,12 @@ pub async fn settings(
 
 #[utoipa::path(get, path = "/rest/admin/sharedMailboxes", tag = "sharedMailboxes", responses((status = 200, body = crate::schema::WithMetadata<SharedMailboxView>, description = "Every shared mailbox; `active` when any member has it active (default order `modified:asc`: the mailbox's last change)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator")), security(("bearer" = [])))]
 pub async fn admin_list(
-    AnyAdmin(_c): AnyAdmin,
+    AnyAdmin(a): AnyAdmin,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &LIST)?;
-    let l = blocking(&st, move |ctx| svc::admin_list(ctx, &q)).await?;
+    let l = blocking(&st, move |ctx| svc::admin_list(ctx, &a, &q)).await?;
     Ok(with_metadata(&l))
 }
 

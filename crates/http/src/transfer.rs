@@ -325,7 +325,7 @@ async fn chunk_sender(
             client_ip,
         } => {
             let user = blocking(st, move |ctx| {
-                coffer_service::web_form_drafts::chunk_user(
+                coffer_service::web_forms::drafts::chunk_user(
                     ctx,
                     id,
                     &reference,
@@ -440,7 +440,7 @@ async fn receive_chunk(
 /// Reads a one-shot multipart upload: streams the `body` field to the store, then reads the
 /// other fields, then commits. Returns the file.
 async fn one_shot(
-    c: &coffer_service::auth::Caller,
+    c: &coffer_service::platform::auth::Caller,
     st: &Data<AppState>,
     req: &HttpRequest,
     payload: Payload,

@@ -16,7 +16,8 @@ use actix_web::web::{self, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
 use coffer_errors::ErrorCode;
-use coffer_service::web_forms::{self as svc, DraftRef, PageForm, SubmittedFile, WebFormView};
+use coffer_service::web_forms::submit::{DraftRef, SubmittedFile};
+use coffer_service::web_forms::{self as svc, PageForm, WebFormView};
 use coffer_service::Error;
 use futures_util::StreamExt;
 use serde_json::json;
@@ -161,12 +162,12 @@ pub async fn script() -> HttpResponse {
 async fn session_user(
     st: &Data<AppState>,
     req: &HttpRequest,
-) -> Option<coffer_service::auth::Caller> {
+) -> Option<coffer_service::platform::auth::Caller> {
     let token = req.cookie(SESSION_COOKIE)?.value().to_string();
     let path = req.path().to_string();
     blocking(st, move |ctx| {
         // The page's own CSRF value guards its POST; the session is only who submits.
-        coffer_service::sessions::authenticate(ctx, &token, None, None, "GET", &path)
+        coffer_service::identity::sessions::authenticate(ctx, &token, None, None, "GET", &path)
     })
     .await
     .ok()
@@ -215,7 +216,7 @@ fn refused(e: Error) -> Result<HttpResponse, RestError> {
 
 type Loaded = (
     Result<PageForm, Error>,
-    Option<coffer_service::auth::Caller>,
+    Option<coffer_service::platform::auth::Caller>,
 );
 
 /// The form under its access rules, and the browser's signed-in user.
@@ -435,7 +436,7 @@ pub async fn submit(
         _ => None,
     };
     let started = draft.clone();
-    match svc::submit(&st.ctx, &id, who, client_ip, body.values, body.files, draft).await {
+    match svc::submit::submit(&st.ctx, &id, who, client_ip, body.values, body.files, draft).await {
         Ok(_) => Ok(framing(pages::thanks(&form.name), embedded)),
         Err(Error::Api(a))
             if matches!(
@@ -506,7 +507,7 @@ pub async fn start(
     let client_ip = st.client_ip(&req);
     let id = id.into_inner();
     let s = blocking(&st, move |ctx| {
-        coffer_service::web_form_drafts::start(ctx, &id, who.as_ref(), client_ip.as_deref())
+        coffer_service::web_forms::drafts::start(ctx, &id, who.as_ref(), client_ip.as_deref())
     })
     .await?;
     Ok(HttpResponse::Created().json(json!({
@@ -537,7 +538,7 @@ pub async fn public_initiate(
     let client_ip = st.client_ip(&req);
     let id = id.into_inner();
     let upload = blocking(&st, move |ctx| {
-        coffer_service::web_form_drafts::initiate_upload(
+        coffer_service::web_forms::drafts::initiate_upload(
             ctx,
             &id,
             &reference,

@@ -8,7 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError};
 use coffer_errors::WebhookError;
-use coffer_service::webhooks::{self as svc, UpdateKind, WebhookInput, WebhookView};
+use coffer_service::platform::webhooks::{self as svc, UpdateKind, WebhookInput, WebhookView};
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -70,7 +70,7 @@ async fn run<T: Send + 'static>(
 }
 
 /// The caller of a webhook call: a valid bearer token whose scope covers `webhooks`.
-pub struct WebhookCaller(pub coffer_service::auth::Caller);
+pub struct WebhookCaller(pub coffer_service::platform::auth::Caller);
 
 impl FromRequest for WebhookCaller {
     type Error = WebhookErr;
@@ -86,7 +86,7 @@ impl FromRequest for WebhookCaller {
             let st = st.ok_or_else(|| WebhookErr::new(500, "internal error"))?;
             let token = token.ok_or_else(|| WebhookErr::new(401, "a bearer token is required"))?;
             let caller = run(&st, move |ctx| {
-                coffer_service::auth::authenticate(ctx, &token, &method, &path)
+                coffer_service::platform::auth::authenticate(ctx, &token, &method, &path)
             })
             .await?;
             Ok(WebhookCaller(caller))
@@ -356,7 +356,7 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("offset" = Option<i64>, Query, description = "Items to skip", minimum = 0), ("limit" = Option<i64>, Query, description = "Items per page: 0 (the default, 100) to 1000; more is cut to 1000", minimum = 0)), responses((status = 200, body = crate::schema::Items<coffer_service::webhooks::DeliveryView>, description = "Coffer: the delivery log, newest first, each with its attempts"), (status = 404, description = "No such webhook of the caller")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("offset" = Option<i64>, Query, description = "Items to skip", minimum = 0), ("limit" = Option<i64>, Query, description = "Items per page: 0 (the default, 100) to 1000; more is cut to 1000", minimum = 0)), responses((status = 200, body = crate::schema::Items<coffer_service::platform::webhooks::DeliveryView>, description = "Coffer: the delivery log, newest first, each with its attempts"), (status = 404, description = "No such webhook of the caller")), security(("bearer" = [])))]
 pub async fn deliveries(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,

@@ -2,38 +2,20 @@
 //! opens its transaction, checks what the caller may do, applies the pure rules of `domain` and
 //! `oauth`, writes through `store`, and records the operation's event in the same transaction.
 //!
+//! One folder per area, each using only the areas below it (docs/architecture.md, "Areas of the
+//! service layer"): `platform`, `content`, `identity`, `oauth`, `mail`, `web_forms`. Where the
+//! content core hands work up, the areas plug in at start-up ([`Ctx::jobs`],
+//! [`Ctx::upload_completion`]).
+//!
 //! Errors: services return [`coffer_errors::Error`]: `Api` for refusals a client sees, `Internal`
 //! for failures that are logged and answered as a generic 500.
 
-pub mod accounts;
-pub mod admin_users;
-pub mod auth;
-pub mod clients;
-pub mod contacts;
 pub mod content;
-pub mod devices;
-pub mod directory;
-pub mod events;
-pub mod external_dls;
-pub mod locations;
+pub mod identity;
 pub mod mail;
-pub mod mail_access;
 pub mod oauth;
-pub mod password_reset;
-pub mod scim;
-pub mod scim_tokens;
-pub mod sessions;
-pub mod settings;
-pub mod shared_mailboxes;
-pub mod sms;
-pub mod tfa;
-pub mod tfa_sms;
-pub mod throttle;
-pub mod users;
-pub mod views;
-pub mod web_form_drafts;
+pub mod platform;
 pub mod web_forms;
-pub mod webhooks;
 
 pub use coffer_errors::{ApiError, Error, ErrorCode, Result};
 pub use coffer_store::{Backend, DatabaseUrl, Db};
@@ -50,15 +32,15 @@ pub struct Config {
     /// The name shown to users (`serviceName`).
     pub service_name: String,
     /// Brute-force throttling of sign-in.
-    pub throttle: throttle::Limits,
+    pub throttle: platform::throttle::Limits,
     /// Limits on text messages.
-    pub sms_limits: throttle::SmsLimits,
+    pub sms_limits: platform::throttle::SmsLimits,
     /// Limits on password-reset requests.
-    pub reset_limits: throttle::ResetLimits,
+    pub reset_limits: platform::throttle::ResetLimits,
     /// How long a password-reset link works, in seconds.
     pub password_reset_secs: i64,
     /// The LDAP directory for user lookups; the local users when absent.
-    pub ldap: Option<directory::LdapConfig>,
+    pub ldap: Option<platform::directory::LdapConfig>,
     /// An HTTP SMS gateway; messages are recorded in the database when absent.
     pub sms_gateway: Option<String>,
     /// Reverse proxies whose `X-Forwarded-For` names the client.
@@ -83,14 +65,14 @@ impl Config {
             base_url: base_url.trim_end_matches('/').to_string(),
             version_brand: version_brand.to_string(),
             service_name: version_brand.to_string(),
-            throttle: throttle::Limits::default(),
-            sms_limits: throttle::SmsLimits::default(),
-            reset_limits: throttle::ResetLimits::default(),
-            password_reset_secs: password_reset::RESET_SECS,
+            throttle: platform::throttle::Limits::default(),
+            sms_limits: platform::throttle::SmsLimits::default(),
+            reset_limits: platform::throttle::ResetLimits::default(),
+            password_reset_secs: identity::password_reset::RESET_SECS,
             ldap: None,
             sms_gateway: None,
             trusted_proxies: Default::default(),
-            tfa_remember_secs: tfa::REMEMBER_SECS,
+            tfa_remember_secs: identity::tfa::REMEMBER_SECS,
             storage_url: None,
             scanner: None,
             preview_converter: None,
@@ -137,6 +119,12 @@ pub struct Ctx {
     pub node: String,
     /// Rendered folder listings (see [`content::listings`]).
     pub listings: std::sync::Arc<content::listings::ListingCache>,
+    /// The job kinds the worker runs, registered by the areas at start-up
+    /// ([`content::jobs::Registry`]).
+    pub jobs: std::sync::Arc<content::jobs::Registry>,
+    /// What a finished upload onto a target completes into, provided by the area that owns the
+    /// targets at start-up ([`content::uploads::Completion`]).
+    pub upload_completion: std::sync::Arc<content::uploads::Completion>,
 }
 
 impl Ctx {
@@ -165,6 +153,8 @@ impl Ctx {
             storage,
             scanner,
             listings: Default::default(),
+            jobs: Default::default(),
+            upload_completion: Default::default(),
         })
     }
 
@@ -246,7 +236,7 @@ fn default_storage(db: &Db) -> String {
 }
 
 /// Opens the database, applies pending migrations, makes the system's own records when missing
-/// (`accounts::ensure_system_records`), and returns the context.
+/// (`identity::accounts::ensure_system_records`), and returns the context.
 pub fn open(url: &DatabaseUrl, pool_size: u32, config: Config) -> Result<Ctx> {
     let db = Db::open(url, pool_size)?;
     {
@@ -254,7 +244,7 @@ pub fn open(url: &DatabaseUrl, pool_size: u32, config: Config) -> Result<Ctx> {
         coffer_store::migrate::run(&mut conn)?;
     }
     let ctx = Ctx::new(db, config)?;
-    accounts::ensure_system_records(&ctx)?;
+    identity::accounts::ensure_system_records(&ctx)?;
     Ok(ctx)
 }
 
@@ -267,5 +257,19 @@ pub(crate) mod test_support {
         let url = DatabaseUrl::new(format!("sqlite://{}/t.db", dir.path().display()));
         let ctx = open(&url, 4, Config::new("http://127.0.0.1:8080", "Coffer")).unwrap();
         (dir, ctx)
+    }
+
+    /// A caller of `role` for a user that exists only in memory.
+    pub fn caller(role: coffer_domain::Role) -> platform::auth::Caller {
+        platform::auth::Caller {
+            user: identity::accounts::new_user_row("a@example.com", "A", None, role, 1, 0),
+            role,
+            client_id: "client".into(),
+            client_redirect_uri: String::new(),
+            scope: Default::default(),
+            family_id: "family".into(),
+            device_id: None,
+            token_hash: String::new(),
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! What outside recipients of mail use to open it: their one-time codes (one per recipient,
 //! stored only as a salted hash) and the short web sessions a correct code opens (stored only as
-//! the token's hash). The rules live in `coffer_service::mail_access`.
+//! the token's hash). The rules live in `coffer_service::mail::access`.
 
 use crate::schema::{mail_access_codes, mail_access_sessions};
 use crate::{db_run, DbConn, StoreResult};

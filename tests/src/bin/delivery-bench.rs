@@ -63,7 +63,7 @@ fn main() {
         app.ctx
             .write(|c| {
                 for i in 0..count {
-                    coffer_service::events::record(
+                    coffer_service::platform::events::record(
                         c,
                         "bench.event.create",
                         Some(&admin_id),

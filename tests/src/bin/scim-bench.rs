@@ -47,7 +47,7 @@ fn user(i: usize, t0: i64) -> User {
         preferred_language: i
             .is_multiple_of(2)
             .then(|| if i.is_multiple_of(4) { "en" } else { "de-CH" }.into()),
-        ..coffer_service::accounts::new_user_row(
+        ..coffer_service::identity::accounts::new_user_row(
             &email,
             &format!("User {i}"),
             None,
@@ -112,7 +112,8 @@ fn main() {
         n as f64 / secs.max(1e-9)
     );
 
-    let (id, token) = coffer_service::scim_tokens::create(&ctx, "scim-bench").expect("SCIM token");
+    let (id, token) =
+        coffer_service::identity::scim_tokens::create(&ctx, "scim-bench").expect("SCIM token");
     eprintln!("scim-bench: SCIM token {id}");
     // Closing the pool checkpoints the write-ahead log, so the server starts on a compact file.
     drop(ctx);

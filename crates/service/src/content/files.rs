@@ -1,10 +1,12 @@
 //! Files: one file, rename, trash, versions, downloads, move, copy, path, and the step every
 //! upload ends with ([`commit`]): the stored bytes become a new file or a new version.
 
+use super::tree;
 use super::views::{file_view, FileView, VersionView};
 use super::{live, new_object, path_of, require_file, require_folder, Limits};
-use crate::views::Listed;
-use crate::{events, now, Ctx, Result};
+use crate::platform::events;
+use crate::platform::views::Listed;
+use crate::{now, Ctx, Result};
 use coffer_domain::content::{self as rules, Access, Action};
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_store::models::{FileVersion, Object};
@@ -213,7 +215,7 @@ pub async fn read(ctx: &Ctx, d: &Download, span: Option<(u64, u64)>) -> Result<s
     ctx.storage
         .get(&key, span)
         .await
-        .map_err(super::uploads::storage_error)
+        .map_err(super::storage_error)
 }
 
 /// Records that a download was served (`filesystem.file.download`).
@@ -236,8 +238,8 @@ pub fn move_files(
         for id in ids {
             let (o, _) = require_file(c, user_id, id, Action::MoveOut)?;
             live(&o)?;
-            let (dest, da) = super::folders::check_destination(c, user_id, &o, dest_id)?;
-            super::folders::move_object(c, user_id, &o, &dest)?;
+            let (dest, da) = tree::check_destination(c, user_id, &o, dest_id)?;
+            tree::move_object(c, user_id, &o, &dest)?;
             events::record(
                 c,
                 "filesystem.file.move",
@@ -268,7 +270,7 @@ pub fn copy_files(
         for id in ids {
             let (o, _) = require_file(c, user_id, id, Action::Copy)?;
             live(&o)?;
-            let (dest, da) = super::folders::check_destination(c, user_id, &o, dest_id)?;
+            let (dest, da) = tree::check_destination(c, user_id, &o, dest_id)?;
             let (allowed, used) = super::quota(c, &dest.owner_id)?;
             if used + o.size > allowed {
                 return Err(ApiError::new(ErrorCode::SystemNoStorageAvailable).into());
@@ -277,7 +279,7 @@ pub fn copy_files(
             let copy = new_object(&dest, "f", &name, user_id);
             coffer_store::content::insert_object(c, &copy).map_err(super::name_conflict)?;
             let t = now();
-            copy_current_version(c, &o, &copy, user_id, t)?;
+            tree::copy_current_version(c, &o, &copy, user_id, t)?;
             coffer_store::content::touch(c, &dest.id, t)?;
             events::record(
                 c,
@@ -296,55 +298,6 @@ pub fn copy_files(
         }
         Ok(out)
     })
-}
-
-/// Gives `copy` a first version holding the current content of `src`.
-pub(crate) fn copy_current_version(
-    c: &mut DbConn,
-    src: &Object,
-    copy: &Object,
-    user_id: &str,
-    t: i64,
-) -> Result<()> {
-    let Some(vid) = &src.current_version_id else {
-        return Ok(());
-    };
-    let v = coffer_store::content::version(c, vid)?.ok_or_else(super::not_found)?;
-    let nv = FileVersion {
-        id: uuid::Uuid::new_v4().to_string(),
-        file_id: copy.id.clone(),
-        number: 1,
-        name: copy.name.clone(),
-        creator_id: user_id.to_string(),
-        created_at: t,
-        ..v
-    };
-    let blob = coffer_store::content::blob(c, &nv.blob_id)?.ok_or_else(super::not_found)?;
-    coffer_store::content::reference_blob(c, &blob.id, blob.size, &blob.md5, t)?;
-    // The copy shares the preview too; one not made yet is made for the copy as well.
-    let mut nv = nv;
-    let shared_preview = match &nv.preview_blob_id {
-        Some(p) => coffer_store::content::blob(c, p)?,
-        None => None,
-    };
-    match shared_preview {
-        Some(p) => coffer_store::content::reference_blob(c, &p.id, p.size, &p.md5, t)?,
-        None if nv.preview_blob_id.is_some() || nv.preview_status == "pending" => {
-            nv.preview_blob_id = None;
-            nv.preview_status = "pending".into();
-        }
-        None => {}
-    }
-    coffer_store::content::insert_version(c, &nv)?;
-    coffer_store::content::set_current_version(c, &copy.id, &nv, user_id, t)?;
-    if nv.preview_status == "pending" {
-        super::jobs::enqueue(c, super::jobs::PREVIEW, &nv.id, t)?;
-    }
-    // A copy of content still being scanned is scanned too (the original's verdict is its own).
-    if nv.av_status == "scanning" {
-        super::jobs::enqueue(c, super::jobs::SCAN, &nv.id, t)?;
-    }
-    Ok(())
 }
 
 /// What a finished upload brings: the stored blob and what the client said of the file.

@@ -1,10 +1,12 @@
 //! Folders: the top level, one folder, its children, create, rename, trash and recover, move,
 //! copy, tree and path.
 
+use super::tree;
 use super::views::{file_view, folder_view, FolderView, PathItem};
 use super::{live, new_object, not_system, path_of, require, require_folder};
-use crate::views::Listed;
-use crate::{events, now, Ctx, Result};
+use crate::platform::events;
+use crate::platform::views::Listed;
+use crate::{now, Ctx, Result};
 use coffer_domain::content::{self as rules, Access, Action};
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_store::content::ChildQuery;
@@ -376,43 +378,6 @@ pub fn recover(ctx: &Ctx, user_id: &str, id: &str) -> Result<()> {
     })
 }
 
-/// Checks that `dest` may receive `o` (a move): a live folder the caller may add to, not the
-/// hidden mail folder, not `o` itself nor under it.
-pub(crate) fn check_destination(
-    c: &mut DbConn,
-    user_id: &str,
-    o: &Object,
-    dest_id: &str,
-) -> Result<(Object, Access)> {
-    let action = if o.is_folder() {
-        Action::CreateFolder
-    } else {
-        Action::Upload
-    };
-    let (dest, da) = require_folder(c, user_id, dest_id, action)?;
-    live(&dest)?;
-    if dest.system.as_deref() == Some("my") {
-        return Err(ApiError::new(ErrorCode::EntityIsMyDir).into());
-    }
-    if !o.is_folder() && dest.system.as_deref() == Some("base") {
-        return Err(ApiError::new(ErrorCode::EntityIsBaseDir).into());
-    }
-    if o.is_folder() {
-        if dest.id == o.id {
-            return Err(
-                ApiError::field(ErrorCode::CannotMoveFolderToSelf, "destinationFolderId").into(),
-            );
-        }
-        let chain = coffer_store::content::ancestors(c, &dest.id)?;
-        if chain.iter().any(|a| a.id == o.id) {
-            return Err(
-                ApiError::field(ErrorCode::CannotMoveToChild, "destinationFolderId").into(),
-            );
-        }
-    }
-    Ok((dest, da))
-}
-
 /// Moves a folder (and what it holds) into another folder. Into another owner's tree the folder
 /// changes owner, and their quota must hold it (413).
 pub fn move_to(ctx: &Ctx, user_id: &str, id: &str, dest_id: &str) -> Result<FolderView> {
@@ -420,8 +385,8 @@ pub fn move_to(ctx: &Ctx, user_id: &str, id: &str, dest_id: &str) -> Result<Fold
         let (o, _) = require_folder(c, user_id, id, Action::MoveOut)?;
         live(&o)?;
         not_system(&o)?;
-        let (dest, da) = check_destination(c, user_id, &o, dest_id)?;
-        move_object(c, user_id, &o, &dest)?;
+        let (dest, da) = tree::check_destination(c, user_id, &o, dest_id)?;
+        tree::move_object(c, user_id, &o, &dest)?;
         events::record(
             c,
             "filesystem.folder.move",
@@ -438,33 +403,6 @@ pub fn move_to(ctx: &Ctx, user_id: &str, id: &str, dest_id: &str) -> Result<Fold
     })
 }
 
-/// Moves an object row under `dest`, keeping its name (409 when taken), changing the owner of
-/// its subtree when `dest` is in another owner's tree (within that owner's quota).
-pub(crate) fn move_object(c: &mut DbConn, user_id: &str, o: &Object, dest: &Object) -> Result<()> {
-    if coffer_store::content::live_child(c, &dest.id, &o.name_folded)?.is_some() {
-        return Err(ApiError::field(ErrorCode::EntityExists, "name").into());
-    }
-    if dest.owner_id != o.owner_id {
-        let ids = coffer_store::content::subtree_ids(c, &o.id)?;
-        let bytes = subtree_bytes(c, &o.id)?;
-        let (allowed, used) = super::quota(c, &dest.owner_id)?;
-        if used + bytes > allowed {
-            return Err(ApiError::new(ErrorCode::SystemNoStorageAvailable).into());
-        }
-        coffer_store::content::set_owner(c, &ids, &dest.owner_id)?;
-    }
-    let t = now();
-    coffer_store::content::move_object(c, &o.id, &dest.id, &o.name, &o.name_folded, user_id, t)
-        .map_err(super::name_conflict)?;
-    coffer_store::content::touch(c, &dest.id, t)?;
-    Ok(())
-}
-
-fn subtree_bytes(c: &mut DbConn, id: &str) -> Result<i64> {
-    let objs = coffer_store::content::live_subtree(c, id)?;
-    Ok(objs.iter().filter(|o| !o.is_folder()).map(|o| o.size).sum())
-}
-
 /// Copies a folder and its live content into another folder: new objects whose current versions
 /// share the blobs of the originals (no bytes are copied). Charged to the destination's owner.
 pub fn copy_to(ctx: &Ctx, user_id: &str, id: &str, dest_id: &str) -> Result<FolderView> {
@@ -472,7 +410,7 @@ pub fn copy_to(ctx: &Ctx, user_id: &str, id: &str, dest_id: &str) -> Result<Fold
         let (o, _) = require_folder(c, user_id, id, Action::Copy)?;
         live(&o)?;
         not_system(&o)?;
-        let (dest, da) = check_destination(c, user_id, &o, dest_id)?;
+        let (dest, da) = tree::check_destination(c, user_id, &o, dest_id)?;
         let objs = coffer_store::content::live_subtree(c, &o.id)?;
         let bytes: i64 = objs.iter().filter(|x| !x.is_folder()).map(|x| x.size).sum();
         let (allowed, used) = super::quota(c, &dest.owner_id)?;
@@ -497,7 +435,7 @@ pub fn copy_to(ctx: &Ctx, user_id: &str, id: &str, dest_id: &str) -> Result<Fold
             copy.description = src.description.clone();
             coffer_store::content::insert_object(c, &copy).map_err(super::name_conflict)?;
             if !src.is_folder() {
-                super::files::copy_current_version(c, src, &copy, user_id, t)?;
+                tree::copy_current_version(c, src, &copy, user_id, t)?;
             }
             ids.insert(src.id.clone(), copy.id.clone());
             if src.id == o.id {

@@ -1,15 +1,19 @@
-//! Background work of the content core, on the one job queue (`coffer_store::jobs`): virus
-//! scans, previews, upload-staging sweeps, blob sweeps and trash retention. Every node runs a
-//! worker ([`spawn`]); a job is claimed with a lease, so a dead node's jobs return to the queue.
+//! The job worker, and the background work of the content core, on the one job queue
+//! (`coffer_store::jobs`): virus scans, previews, upload-staging sweeps, blob sweeps and trash
+//! retention. Every node runs a worker ([`spawn`]); a job is claimed with a lease, so a dead
+//! node's jobs return to the queue. The worker runs the kinds registered in [`Registry`]: the
+//! core's [`KINDS`] and those of the areas above it, which the core never names.
 
 use crate::{now, Ctx, Result};
 use coffer_errors::Error;
 use coffer_scanner::Verdict;
-use coffer_store::models::{FileVersion, Job};
+use coffer_store::models::FileVersion;
 use coffer_store::DbConn;
+use futures_util::future::LocalBoxFuture;
 use futures_util::StreamExt;
 use serde_json::json;
 use std::io::Read as _;
+use std::sync::RwLock;
 use std::time::Duration;
 
 pub const SCAN: &str = "scan";
@@ -17,6 +21,80 @@ pub const PREVIEW: &str = "preview";
 pub const SWEEP_UPLOADS: &str = "sweep-uploads";
 pub const SWEEP_BLOBS: &str = "sweep-blobs";
 pub const PURGE_TRASH: &str = "purge-trash";
+
+/// Runs one job of a kind, given its payload.
+pub type Handler = for<'a> fn(&'a Ctx, &'a str) -> LocalBoxFuture<'a, Result<()>>;
+
+/// A kind of job: its name in the queue, what runs it, and for a periodic job the seconds from
+/// one run to the next.
+#[derive(Clone, Copy)]
+pub struct Kind {
+    pub name: &'static str,
+    pub period: Option<i64>,
+    pub run: Handler,
+}
+
+/// The job kinds of the content core.
+pub const KINDS: &[Kind] = &[
+    Kind {
+        name: SCAN,
+        period: None,
+        run: |ctx, version| Box::pin(scan(ctx, version)),
+    },
+    Kind {
+        name: PREVIEW,
+        period: None,
+        run: |ctx, version| Box::pin(preview(ctx, version)),
+    },
+    Kind {
+        name: SWEEP_UPLOADS,
+        period: Some(600),
+        run: |ctx, _| Box::pin(sweep_uploads(ctx)),
+    },
+    Kind {
+        name: SWEEP_BLOBS,
+        period: Some(3600),
+        run: |ctx, _| Box::pin(sweep_blobs(ctx)),
+    },
+    Kind {
+        name: PURGE_TRASH,
+        period: Some(86_400),
+        run: |ctx, _| Box::pin(purge_trash(ctx)),
+    },
+];
+
+/// The job kinds this server runs ([`crate::Ctx::jobs`]): the table the areas register into at
+/// start-up, where `cofferd` starts the worker ([`KINDS`] of the content core, and each area
+/// above it its own), so that the core runs work of areas it knows nothing of. A job of a kind
+/// no area registered fails like a failing job (retried with backoff); a periodic kind whose
+/// area is absent is never queued.
+#[derive(Default)]
+pub struct Registry(RwLock<Vec<Kind>>);
+
+impl Registry {
+    /// Adds `kinds`; a kind registered again replaces the earlier entry.
+    pub fn register(&self, kinds: &[Kind]) {
+        let mut table = self.0.write().unwrap_or_else(|e| e.into_inner());
+        for k in kinds {
+            table.retain(|t| t.name != k.name);
+            table.push(*k);
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<Kind> {
+        let table = self.0.read().unwrap_or_else(|e| e.into_inner());
+        table.iter().find(|k| k.name == name).copied()
+    }
+
+    fn periodic(&self) -> Vec<&'static str> {
+        let table = self.0.read().unwrap_or_else(|e| e.into_inner());
+        table
+            .iter()
+            .filter(|k| k.period.is_some())
+            .map(|k| k.name)
+            .collect()
+    }
+}
 
 /// Seconds a claimed job is held before another node may take it.
 const LEASE: i64 = 300;
@@ -33,22 +111,13 @@ pub fn enqueue(c: &mut DbConn, kind: &str, payload: &str, t: i64) -> Result<()> 
 pub fn schedule_periodic(ctx: &Ctx) -> Result<()> {
     ctx.write(|c| {
         let t = now();
-        for kind in [SWEEP_UPLOADS, SWEEP_BLOBS, PURGE_TRASH] {
+        for kind in ctx.jobs.periodic() {
             if !coffer_store::jobs::pending(c, kind, "")? {
                 coffer_store::jobs::enqueue(c, kind, "", t, 3, t)?;
             }
         }
         Ok(())
     })
-}
-
-/// How long until a periodic job runs again.
-fn period(kind: &str) -> i64 {
-    match kind {
-        SWEEP_UPLOADS => 600,
-        SWEEP_BLOBS => 3600,
-        _ => 86_400,
-    }
 }
 
 /// Backoff before retry `attempt` (1-based): 10 s, 40 s, 160 s, … capped at an hour.
@@ -70,7 +139,12 @@ pub async fn run_due(ctx: &Ctx, node: &str) -> Result<usize> {
             return Ok(ran);
         }
         for job in jobs {
-            let outcome = run(ctx, &job).await;
+            let kind = ctx.jobs.get(&job.kind);
+            let outcome = match kind {
+                Some(k) => (k.run)(ctx, &job.payload).await,
+                None => Err(Error::internal(format!("unknown job kind {}", job.kind))),
+            };
+            let period = kind.and_then(|k| k.period);
             let node_s = node.to_string();
             let t = now();
             ctx.write_owned(move |c| {
@@ -78,17 +152,10 @@ pub async fn run_due(ctx: &Ctx, node: &str) -> Result<usize> {
                     Ok(()) => {
                         coffer_store::jobs::complete(c, job.id, &node_s)?;
                         // A periodic job queues its next run.
-                        if matches!(job.kind.as_str(), SWEEP_UPLOADS | SWEEP_BLOBS | PURGE_TRASH)
-                            && !coffer_store::jobs::pending(c, &job.kind, "")?
-                        {
-                            coffer_store::jobs::enqueue(
-                                c,
-                                &job.kind,
-                                "",
-                                t + period(&job.kind),
-                                3,
-                                t,
-                            )?;
+                        if let Some(period) = period {
+                            if !coffer_store::jobs::pending(c, &job.kind, "")? {
+                                coffer_store::jobs::enqueue(c, &job.kind, "", t + period, 3, t)?;
+                            }
                         }
                     }
                     Err(e) => {
@@ -113,17 +180,6 @@ pub async fn run_due(ctx: &Ctx, node: &str) -> Result<usize> {
             .await?;
             ran += 1;
         }
-    }
-}
-
-async fn run(ctx: &Ctx, job: &Job) -> Result<()> {
-    match job.kind.as_str() {
-        SCAN => scan(ctx, &job.payload).await,
-        PREVIEW => preview(ctx, &job.payload).await,
-        SWEEP_UPLOADS => sweep_uploads(ctx).await,
-        SWEEP_BLOBS => sweep_blobs(ctx).await,
-        PURGE_TRASH => purge_trash(ctx).await,
-        other => Err(Error::internal(format!("unknown job kind {other}"))),
     }
 }
 
@@ -220,7 +276,7 @@ async fn set_av(ctx: &Ctx, version_id: &str, status: &str, sig: Option<String>) 
         } else {
             "filesystem.version.quarantine"
         };
-        crate::events::record(
+        crate::platform::events::record(
             c,
             subject,
             None,
@@ -482,9 +538,8 @@ fn run_converter(
 }
 
 /// Ends expired upload sessions and drops their staging; also staging no session names (a
-/// node killed between steps). Web-form submissions never sent go first, with their uploads.
+/// node killed between steps).
 async fn sweep_uploads(ctx: &Ctx) -> Result<()> {
-    crate::web_form_drafts::sweep(ctx).await?;
     let expired = ctx
         .write_owned(|c| {
             let rows = coffer_store::content::expired_uploads(c, now(), 1000)?;
@@ -573,7 +628,7 @@ async fn purge_trash(ctx: &Ctx) -> Result<()> {
         let t = now();
         let purged = coffer_store::content::purge_trash(c, t - days * 86_400, t, 1000)?;
         if purged > 0 {
-            crate::events::record(
+            crate::platform::events::record(
                 c,
                 "filesystem.trash.purge",
                 None,
@@ -707,6 +762,27 @@ mod tests {
             run("   ", dir.path(), Duration::from_secs(1)).unwrap_err(),
             "the command is empty"
         );
+    }
+
+    #[test]
+    fn the_registry_runs_the_kinds_areas_registered() {
+        let jobs = Registry::default();
+        assert!(jobs.get(SCAN).is_none() && jobs.periodic().is_empty());
+        jobs.register(KINDS);
+        assert!(jobs.get(SCAN).is_some_and(|k| k.period.is_none()));
+        assert_eq!(
+            jobs.periodic(),
+            [SWEEP_UPLOADS, SWEEP_BLOBS, PURGE_TRASH],
+            "only periodic kinds are queued by schedule_periodic"
+        );
+        // An area registering a kind again replaces it; other kinds stay.
+        jobs.register(&[Kind {
+            name: SWEEP_BLOBS,
+            period: None,
+            run: |_, _| Box::pin(async { Ok(()) }),
+        }]);
+        assert_eq!(jobs.periodic(), [SWEEP_UPLOADS, PURGE_TRASH]);
+        assert_eq!(jobs.0.read().unwrap().len(), KINDS.len());
     }
 
     #[test]

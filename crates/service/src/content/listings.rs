@@ -20,7 +20,7 @@ use coffer_domain::content::Access;
 use coffer_store::content::ChildQuery;
 use serde_json::value::RawValue;
 
-use crate::views::Listed;
+use crate::platform::views::Listed;
 
 /// A page of rendered records.
 #[derive(Debug)]

@@ -12,6 +12,7 @@ pub mod folders;
 pub mod jobs;
 pub mod listings;
 pub mod sharing;
+mod tree;
 pub mod uploads;
 pub mod views;
 
@@ -21,8 +22,28 @@ pub use coffer_store::content::ChildQuery;
 use crate::{now, Result};
 use coffer_domain::content::{self as rules, Access, Action};
 use coffer_errors::{ApiError, Error, ErrorCode};
+use coffer_storage::StorageError;
 use coffer_store::models::Object;
 use coffer_store::DbConn;
+
+/// How a request body that timed out is told apart among aborted writes (answered 408).
+const TIMED_OUT: &str = "timed out";
+
+/// A storage failure: a full store or a refused size are the client's to hear, the rest is
+/// logged and answered 500.
+pub(crate) fn storage_error(e: StorageError) -> Error {
+    match e {
+        StorageError::TooLarge => ApiError::new(ErrorCode::SystemNoStorageAvailable).into(),
+        StorageError::NotFound => not_found(),
+        StorageError::Aborted(why) if why.starts_with(TIMED_OUT) => {
+            ApiError::new(ErrorCode::RequestTimeout).into()
+        }
+        StorageError::Aborted(_) => ApiError::new(ErrorCode::RequestInvalidJson)
+            .with_message("The request body could not be read.")
+            .into(),
+        other => Error::internal(format!("storage: {other}")),
+    }
+}
 
 /// What the content services need to know of the deployment.
 #[derive(Debug, Clone)]

@@ -3,8 +3,9 @@
 
 use super::views::{CommentView, MemberView, RoleView};
 use super::{live, not_system, require, require_file};
-use crate::views::Listed;
-use crate::{events, now, Ctx, Result};
+use crate::platform::events;
+use crate::platform::views::Listed;
+use crate::{now, Ctx, Result};
 use coffer_domain::content::{self as rules, Action, ObjectKind};
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_store::models::{Member, NewComment};

@@ -10,16 +10,18 @@
 
 use super::files::{self, Stored, Target};
 use super::views::{FileView, UploadConfig, UploadView};
-use crate::views::Listed;
+use super::{storage_error, TIMED_OUT};
+use crate::platform::views::Listed;
 use crate::{now, Ctx, Result};
 use bytes::Bytes;
 use coffer_domain::content::{self as rules, ChunkDecision, ChunkDecoder, ChunkMeta, UploadState};
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_storage::StorageError;
-use coffer_store::models::{NewUpload, Upload};
+use coffer_store::models::{NewUpload, Object, Upload};
+use coffer_store::DbConn;
 use futures_util::Stream;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll};
 
 /// What `initiateUpload` carries.
@@ -31,6 +33,31 @@ pub struct InitiateInput {
     pub client_created: Option<i64>,
     pub client_modified: Option<i64>,
     pub tracking_id: Option<String>,
+}
+
+/// What becomes of a finished upload's file besides its folder, for a session opened onto a
+/// target ([`initiate_onto`]): the core calls it in the transaction that records the file, so
+/// the file and its use are one change, and knows nothing of what a target is. The area that
+/// owns the targets provides it at start-up ([`Completion::set`]): the mail area attaches the
+/// file to the draft email the target names (web-form submissions are draft emails too).
+pub type OnComplete = fn(&mut DbConn, &str, &Object) -> Result<()>;
+
+/// This server's [`OnComplete`] ([`crate::Ctx::upload_completion`]).
+#[derive(Default)]
+pub struct Completion(RwLock<Option<OnComplete>>);
+
+impl Completion {
+    /// Makes `f` the completion of every session opened onto a target.
+    pub fn set(&self, f: OnComplete) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Some(f);
+    }
+
+    /// The completion an area provided. A session has a target only when an area opened it,
+    /// so none here means the server was wired without that area: the upload fails whole.
+    fn get(&self) -> Result<OnComplete> {
+        (*self.0.read().unwrap_or_else(|e| e.into_inner()))
+            .ok_or_else(|| Error::internal("an upload has a target but no area completes it"))
+    }
 }
 
 fn upload_view(ctx: &Ctx, u: &Upload) -> UploadView {
@@ -48,30 +75,18 @@ pub fn initiate(
     initiate_for(ctx, user_id, folder_id, file_id, None, input)
 }
 
-/// Opens a chunked upload whose file attaches to the caller's draft `email_id` when it
-/// completes (`POST /rest/mail/{id}/actions/initiateUpload`); the file is stored in the caller's
-/// system folder for mail attachments.
-pub fn initiate_for_mail(
-    ctx: &Ctx,
-    user_id: &str,
-    email_id: &str,
-    input: &InitiateInput,
-) -> Result<UploadView> {
-    let folder = crate::mail::upload_folder(ctx, user_id, email_id)?;
-    initiate_for(ctx, user_id, Some(&folder), None, Some(email_id), input)
-}
-
-/// Opens a chunked upload into `folder` whose file attaches to the draft `email_id` when it
-/// completes: the public upload of a web-form submission, whose reference the caller checked
-/// ([`crate::web_form_drafts`]); `user_id` is the form's owner, whose folder and quota take it.
-pub(crate) fn initiate_onto_draft(
+/// Opens a chunked upload into `folder` onto `target`: when it completes, the file goes on to
+/// the [`Completion`] an area provided (a draft email: the mail area's attachment upload and a
+/// web-form submission's public upload). `user_id` is the one whose folder and quota take the
+/// file; the caller checked that the target is theirs to use.
+pub fn initiate_onto(
     ctx: &Ctx,
     user_id: &str,
     folder: &str,
-    email_id: &str,
+    target: &str,
     input: &InitiateInput,
 ) -> Result<UploadView> {
-    initiate_for(ctx, user_id, Some(folder), None, Some(email_id), input)
+    initiate_for(ctx, user_id, Some(folder), None, Some(target), input)
 }
 
 fn initiate_for(
@@ -79,7 +94,7 @@ fn initiate_for(
     user_id: &str,
     folder_id: Option<&str>,
     file_id: Option<&str>,
-    email_id: Option<&str>,
+    onto: Option<&str>,
     input: &InitiateInput,
 ) -> Result<UploadView> {
     if let Some(n) = input.total_chunks {
@@ -132,7 +147,7 @@ fn initiate_for(
                 created_at: t,
                 updated_at: t,
                 expires_at: t + limits.upload_timeout,
-                email_id: email_id.map(str::to_string),
+                email_id: onto.map(str::to_string),
             },
         )?;
         let u = coffer_store::content::upload(c, id)?.ok_or_else(super::not_found)?;
@@ -199,22 +214,6 @@ pub fn config(ctx: &Ctx) -> Result<UploadConfig> {
     })
 }
 
-/// A storage failure: a full store or a refused size are the client's to hear, the rest is
-/// logged and answered 500.
-pub(crate) fn storage_error(e: StorageError) -> Error {
-    match e {
-        StorageError::TooLarge => ApiError::new(ErrorCode::SystemNoStorageAvailable).into(),
-        StorageError::NotFound => super::not_found(),
-        StorageError::Aborted(why) if why.starts_with(TIMED_OUT) => {
-            ApiError::new(ErrorCode::RequestTimeout).into()
-        }
-        StorageError::Aborted(_) => ApiError::new(ErrorCode::RequestInvalidJson)
-            .with_message("The request body could not be read.")
-            .into(),
-        other => Error::internal(format!("storage: {other}")),
-    }
-}
-
 /// What a chunk request answers.
 #[derive(Debug)]
 pub enum ChunkOutcome {
@@ -237,8 +236,6 @@ impl From<BodyError> for StorageError {
         }
     }
 }
-
-const TIMED_OUT: &str = "timed out";
 
 /// The body of a request as a stream of bytes, as the HTTP layer reads it.
 pub type Body = Pin<Box<dyn Stream<Item = std::result::Result<Bytes, BodyError>>>>;
@@ -451,7 +448,7 @@ async fn complete(ctx: &Ctx, user_id: &str, upload: &Upload, chunks: u32) -> Res
     let user = user_id.to_string();
     let ctx2 = ctx.clone();
     let id = upload.id;
-    let email = upload.email_id.clone();
+    let target_id = upload.email_id.clone();
     let kept = stored.clone();
     let file = match ctx
         .write_owned(move |c| {
@@ -461,8 +458,8 @@ async fn complete(ctx: &Ctx, user_id: &str, upload: &Upload, chunks: u32) -> Res
             if !coffer_store::content::finish_upload(c, id, &file.id, now())? {
                 return Err(super::not_found());
             }
-            if let Some(email) = &email {
-                crate::mail::attach_uploaded(c, email, &file)?;
+            if let Some(target) = &target_id {
+                (ctx2.upload_completion.get()?)(c, target, &file)?;
             }
             Ok(file)
         })
@@ -539,5 +536,21 @@ pub async fn release_unused(ctx: &Ctx, stored: &Stored) {
         .await;
     if let Err(e) = r {
         log::warn!("could not mark an unused blob for the sweep: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upload_onto_a_target_needs_the_completion_an_area_provided() {
+        fn attach(_: &mut DbConn, _: &str, _: &Object) -> Result<()> {
+            Ok(())
+        }
+        let completion = Completion::default();
+        assert!(completion.get().is_err());
+        completion.set(attach);
+        assert!(completion.get().is_ok());
     }
 }

@@ -1,7 +1,7 @@
 //! The content records clients read, with the reference's field names.
 
+use crate::platform::views::Link;
 use crate::rfc3339;
-use crate::views::Link;
 use coffer_domain::content::{self as rules, Access};
 use coffer_store::models::{Comment, FileVersion, Object, Upload};
 use serde::Serialize;

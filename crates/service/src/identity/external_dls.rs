@@ -3,9 +3,11 @@
 //! every user reads it and checks addresses against it. Such an address cannot become an
 //! account (403 `ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST`), and contacts show it as a list.
 
-use crate::views::Listed;
+use crate::platform::auth::AccountAdmin;
+use crate::platform::events;
+use crate::platform::views::Listed;
 use crate::Ctx;
-use crate::{events, now, Result};
+use crate::{now, Result};
 use coffer_domain::list::ListQuery;
 use coffer_errors::{ApiError, ErrorCode};
 use coffer_store::DbConn;
@@ -49,7 +51,8 @@ pub fn list(ctx: &Ctx, search: Option<&str>, q: &ListQuery) -> Result<Listed<Ext
 /// `coffer_domain::contact::parse_email_list`). Adding a listed one again changes nothing;
 /// answers every address asked for, all listed now. Records `externaldl.email.create` with the
 /// addresses it added, when it added any.
-pub fn add(ctx: &Ctx, emails: &[String], actor: &str) -> Result<Vec<ExternalDlView>> {
+pub fn add(ctx: &Ctx, admin: &AccountAdmin, emails: &[String]) -> Result<Vec<ExternalDlView>> {
+    let actor = admin.user_id();
     ctx.write(|c| {
         let added = coffer_store::external_dls::add(c, emails, Some(actor), now())?;
         if !added.is_empty() {
@@ -68,7 +71,8 @@ pub fn add(ctx: &Ctx, emails: &[String], actor: &str) -> Result<Vec<ExternalDlVi
 /// `DELETE /rest/externalDL`: takes the addresses off the list; answers those it took off
 /// (addresses that were not listed are left out). Records `externaldl.email.delete` when it
 /// removed any.
-pub fn remove(ctx: &Ctx, emails: &[String], actor: &str) -> Result<Vec<ExternalDlView>> {
+pub fn remove(ctx: &Ctx, admin: &AccountAdmin, emails: &[String]) -> Result<Vec<ExternalDlView>> {
+    let actor = admin.user_id();
     let removed = ctx.write(|c| {
         let removed = coffer_store::external_dls::remove(c, emails)?;
         if !removed.is_empty() {
@@ -124,7 +128,7 @@ pub fn refuse_as_account(c: &mut DbConn, email: &str, field: &str) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::accounts::{create_user, NewUser};
+    use crate::identity::accounts::{create_user, NewUser};
     use coffer_domain::Role;
 
     fn new_user(email: &str) -> NewUser {
@@ -140,7 +144,8 @@ mod tests {
     #[test]
     fn a_listed_address_cannot_become_an_account() {
         let (_d, ctx) = crate::test_support::ctx();
-        let added = add(&ctx, &["team@partner.example".into()], "admin").unwrap();
+        let admin = AccountAdmin::check(crate::test_support::caller(Role::HelpdeskAdmin)).unwrap();
+        let added = add(&ctx, &admin, &["team@partner.example".into()]).unwrap();
         assert_eq!(added[0].email, "team@partner.example");
         let users = |ctx: &Ctx| {
             ctx.with_conn(|c| Ok(coffer_store::users::count(c)?))
@@ -159,8 +164,8 @@ mod tests {
         assert_eq!(
             remove(
                 &ctx,
-                &["team@partner.example".into(), "x@y.io".into()],
-                "admin"
+                &admin,
+                &["team@partner.example".into(), "x@y.io".into()]
             )
             .unwrap(),
             [ExternalDlView {

@@ -10,12 +10,13 @@
 //! as for any `/rest` call, a wrong or expired reference answers 404 like an unknown email and
 //! counts against the client address (429 once it is locked). The files are stored in the
 //! owner's folder for mail attachments and attach to the draft as they complete. Sending the
-//! form ([`crate::web_forms::submit`]) turns the draft into the submission and ends the
-//! reference; a draft never sent is swept after [`LIFETIME`] with its files ([`sweep`]).
+//! form ([`super::submit`]) turns the draft into the submission and ends the reference; a draft
+//! never sent is swept after [`LIFETIME`] with its files ([`sweep`], the periodic job [`SWEEP`]).
 
-use crate::auth::Caller;
+use crate::content::jobs::Kind;
 use crate::content::uploads::{self, InitiateInput};
 use crate::content::views::UploadView;
+use crate::platform::auth::Caller;
 use crate::web_forms::{self, not_found, MAX_FILES};
 use crate::{now, Ctx, Error, Result};
 use coffer_errors::{ApiError, ErrorCode};
@@ -23,6 +24,16 @@ use coffer_oauth::secrets::{hash_token, new_token};
 use coffer_store::emails::{self as mail_store, Email};
 use coffer_store::web_forms::{self as store, Draft, WebForm};
 use coffer_store::DbConn;
+
+/// The job that sweeps submissions never sent ([`sweep`]).
+pub const SWEEP: &str = "sweep-web-form-drafts";
+
+/// The job kinds of web forms, registered where the worker starts.
+pub const JOBS: &[Kind] = &[Kind {
+    name: SWEEP,
+    period: Some(600),
+    run: |ctx, _| Box::pin(async move { sweep(ctx).await.map(drop) }),
+}];
 
 /// How long a submission may take from its start to the form's POST (seconds).
 pub const LIFETIME: i64 = 2 * 3600;
@@ -164,7 +175,7 @@ pub fn initiate_upload(
         let owner = coffer_store::users::by_id(c, &f.owner_id)?.ok_or_else(not_found)?;
         Ok((owner.id, owner.mydir_id))
     })?;
-    uploads::initiate_onto_draft(ctx, &owner, &folder, &d.email_id, input)
+    uploads::initiate_onto(ctx, &owner, &folder, &d.email_id, input)
 }
 
 /// Whose session upload `id` is, when `reference` opens the submission it was opened for: the

@@ -1,8 +1,10 @@
 //! User accounts: creation (operator CLI, first start), password hashing, credential checks and
 //! the current-user record.
 
-use crate::views::CurrentUser;
-use crate::{events, now, settings, Ctx, Result};
+use crate::identity::settings;
+use crate::platform::events;
+use crate::platform::views::CurrentUser;
+use crate::{now, Ctx, Result};
 use argon2::password_hash::{
     rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString,
 };
@@ -115,19 +117,19 @@ pub enum SignIn {
     Locked(i64),
 }
 
-/// Checks credentials with brute-force throttling (see [`crate::throttle`]).
+/// Checks credentials with brute-force throttling (see [`crate::platform::throttle`]).
 pub fn sign_in(ctx: &Ctx, email: &str, password: &str, client_ip: Option<&str>) -> Result<SignIn> {
-    let keys = crate::throttle::keys(Some(email), client_ip);
-    if let Some(wait) = crate::throttle::locked(ctx, &keys)? {
+    let keys = crate::platform::throttle::keys(Some(email), client_ip);
+    if let Some(wait) = crate::platform::throttle::locked(ctx, &keys)? {
         return Ok(SignIn::Locked(wait));
     }
     match check_credentials(ctx, email, password)? {
         Some(user) => {
-            crate::throttle::succeeded(ctx, email)?;
+            crate::platform::throttle::succeeded(ctx, email)?;
             Ok(SignIn::Ok(Box::new(user)))
         }
         None => {
-            std::thread::sleep(crate::throttle::failed(ctx, &keys)?);
+            std::thread::sleep(crate::platform::throttle::failed(ctx, &keys)?);
             Ok(SignIn::Wrong)
         }
     }
@@ -135,7 +137,7 @@ pub fn sign_in(ctx: &Ctx, email: &str, password: &str, client_ip: Option<&str>) 
 
 /// Re-authentication of a signed-in user before a sensitive change: the current password,
 /// given in the body field `field`, must match. It counts against the same per-account and
-/// per-address limits as a sign-in (see [`crate::throttle`]), so a stolen token or session is no
+/// per-address limits as a sign-in (see [`crate::platform::throttle`]), so a stolen token or session is no
 /// way to test passwords: a wrong one is answered slowly as the failures add up, and a locked
 /// account or address is refused (429 with `Retry-After`) even with the right password.
 pub fn reauthenticate(
@@ -145,18 +147,18 @@ pub fn reauthenticate(
     field: &'static str,
     client_ip: Option<&str>,
 ) -> Result<()> {
-    let keys = crate::throttle::keys(Some(&user.email), client_ip);
-    if let Some(wait) = crate::throttle::locked(ctx, &keys)? {
+    let keys = crate::platform::throttle::keys(Some(&user.email), client_ip);
+    if let Some(wait) = crate::platform::throttle::locked(ctx, &keys)? {
         return Err(ApiError::new(ErrorCode::RequestRateLimited)
             .with_message("Too many requests (too many wrong passwords; try again later).")
             .with_retry_after(wait)
             .into());
     }
     if verify_password(password, user.password_hash.as_deref()) {
-        crate::throttle::succeeded(ctx, &user.email)?;
+        crate::platform::throttle::succeeded(ctx, &user.email)?;
         return Ok(());
     }
-    std::thread::sleep(crate::throttle::failed(ctx, &keys)?);
+    std::thread::sleep(crate::platform::throttle::failed(ctx, &keys)?);
     Err(ApiError::field(ErrorCode::InvalidParameter, field)
         .with_message(format!(
             "The parameter is invalid ({field} does not match)."
@@ -260,7 +262,7 @@ pub fn insert_user(
     profile: Option<&str>,
     actor: Option<&str>,
 ) -> Result<User> {
-    crate::external_dls::refuse_as_account(c, email.as_str(), "email")?;
+    crate::identity::external_dls::refuse_as_account(c, email.as_str(), "email")?;
     if coffer_store::users::by_email(c, email.as_str())?.is_some() {
         return Err(ApiError::field(ErrorCode::EntityExists, "email").into());
     }
@@ -367,7 +369,7 @@ pub fn ensure_system_records(ctx: &Ctx) -> Result<()> {
     ctx.write(|c| {
         coffer_store::migrate::lock_setup(c)?;
         if coffer_store::web_sessions::web_client_id(c)?.is_none() {
-            crate::clients::insert_builtin_web_client(c, &secret, &redirect_uri, None)?;
+            crate::identity::clients::insert_builtin_web_client(c, &secret, &redirect_uri, None)?;
         }
         Ok(())
     })
@@ -411,7 +413,7 @@ pub fn bootstrap(ctx: &Ctx) -> Result<Option<Bootstrap>> {
                 coffer_store::clients::update(c, &client)?;
                 client
             }
-            None => crate::clients::insert_builtin_web_client(
+            None => crate::identity::clients::insert_builtin_web_client(
                 c,
                 &secret,
                 &redirect_uri,

@@ -6,12 +6,24 @@
 //! an inbox entry in the transaction that sends it; each outside recipient gets a message through
 //! the outbox with a link whose reference is stored only hashed. Attachments are stored versions:
 //! the blob counts the attachment as a reference, so no byte is copied and none goes while the
-//! email keeps it.
+//! email keeps it. A file uploaded onto a draft attaches as the upload completes
+//! ([`attach_uploaded`], the content core's upload completion).
+//!
+//! The area: this module (mail and what its parts share), outside recipients and their reads by
+//! reference ([`access`]), shared mailboxes ([`shared_mailboxes`]) and the address book
+//! ([`contacts`]). It builds on `content` and `identity`.
+
+pub mod access;
+pub mod contacts;
+pub mod shared_mailboxes;
 
 use crate::content::files::Download;
+use crate::content::uploads::InitiateInput;
+use crate::content::views::UploadView;
 use crate::content::{live, require_file};
-use crate::views::Listed;
-use crate::{events, now, rfc3339, Ctx, Result};
+use crate::platform::events;
+use crate::platform::views::Listed;
+use crate::{now, rfc3339, Ctx, Result};
 use coffer_domain::content::Action;
 use coffer_domain::mail::{self as rules, Acl, SendInput};
 use coffer_errors::{ApiError, Error, ErrorCode};
@@ -166,11 +178,11 @@ pub struct BulkError {
     pub code: String,
 }
 
-fn not_found() -> Error {
+pub(super) fn not_found() -> Error {
     ApiError::new(ErrorCode::EntityNotFound).into()
 }
 
-fn denied(why: &str) -> Error {
+pub(super) fn denied(why: &str) -> Error {
     ApiError::new(ErrorCode::AccessUser)
         .with_message(format!("Insufficient access permissions ({why})."))
         .into()
@@ -181,7 +193,7 @@ mod shared {
     use crate::Result;
     use coffer_store::DbConn;
 
-    pub use crate::shared_mailboxes::{active_mailboxes, require_active_member};
+    pub use crate::mail::shared_mailboxes::{active_mailboxes, require_active_member};
 
     pub fn is_shared_mailbox(c: &mut DbConn, user: &str) -> Result<bool> {
         Ok(coffer_store::shared_mailboxes::is_shared_mailbox(c, user)?)
@@ -231,7 +243,7 @@ fn person(c: &mut DbConn, cache: &mut HashMap<String, PersonView>, id: &str) -> 
 }
 
 /// The views of listed entries.
-fn views(
+pub(super) fn views(
     c: &mut DbConn,
     rows: &[(Entry, Email)],
     with_recipients: bool,
@@ -410,7 +422,7 @@ pub fn recipients(ctx: &Ctx, caller: &str, id: &str) -> Result<Vec<RecipientView
     })
 }
 
-fn attachment_view(c: &mut DbConn, a: &Attachment) -> Result<AttachmentView> {
+pub(super) fn attachment_view(c: &mut DbConn, a: &Attachment) -> Result<AttachmentView> {
     let version = coffer_store::content::version(c, &a.version_id)?;
     let file_gone = match coffer_store::content::object(c, &a.file_id)? {
         Some(o) => o.deleted_at.is_some(),
@@ -463,96 +475,6 @@ pub fn attachments(
     })
 }
 
-/// The email a link's reference opens through the capability reads of `/rest` (no bearer
-/// token; `no_auth` mail only, docs/mail.md). A reference that is bad, or of mail that asks for
-/// more than the link, is 404 like an unknown email; expired or withdrawn mail is 403
-/// `ERR_ACCESS_USER` as for a signed-in recipient; too many failures from the address, 429.
-fn by_reference(
-    ctx: &Ctx,
-    id: &str,
-    reference: &str,
-    client_ip: Option<&str>,
-) -> Result<(Email, Recipient)> {
-    use crate::mail_access::Refused;
-    match crate::mail_access::by_reference(ctx, id, reference, client_ip)? {
-        Ok(x) => Ok(x),
-        Err(Refused::Expired) => Err(denied("the email has expired")),
-        Err(Refused::Withdrawn) => Err(denied("the email was withdrawn")),
-        Err(Refused::Locked(wait)) => Err(ApiError::new(ErrorCode::RequestRateLimited)
-            .with_retry_after(wait.max(1))
-            .into()),
-        Err(Refused::Invalid | Refused::Internal | Refused::Unverified) => Err(not_found()),
-    }
-}
-
-/// `GET /rest/mail/{id}?ref=…` without a bearer token: the email as its outside recipient sees
-/// it (no recipients list).
-pub fn get_by_reference(
-    ctx: &Ctx,
-    id: &str,
-    reference: &str,
-    client_ip: Option<&str>,
-) -> Result<MailView> {
-    let (e, r) = by_reference(ctx, id, reference, client_ip)?;
-    ctx.read(|c| {
-        let t = e.sent_at.unwrap_or(e.modified_at);
-        let entry = Entry {
-            user_id: String::new(),
-            email_id: e.id.clone(),
-            role: "r".into(),
-            bucket: "inbox".into(),
-            is_read: true,
-            trashed_at: None,
-            created_at: t,
-            modified_at: t,
-        };
-        let mut v = views(c, &[(entry, e)], false, &r.address)?;
-        v.pop().ok_or_else(not_found)
-    })
-}
-
-/// `GET /rest/mail/{id}/attachments?ref=…` without a bearer token.
-pub fn attachments_by_reference(
-    ctx: &Ctx,
-    id: &str,
-    reference: &str,
-    client_ip: Option<&str>,
-    offset: i64,
-    limit: i64,
-) -> Result<Listed<AttachmentView>> {
-    let (e, _) = by_reference(ctx, id, reference, client_ip)?;
-    ctx.read(|c| {
-        let all = store::attachments(c, &e.id)?;
-        let mut items = Vec::new();
-        for a in all
-            .iter()
-            .skip(offset.max(0) as usize)
-            .take(limit.max(0) as usize)
-        {
-            items.push(attachment_view(c, a)?);
-        }
-        Ok(Listed {
-            items,
-            total: all.len() as i64,
-            offset,
-            limit,
-        })
-    })
-}
-
-/// `GET /rest/mail/{id}/attachments/{aid}/content?ref=…` without a bearer token: the download
-/// and the recipient's address (for the event).
-pub fn attachment_download_by_reference(
-    ctx: &Ctx,
-    id: &str,
-    attachment_id: &str,
-    reference: &str,
-    client_ip: Option<&str>,
-) -> Result<(Download, String)> {
-    let (e, r) = by_reference(ctx, id, reference, client_ip)?;
-    ctx.read(|c| Ok((attachment_of(c, &e, attachment_id)?, r.address)))
-}
-
 /// Whether an email's files may still be opened by a recipient: not withdrawn, not expired.
 fn open_for_recipient(e: &Email, t: i64) -> Result<()> {
     if e.withdrawn_at.is_some() {
@@ -582,7 +504,7 @@ pub fn attachment_download(
 }
 
 /// The download of an email's attachment, once access to the email was decided.
-pub(crate) fn attachment_of(c: &mut DbConn, e: &Email, attachment_id: &str) -> Result<Download> {
+pub(super) fn attachment_of(c: &mut DbConn, e: &Email, attachment_id: &str) -> Result<Download> {
     let a = store::attachments(c, &e.id)?
         .into_iter()
         .find(|a| a.id == attachment_id)
@@ -841,9 +763,11 @@ pub(crate) fn attach(
     Ok(())
 }
 
-/// Attaches the file an upload opened on a draft completed (called in the upload's commit). A
-/// draft sent or deleted in the meantime takes nothing; the file stays where it was stored.
-pub(crate) fn attach_uploaded(
+/// Attaches the file an upload opened on a draft completed: the content core's upload
+/// completion ([`crate::content::uploads::OnComplete`]), which `cofferd` registers at start-up;
+/// called in the upload's commit. A draft sent or deleted in the meantime takes nothing; the file
+/// stays where it was stored.
+pub fn attach_uploaded(
     c: &mut DbConn,
     email_id: &str,
     file: &coffer_store::models::Object,
@@ -864,14 +788,21 @@ pub(crate) fn attach_uploaded(
     )
 }
 
-/// The folder an upload onto the caller's draft `id` stores its file in (the caller's system
-/// folder for mail attachments), after checking the draft is theirs.
-pub fn upload_folder(ctx: &Ctx, caller: &str, id: &str) -> Result<String> {
-    ctx.read(|c| {
+/// `POST /rest/mail/{id}/actions/initiateUpload`: opens a chunked upload whose file attaches to
+/// the caller's draft `id` when it completes ([`attach_uploaded`]); the file is stored in the
+/// caller's system folder for mail attachments.
+pub fn initiate_upload(
+    ctx: &Ctx,
+    caller: &str,
+    id: &str,
+    input: &InitiateInput,
+) -> Result<UploadView> {
+    let folder = ctx.read(|c| {
         own_draft(c, caller, id)?;
         let u = coffer_store::users::by_id(c, caller)?.ok_or_else(not_found)?;
         Ok(u.mydir_id)
-    })
+    })?;
+    crate::content::uploads::initiate_onto(ctx, caller, &folder, id, input)
 }
 
 /// Checks the files to attach: each readable by the caller, live, and scanned clean.
@@ -1107,7 +1038,7 @@ pub fn send(ctx: &Ctx, caller: &str, draft: Option<&str>, input: &SendInput) -> 
         // The sender's entry dates from the sending.
         store::reset_sender_date(c, &email.id, t)?;
         let addresses: Vec<String> = recipients.iter().map(|r| r.address.clone()).collect();
-        crate::contacts::touch_in(c, &email.sender_id, &addresses, t)?;
+        crate::mail::contacts::touch_in(c, &email.sender_id, &addresses, t)?;
         events::record(
             c,
             "mail.email.send",

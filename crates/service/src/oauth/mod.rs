@@ -2,7 +2,9 @@
 //! revocation (RFC 7009) and introspection (RFC 7662). The decisions are the pure functions of
 //! `coffer_oauth`; this module loads what they need, and stores what they decide.
 
-use crate::{devices, events, now, Ctx, Result};
+use crate::identity::devices;
+use crate::platform::events;
+use crate::{now, Ctx, Result};
 use coffer_domain::{Role, Scope};
 use coffer_errors::{Error, OAuthError};
 use coffer_oauth::authorize::{AuthorizeParams, Rejection, ValidAuthorize};
@@ -160,11 +162,11 @@ fn issue_code(c: &mut DbConn, v: &ValidAuthorize, user_id: &str) -> Result<Strin
 /// The user signed in on the authorization page: issue a code at once for clients that skip
 /// consent, else hand out a consent ticket.
 pub fn after_sign_in(ctx: &Ctx, v: &ValidAuthorize, user: &User) -> Result<AfterSignIn> {
-    if let Some(m) = crate::tfa::method(ctx, user)? {
+    if let Some(m) = crate::identity::tfa::method(ctx, user)? {
         // An SMS user gets a code as the page is shown.
         let notice = match m {
-            crate::tfa::Method::Sms => send_sign_in_code(ctx, user)?,
-            crate::tfa::Method::Totp => None,
+            crate::identity::tfa::Method::Sms => send_sign_in_code(ctx, user)?,
+            crate::identity::tfa::Method::Totp => None,
         };
         return Ok(AfterSignIn::SecondFactor(second_factor_page(
             ctx, v, user, m, None, notice,
@@ -178,7 +180,7 @@ fn second_factor_page(
     ctx: &Ctx,
     v: &ValidAuthorize,
     user: &User,
-    m: crate::tfa::Method,
+    m: crate::identity::tfa::Method,
     error: Option<String>,
     notice: Option<String>,
 ) -> Result<SecondFactorPage> {
@@ -190,9 +192,11 @@ fn second_factor_page(
         )?)
     })?;
     let (prompt, resend) = match m {
-        crate::tfa::Method::Totp => (crate::tfa::TOTP_PROMPT.to_string(), false),
-        crate::tfa::Method::Sms => (
-            crate::tfa_sms::prompt(user.mobile_number.as_deref().unwrap_or_default()),
+        crate::identity::tfa::Method::Totp => {
+            (crate::identity::tfa::totp::TOTP_PROMPT.to_string(), false)
+        }
+        crate::identity::tfa::Method::Sms => (
+            crate::identity::tfa::sms::prompt(user.mobile_number.as_deref().unwrap_or_default()),
             true,
         ),
     };
@@ -208,11 +212,18 @@ fn second_factor_page(
 /// Sends an SMS user a sign-in code; what to tell them when none could be sent now.
 fn send_sign_in_code(ctx: &Ctx, user: &User) -> Result<Option<String>> {
     let number = user.mobile_number.as_deref().unwrap_or_default();
-    match crate::tfa_sms::send_code(ctx, user, number, crate::tfa_sms::Purpose::SignIn) {
+    match crate::identity::tfa::sms::send_code(
+        ctx,
+        user,
+        number,
+        crate::identity::tfa::sms::Purpose::SignIn,
+    ) {
         Ok(()) => Ok(None),
         Err(Error::Api(e)) if e.code == coffer_errors::ErrorCode::RequestRateLimited => {
-            let wait = e.retry_after.unwrap_or(crate::tfa_sms::RESEND_SECS);
-            Ok(Some(if wait <= crate::tfa_sms::RESEND_SECS {
+            let wait = e
+                .retry_after
+                .unwrap_or(crate::identity::tfa::sms::RESEND_SECS);
+            Ok(Some(if wait <= crate::identity::tfa::sms::RESEND_SECS {
                 format!("A code was sent a moment ago: enter it, or ask for a new one in {wait} seconds.")
             } else {
                 format!(
@@ -285,38 +296,38 @@ pub fn second_factor(
     let Some((r, user)) = take_step(ctx, ticket, "tfa")? else {
         return Ok(SecondFactor::Expired);
     };
-    let keys = crate::throttle::second_factor_keys(&user.email, &user.id, client_ip);
-    if crate::throttle::locked(ctx, &keys)?.is_some() {
+    let keys = crate::platform::throttle::second_factor_keys(&user.email, &user.id, client_ip);
+    if crate::platform::throttle::locked(ctx, &keys)?.is_some() {
         return Ok(SecondFactor::Expired);
     }
     // Two-factor sign-in was turned off meanwhile: start again.
-    let Some(m) = crate::tfa::method(ctx, &user)? else {
+    let Some(m) = crate::identity::tfa::method(ctx, &user)? else {
         return Ok(SecondFactor::Expired);
     };
     let mut v = valid_from_ticket(&r)?;
     if resend {
         let notice = match m {
-            crate::tfa::Method::Sms => send_sign_in_code(ctx, &user)?,
-            crate::tfa::Method::Totp => None,
+            crate::identity::tfa::Method::Sms => send_sign_in_code(ctx, &user)?,
+            crate::identity::tfa::Method::Totp => None,
         };
         return Ok(SecondFactor::Again {
             page: second_factor_page(ctx, &v, &user, m, None, notice)?,
             mobile: r.mobile,
         });
     }
-    let refused = match crate::tfa::check_second_step(ctx, &user, m, otp) {
+    let refused = match crate::identity::tfa::sign_in::check_second_step(ctx, &user, m, otp) {
         Ok(refused) => refused,
         Err(Error::Api(_)) => Some("The code is not valid.".to_string()),
         Err(e) => return Err(e),
     };
     if let Some(error) = refused {
-        std::thread::sleep(crate::throttle::failed(ctx, &keys)?);
+        std::thread::sleep(crate::platform::throttle::failed(ctx, &keys)?);
         return Ok(SecondFactor::Again {
             page: second_factor_page(ctx, &v, &user, m, Some(error), None)?,
             mobile: r.mobile,
         });
     }
-    crate::throttle::second_factor_succeeded(ctx, &user.id)?;
+    crate::platform::throttle::second_factor_succeeded(ctx, &user.id)?;
     let (next, client_name) = step_done(ctx, &mut v, &r, &user)?;
     Ok(SecondFactor::Done {
         next,
@@ -360,25 +371,26 @@ pub fn password_step(
         return Ok(PasswordStep::Expired);
     };
     let mut v = valid_from_ticket(&r)?;
-    let hash = match crate::accounts::check_new_password(ctx, &user, previous, new, client_ip) {
-        Ok(h) => h,
-        Err(Error::Api(e)) => {
-            let again = new_token();
-            ctx.write(|c| {
-                Ok(coffer_store::grants::insert_authorize_request(
-                    c,
-                    &ticket_row(&again, &v, &user.id, "password"),
-                )?)
-            })?;
-            return Ok(PasswordStep::Again {
-                ticket: again,
-                mobile: r.mobile,
-                retry_after: e.retry_after,
-                error: e.message.into_owned(),
-            });
-        }
-        Err(e) => return Err(e),
-    };
+    let hash =
+        match crate::identity::accounts::check_new_password(ctx, &user, previous, new, client_ip) {
+            Ok(h) => h,
+            Err(Error::Api(e)) => {
+                let again = new_token();
+                ctx.write(|c| {
+                    Ok(coffer_store::grants::insert_authorize_request(
+                        c,
+                        &ticket_row(&again, &v, &user.id, "password"),
+                    )?)
+                })?;
+                return Ok(PasswordStep::Again {
+                    ticket: again,
+                    mobile: r.mobile,
+                    retry_after: e.retry_after,
+                    error: e.message.into_owned(),
+                });
+            }
+            Err(e) => return Err(e),
+        };
     let user = ctx.write(|c| {
         let t = now();
         coffer_store::users::set_password(c, &user.id, &hash, t)?;
@@ -1129,23 +1141,25 @@ fn password_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),
     };
-    let user = match crate::accounts::sign_in(
+    let user = match crate::identity::accounts::sign_in(
         ctx,
         input.username.as_deref().unwrap_or_default(),
         input.password.as_deref().unwrap_or_default(),
         input.client_ip.as_deref(),
     )? {
-        crate::accounts::SignIn::Ok(user) => user,
-        crate::accounts::SignIn::Wrong => {
+        crate::identity::accounts::SignIn::Ok(user) => user,
+        crate::identity::accounts::SignIn::Wrong => {
             return Ok(Err(OAuthError::invalid_grant(
                 "The user credentials are not valid.",
             )))
         }
-        crate::accounts::SignIn::Locked(wait) => return Ok(Err(OAuthError::throttled(wait))),
+        crate::identity::accounts::SignIn::Locked(wait) => {
+            return Ok(Err(OAuthError::throttled(wait)))
+        }
     };
     // The steps the sign-in page would take next cannot be taken here: refuse, issue nothing.
     let steps = coffer_oauth::password_grant::PendingSteps {
-        second_factor: crate::tfa::method(ctx, &user)?.is_some(),
+        second_factor: crate::identity::tfa::method(ctx, &user)?.is_some(),
         password_change_due: user.force_password_change,
     };
     if let Err(e) = coffer_oauth::password_grant::check_user(steps) {

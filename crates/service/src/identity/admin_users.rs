@@ -1,16 +1,18 @@
 //! The administrators' account endpoints (`/rest/admin/users*`) and a user's own settings
 //! (`/rest/users/{id}/settings`). `docs/accounts.md` gives the rules.
 //!
-//! Who may call: user administrators (system and helpdesk administrators; the HTTP extractor
-//! `AccountAdmin` turns everyone else away). A helpdesk administrator manages plain users only:
+//! Who may call: user administrators (system and helpdesk administrators): the administrators'
+//! functions take an [`AccountAdmin`], which only the role check makes. A helpdesk administrator manages plain users only:
 //! creating, changing or removing the second factor of an administrator, or giving anyone an
 //! administrator role, answers 403 `ERR_ADMIN_ROLE_RANK_RESTRICTED`. No administrator
 //! deactivates their own account or changes their own role (403 `ERR_ACCESS_USER`), so the last
 //! system administrator cannot lock everyone out by mistake.
 
-use crate::auth::Caller;
-use crate::views::{Link, Listed, MetadataItem};
-use crate::{accounts, events, now, Ctx, Result};
+use crate::identity::accounts;
+use crate::platform::auth::{AccountAdmin, Caller};
+use crate::platform::events;
+use crate::platform::views::{Link, Listed, MetadataItem};
+use crate::{now, Ctx, Result};
 use coffer_domain::list::ListQuery;
 use coffer_domain::{Email, Role};
 use coffer_errors::{ApiError, Error, ErrorCode};
@@ -111,26 +113,12 @@ fn role_of(u: &User) -> Role {
     u.role.parse::<Role>().unwrap_or(Role::User)
 }
 
-fn require_user_admin(caller: &Caller) -> Result<()> {
-    if caller.is_user_admin() {
-        Ok(())
-    } else {
-        Err(ApiError::new(ErrorCode::AccessAdmin).into())
-    }
-}
-
 fn rank_restricted(what: &str) -> Error {
     ApiError::new(ErrorCode::AdminRoleRankRestricted)
         .with_message(format!(
             "The administrator role rank does not allow this operation ({what})."
         ))
         .into()
-}
-
-/// Whether the caller may act on an account of `target`'s role: a helpdesk administrator on
-/// plain users only.
-pub(crate) fn may_manage(caller: &Caller, target: Role) -> bool {
-    caller.role == Role::SystemAdmin || target == Role::User
 }
 
 fn not_found() -> Error {
@@ -158,8 +146,7 @@ fn check_profile(c: &mut DbConn, id: i64) -> Result<i64> {
 }
 
 /// `GET /rest/admin/users`.
-pub fn list(ctx: &Ctx, caller: &Caller, q: &ListQuery) -> Result<Listed<AdminUserView>> {
-    require_user_admin(caller)?;
+pub fn list(ctx: &Ctx, _: &AccountAdmin, q: &ListQuery) -> Result<Listed<AdminUserView>> {
     let page = ctx.with_conn(|c| Ok(coffer_store::users::list(c, q)?))?;
     Ok(Listed {
         items: page.items.iter().map(AdminUserView::from_user).collect(),
@@ -170,8 +157,7 @@ pub fn list(ctx: &Ctx, caller: &Caller, q: &ListQuery) -> Result<Listed<AdminUse
 }
 
 /// `GET /rest/admin/users/{id}`: deleted accounts too (`deleted: true`).
-pub fn get(ctx: &Ctx, caller: &Caller, id: &str) -> Result<AdminUserView> {
-    require_user_admin(caller)?;
+pub fn get(ctx: &Ctx, _: &AccountAdmin, id: &str) -> Result<AdminUserView> {
     let u = ctx
         .with_conn(|c| Ok(coffer_store::users::by_id(c, id)?))?
         .ok_or_else(not_found)?;
@@ -192,8 +178,7 @@ pub struct CreateInput {
 /// `POST /rest/admin/users`: a new account through [`accounts::insert_user`] (its system
 /// folders, the distribution-list and duplicate checks, `user.user.create`). Without a password
 /// the account cannot sign in with one until an administrator sets it.
-pub fn create(ctx: &Ctx, caller: &Caller, input: CreateInput) -> Result<AdminUserView> {
-    require_user_admin(caller)?;
+pub fn create(ctx: &Ctx, caller: &AccountAdmin, input: CreateInput) -> Result<AdminUserView> {
     let email = Email::parse(&input.email)
         .map_err(|m| ApiError::field(ErrorCode::InputInvalidFormat, "email").with_message(m))?;
     let name = match &input.name {
@@ -210,7 +195,7 @@ pub fn create(ctx: &Ctx, caller: &Caller, input: CreateInput) -> Result<AdminUse
         Some(id) => role_by_admin_id(id)
             .ok_or_else(|| ApiError::field(ErrorCode::InputNotInList, "adminRoleId"))?,
     };
-    if !may_manage(caller, role) {
+    if !caller.may_manage(role) {
         return Err(rank_restricted(
             "only a system administrator gives an administrator role",
         ));
@@ -264,8 +249,12 @@ pub struct UpdateInput {
 
 /// `PUT /rest/admin/users/{id}`. Deactivating an account, or setting its password, ends its
 /// sessions and tokens. Records `user.user.update` (and `user.password.change` for a password).
-pub fn update(ctx: &Ctx, caller: &Caller, id: &str, input: UpdateInput) -> Result<AdminUserView> {
-    require_user_admin(caller)?;
+pub fn update(
+    ctx: &Ctx,
+    caller: &AccountAdmin,
+    id: &str,
+    input: UpdateInput,
+) -> Result<AdminUserView> {
     let name = input.name.as_deref().map(check_name).transpose()?;
     let new_role = match input.admin_role_id {
         None => None,
@@ -287,11 +276,11 @@ pub fn update(ctx: &Ctx, caller: &Caller, id: &str, input: UpdateInput) -> Resul
             return Err(ApiError::new(ErrorCode::EntityDeleted).into());
         }
         let current = role_of(&u);
-        if !may_manage(caller, current) {
+        if !caller.may_manage(current) {
             return Err(rank_restricted("a helpdesk administrator manages plain users only"));
         }
         if let Some(r) = new_role {
-            if r != current && !may_manage(caller, r) {
+            if r != current && !caller.may_manage(r) {
                 return Err(rank_restricted(
                     "only a system administrator gives an administrator role",
                 ));
@@ -369,7 +358,7 @@ fn end_sessions(c: &mut DbConn, caller: &Caller, id: &str) -> Result<usize> {
         let ended = coffer_store::tokens::revoke_user_except_family(c, id, &caller.family_id)?;
         let keep = caller
             .family_id
-            .strip_prefix(crate::sessions::SESSION_FAMILY_PREFIX);
+            .strip_prefix(crate::identity::sessions::SESSION_FAMILY_PREFIX);
         coffer_store::web_sessions::delete_for_user(c, id, keep)?;
         return Ok(ended);
     }
@@ -380,8 +369,7 @@ fn end_sessions(c: &mut DbConn, caller: &Caller, id: &str) -> Result<usize> {
 
 /// `GET /rest/admin/users/{id}/adminRoles`: the administrator roles the account holds (none
 /// for a plain user).
-pub fn admin_roles(ctx: &Ctx, caller: &Caller, id: &str) -> Result<Vec<AdminRoleView>> {
-    require_user_admin(caller)?;
+pub fn admin_roles(ctx: &Ctx, _: &AccountAdmin, id: &str) -> Result<Vec<AdminRoleView>> {
     let u = ctx
         .with_conn(|c| Ok(coffer_store::users::by_id(c, id)?))?
         .ok_or_else(not_found)?;
@@ -399,12 +387,11 @@ pub fn admin_roles(ctx: &Ctx, caller: &Caller, id: &str) -> Result<Vec<AdminRole
 /// `GET /rest/admin/users/{id}/devices`.
 pub fn devices(
     ctx: &Ctx,
-    caller: &Caller,
+    caller: &AccountAdmin,
     id: &str,
     q: &ListQuery,
-) -> Result<Listed<crate::views::DeviceView>> {
-    require_user_admin(caller)?;
-    crate::devices::list_for_user(ctx, caller, id, q)
+) -> Result<Listed<crate::platform::views::DeviceView>> {
+    crate::identity::devices::list_for_user(ctx, caller, id, q)
 }
 
 /// `POST /rest/admin/users/actions/deleteTotpSecret {ids}`: forgets each account's TOTP secret
@@ -412,8 +399,7 @@ pub fn devices(
 /// end (they passed with the secret being removed). All or nothing: an unknown id answers 404,
 /// a deleted account 403 `ERR_ENTITY_DELETED`, an administrator's account for a helpdesk
 /// administrator 403 `ERR_ADMIN_ROLE_RANK_RESTRICTED`, and nothing is changed.
-pub fn delete_totp_secrets(ctx: &Ctx, caller: &Caller, ids: &[String]) -> Result<()> {
-    require_user_admin(caller)?;
+pub fn delete_totp_secrets(ctx: &Ctx, caller: &AccountAdmin, ids: &[String]) -> Result<()> {
     if ids.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "ids").into());
     }
@@ -437,7 +423,7 @@ pub fn delete_totp_secrets(ctx: &Ctx, caller: &Caller, ids: &[String]) -> Result
                     .with_failed_ids(vec![id.clone()])
                     .into());
             }
-            if !may_manage(caller, role_of(&u)) {
+            if !caller.may_manage(role_of(&u)) {
                 return Err(rank_restricted(
                     "a helpdesk administrator manages plain users only",
                 ));
@@ -498,7 +484,7 @@ fn own(caller: &Caller, id: &str) -> Result<()> {
 }
 
 fn settings_view(ctx: &Ctx, user: &User) -> Result<UserSettingsView> {
-    let system = crate::settings::system_settings(ctx, user)?;
+    let system = crate::identity::settings::system_settings(ctx, user)?;
     let (signature, mobile_key_store) =
         ctx.with_conn(|c| Ok(coffer_store::users::settings(c, &user.id)?))?;
     Ok(UserSettingsView {

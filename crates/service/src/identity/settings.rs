@@ -1,7 +1,8 @@
 //! System settings and the password policy; read by every node from the database.
 
-use crate::views::SystemSettingsView;
-use crate::{events, now, Ctx, Result};
+use crate::platform::events;
+use crate::platform::views::SystemSettingsView;
+use crate::{now, Ctx, Result};
 use coffer_domain::password::PasswordPolicy;
 use coffer_errors::Error;
 use coffer_store::models::User;

@@ -5,7 +5,9 @@
 //! error body (`status` as a string, `scimType`). Bodies are checked completely before anything
 //! is written, so a refused call changes nothing.
 
-use crate::{accounts, events, now, rfc3339, Ctx, Error};
+use crate::identity::accounts;
+use crate::platform::events;
+use crate::{now, rfc3339, Ctx, Error};
 use coffer_domain::scim_schema::{self as schema, ADMIN_ROLES, ROLE_VALUES, USER_SCHEMA};
 use coffer_domain::{Email, Role};
 use coffer_errors::{ErrorCode, ScimError};
@@ -76,7 +78,7 @@ pub fn authenticate(ctx: &Ctx, token: Option<&str>) -> ScimResult<ScimToken> {
     let (row, on) = ctx.with_conn(|c| {
         Ok((
             coffer_store::scim_tokens::by_hash(c, &hash)?,
-            crate::settings::scim_provisioning(c)?,
+            crate::identity::settings::scim_provisioning(c)?,
         ))
     })?;
     let token = row
@@ -424,7 +426,7 @@ fn read_attr(input: &mut Input, name: &str, value: &Value) -> ScimResult<()> {
                                     invalid("phoneNumbers[].value must be a phone number.")
                                 })?;
                         input.mobile_primary = primary_flag(item, "phoneNumbers")?;
-                        Some(crate::sms::normalise_number(raw).ok_or_else(|| {
+                        Some(crate::platform::sms::normalise_number(raw).ok_or_else(|| {
                             invalid("phoneNumbers[].value must be a phone number: digits with an optional leading +.")
                         })?)
                     }
@@ -523,8 +525,8 @@ fn check_unique(c: &mut DbConn, id: &str, user_name: &str, email: &str) -> ScimR
 /// An external distribution list cannot be an account's userName or email (403, the
 /// interface's `ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST`).
 fn refuse_distribution_lists(c: &mut DbConn, user_name: &str, email: &str) -> ScimResult<()> {
-    crate::external_dls::refuse_as_account(c, email, "emails")?;
-    crate::external_dls::refuse_as_account(c, user_name, "userName")?;
+    crate::identity::external_dls::refuse_as_account(c, email, "emails")?;
+    crate::identity::external_dls::refuse_as_account(c, user_name, "userName")?;
     Ok(())
 }
 
@@ -689,10 +691,10 @@ fn update(
         // An address listed after the account was made does not lock the account; taking one
         // on is refused.
         if email != user.email {
-            crate::external_dls::refuse_as_account(c, &email, "emails")?;
+            crate::identity::external_dls::refuse_as_account(c, &email, "emails")?;
         }
         if user_name != user.user_name.as_deref().unwrap_or(&user.email) {
-            crate::external_dls::refuse_as_account(c, &user_name, "userName")?;
+            crate::identity::external_dls::refuse_as_account(c, &user_name, "userName")?;
         }
         let profile_id = match &input.user_type {
             Some(t) => profile_id(c, t)?,
@@ -781,7 +783,7 @@ pub fn delete(
     ctx: &Ctx,
     id: &str,
     if_match: Option<&str>,
-    opts: &crate::users::DeleteOptions,
+    opts: &crate::identity::users::DeleteOptions,
 ) -> ScimResult<()> {
     write(ctx, |c| {
         let user = live_user(c, id)?;
@@ -794,7 +796,7 @@ pub fn delete(
                 return Err(invalid("retainToUser must name another user."));
             }
         }
-        crate::users::delete_one(c, &user.id, None, opts, now())?;
+        crate::identity::users::delete_one(c, &user.id, None, opts, now())?;
         Ok(())
     })
 }

@@ -9,7 +9,9 @@
 //! link of the user. Any link that does not work (unknown, expired, used, or its account no
 //! longer usable) gets one answer, 403 `ERR_ACCESS_USER`.
 
-use crate::{accounts, events, now, Ctx, Result};
+use crate::identity::accounts;
+use crate::platform::events;
+use crate::{now, Ctx, Result};
 use coffer_domain::Email;
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_oauth::secrets::{hash_token, new_token};
@@ -56,7 +58,7 @@ fn link_refused() -> Error {
 /// its reset links with a new one and puts the mail with the link in the outbox, in one
 /// transaction. Answers `Ok` for every well-formed address; 422 `ERR_INPUT_INVALID_EMAIL` for
 /// one that is not; 429 past the per-address or per-client limits
-/// ([`crate::throttle::spend_password_reset`]), which count every request alike.
+/// ([`crate::platform::throttle::spend_password_reset`]), which count every request alike.
 pub fn request(ctx: &Ctx, email: &str, client_ip: Option<&str>) -> Result<()> {
     let email = Email::parse(email).map_err(|m| {
         ApiError::field(ErrorCode::InputInvalidEmail, "email")
@@ -69,7 +71,7 @@ pub fn request(ctx: &Ctx, email: &str, client_ip: Option<&str>) -> Result<()> {
     let expires_at = t + ctx.config.password_reset_secs;
     let limits = ctx.config.reset_limits.clone();
     ctx.write(|c| {
-        crate::throttle::spend_password_reset(c, &limits, email.as_str(), client_ip, t)?;
+        crate::platform::throttle::spend_password_reset(c, &limits, email.as_str(), client_ip, t)?;
         let Some(user) = coffer_store::users::by_email(c, email.as_str())? else {
             return Ok(());
         };

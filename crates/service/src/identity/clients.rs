@@ -3,9 +3,10 @@
 //! JWT key and the flows that use them let a client act for users without them: only a system
 //! administrator or the operator sets those up.
 
-use crate::auth::Caller;
-use crate::views::{ClientView, Listed};
-use crate::{events, now, Ctx, Result};
+use crate::platform::auth::{AppAdmin, Caller};
+use crate::platform::events;
+use crate::platform::views::{ClientView, Listed};
+use crate::{now, Ctx, Result};
 use coffer_domain::client::{
     flag, flow, kind, DEFAULT_ACCESS_TOKEN_LIFETIME_HOURS, DEFAULT_REFRESH_TOKEN_LIFETIME_HOURS,
     MAX_SCOPE_BYTES, MAX_SCOPE_ITEMS,
@@ -38,7 +39,7 @@ pub enum Registrar<'a> {
     /// The operator, through `cofferd client create`: may set up every flow.
     Operator,
     /// An administrator through `/rest/clients`.
-    Admin(&'a Caller),
+    Admin(&'a AppAdmin),
 }
 
 impl Registrar<'_> {
@@ -274,7 +275,12 @@ fn not_found() -> Error {
     ApiError::new(ErrorCode::EntityNotFound).into()
 }
 
-pub fn get(ctx: &Ctx, id: &str) -> Result<ClientView> {
+/// A client of the registry.
+pub fn get(ctx: &Ctx, _: &AppAdmin, id: &str) -> Result<ClientView> {
+    view(ctx, id)
+}
+
+fn view(ctx: &Ctx, id: &str) -> Result<ClientView> {
     let c = ctx
         .with_conn(|c| Ok(coffer_store::clients::by_id(c, id)?))?
         .ok_or_else(not_found)?;
@@ -283,10 +289,11 @@ pub fn get(ctx: &Ctx, id: &str) -> Result<ClientView> {
 
 /// The client the caller's token was issued to.
 pub fn me(ctx: &Ctx, caller: &Caller) -> Result<ClientView> {
-    get(ctx, &caller.client_id)
+    view(ctx, &caller.client_id)
 }
 
-pub fn list(ctx: &Ctx, q: &ListQuery) -> Result<Listed<ClientView>> {
+/// The client registry.
+pub fn list(ctx: &Ctx, _: &AppAdmin, q: &ListQuery) -> Result<Listed<ClientView>> {
     let page = ctx.with_conn(|c| Ok(coffer_store::clients::list(c, q)?))?;
     Ok(Listed {
         items: page.items.iter().map(ClientView::from_client).collect(),
@@ -369,7 +376,7 @@ pub fn update(ctx: &Ctx, id: &str, input: ClientInput, by: Registrar<'_>) -> Res
 }
 
 /// Deletes a custom client with every token and device it holds.
-pub fn delete(ctx: &Ctx, id: &str, actor: Option<&str>) -> Result<()> {
+pub fn delete(ctx: &Ctx, admin: &AppAdmin, id: &str) -> Result<()> {
     ctx.write(|c| {
         let client = coffer_store::clients::by_id(c, id)?.ok_or_else(not_found)?;
         if client.builtin {
@@ -383,7 +390,7 @@ pub fn delete(ctx: &Ctx, id: &str, actor: Option<&str>) -> Result<()> {
         events::record(
             c,
             "oauth.client.delete",
-            actor,
+            Some(admin.user_id()),
             serde_json::json!({"id": id}),
         )
     })

@@ -2,8 +2,9 @@
 //! user sees and changes only their own. Refusals carry the HTTP status and the detail that the
 //! webhook envelope shows as `[Status Text] detail`.
 
-use crate::auth::Caller;
-use crate::{events, now, rfc3339, Ctx, Result};
+use crate::platform::auth::Caller;
+use crate::platform::events;
+use crate::{now, rfc3339, Ctx, Result};
 use coffer_domain::subject::SubjectPattern;
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_store::models::Webhook;

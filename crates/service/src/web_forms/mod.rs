@@ -12,19 +12,24 @@
 //! person entered, their address included, is only in `webFormFields`). Its one recipient is
 //! the owner, with an inbox entry; `acl` is `internal`. Uploaded files are stored as files in
 //! the owner's system folder for mail attachments and attached, as an upload onto a draft does.
+//!
+//! The area: this module (forms, their access and the operator commands), the submission
+//! ([`submit`]) and submissions in progress ([`drafts`]). It builds on `mail`.
 
-use crate::auth::Caller;
-use crate::content::files::{self, Stored, Target};
-use crate::{events, now, rfc3339, Ctx, Error, Result};
+pub mod drafts;
+pub mod submit;
+
+use crate::platform::auth::Caller;
+use crate::platform::events;
+use crate::{now, rfc3339, Ctx, Error, Result};
 use coffer_domain::list::{Dir, ListQuery, Op};
 use coffer_domain::web_form::{self as rules, Field};
 use coffer_errors::{ApiError, ErrorCode};
-use coffer_store::emails::{self as mail_store, Email, Entry, Recipient};
+use coffer_store::emails::Email;
 use coffer_store::web_forms::{self as store, WebForm};
 use coffer_store::DbConn;
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::collections::HashMap;
 use utoipa::ToSchema;
 
 /// The path of a form's public page, under the base URL: `{base}/forms/{id}`.
@@ -227,7 +232,7 @@ fn ip_keys(client_ip: Option<&str>) -> Vec<String> {
 
 /// Refuses an address locked by too many unknown form ids (429 with `Retry-After`).
 pub fn check_address(ctx: &Ctx, client_ip: Option<&str>) -> Result<()> {
-    if let Some(wait) = crate::throttle::locked(ctx, &ip_keys(client_ip))? {
+    if let Some(wait) = crate::platform::throttle::locked(ctx, &ip_keys(client_ip))? {
         return Err(ApiError::new(ErrorCode::RequestRateLimited)
             .with_retry_after(wait.max(1))
             .into());
@@ -239,7 +244,7 @@ pub fn check_address(ctx: &Ctx, client_ip: Option<&str>) -> Result<()> {
 pub(crate) fn unknown_from(ctx: &Ctx, client_ip: Option<&str>) -> Result<()> {
     let k = ip_keys(client_ip);
     if !k.is_empty() {
-        std::thread::sleep(crate::throttle::failed(ctx, &k)?);
+        std::thread::sleep(crate::platform::throttle::failed(ctx, &k)?);
     }
     Ok(())
 }
@@ -294,7 +299,7 @@ pub fn get(
 /// it active.
 pub fn mailbox_forms(ctx: &Ctx, caller: &Caller, mailbox_id: &str) -> Result<Vec<WebFormView>> {
     ctx.read(|c| {
-        crate::shared_mailboxes::require_active_member(c, mailbox_id, caller.user_id())?;
+        crate::mail::shared_mailboxes::require_active_member(c, mailbox_id, caller.user_id())?;
         store::owned_by(c, mailbox_id)?
             .iter()
             .map(|f| view(ctx, f))
@@ -342,13 +347,6 @@ pub fn embeddable(ctx: &Ctx, id: &str) -> bool {
 
 // Submission.
 
-/// A file sent with a submission.
-#[derive(Debug, Clone)]
-pub struct SubmittedFile {
-    pub name: String,
-    pub bytes: bytes::Bytes,
-}
-
 /// The most files one submission may carry.
 pub const MAX_FILES: usize = 20;
 
@@ -376,200 +374,6 @@ pub(crate) fn new_email(form: &WebForm, sender: &str, t: i64) -> Email {
         sent_at: None,
         withdrawn_at: None,
     }
-}
-
-/// A submission started on the form's page ([`crate::web_form_drafts`]), whose files came
-/// through the public upload: the draft's email id and the page's reference.
-#[derive(Debug, Clone)]
-pub struct DraftRef {
-    pub email_id: String,
-    pub reference: String,
-}
-
-/// `POST {base}/forms/{id}`: checks the values (422 `ERR_INPUT_REQUIRED` for a mandatory field
-/// left empty, before anything is stored), stores the files sent with the POST in the owner's
-/// mail-attachment folder (each within `maxUploadSize` and the owner's quota), and delivers the
-/// email into the owner's inbox: the started submission `draft` (with the files uploaded onto
-/// it) when there is one, else a new email. Returns the email's id.
-pub async fn submit(
-    ctx: &Ctx,
-    id: &str,
-    who: Option<Caller>,
-    client_ip: Option<String>,
-    values: HashMap<String, String>,
-    uploaded: Vec<SubmittedFile>,
-    draft: Option<DraftRef>,
-) -> Result<String> {
-    let form_id = id.to_string();
-    let who2 = who.clone();
-    let checked = ctx
-        .blocking(move |ctx| {
-            let f = usable(ctx, &form_id, who2.as_ref(), client_ip.as_deref())?;
-            let answers = rules::check_submission(&fields_of(&f)?, &values)?;
-            let max = ctx.read(|c| Ok(crate::content::limits(c)?.max_upload_size))?;
-            Ok((f, answers, max))
-        })
-        .await?;
-    let (form, answers, max_size) = checked;
-    if uploaded.len() > MAX_FILES {
-        return Err(ApiError::field(ErrorCode::InputExceedsMaxValue, "files")
-            .with_message(format!("At most {MAX_FILES} files per submission."))
-            .into());
-    }
-    let mut names = Vec::with_capacity(uploaded.len());
-    for u in &uploaded {
-        coffer_domain::content::validate_name_as(&u.name, "files")?;
-        if u.bytes.len() as i64 > max_size {
-            return Err(ApiError::field(ErrorCode::LicenseMaxUploadSize, "files").into());
-        }
-        names.push(u.name.clone());
-    }
-    let mut stored = Vec::with_capacity(uploaded.len());
-    for u in uploaded {
-        let put = ctx
-            .storage
-            .put_bytes(u.bytes)
-            .await
-            .map_err(crate::content::uploads::storage_error)?;
-        stored.push(Stored {
-            blob: put.key.to_string(),
-            size: put.size as i64,
-            md5: put.md5,
-            client_created: None,
-            client_modified: None,
-        });
-    }
-    let ctx2 = ctx.clone();
-    let kept = stored.clone();
-    let r = ctx
-        .write_owned(move |c| {
-            deliver(
-                c,
-                &ctx2,
-                &form,
-                who.as_ref(),
-                draft.as_ref(),
-                &answers,
-                &names,
-                &stored,
-            )
-        })
-        .await;
-    if r.is_err() {
-        for s in &kept {
-            crate::content::uploads::release_unused(ctx, s).await;
-        }
-    }
-    r
-}
-
-/// The email of a submission, in the caller's write transaction.
-#[allow(clippy::too_many_arguments)]
-fn deliver(
-    c: &mut DbConn,
-    ctx: &Ctx,
-    form: &WebForm,
-    who: Option<&Caller>,
-    draft: Option<&DraftRef>,
-    answers: &[(String, String)],
-    names: &[String],
-    stored: &[Stored],
-) -> Result<String> {
-    let t = now();
-    let owner = coffer_store::users::by_id(c, &form.owner_id)?
-        .ok_or_else(|| Error::internal("a web form without its owner"))?;
-    let sender = who.map_or(owner.id.clone(), |w| w.user_id().to_string());
-    let mut fields = serde_json::Map::new();
-    for (label, value) in answers {
-        fields.insert(label.clone(), Value::String(value.clone()));
-    }
-    let body: String = answers.iter().map(|(l, v)| format!("{l}: {v}\n")).collect();
-    let started = match draft {
-        Some(d) => Some(crate::web_form_drafts::claim(
-            c,
-            &form.id,
-            who,
-            &d.email_id,
-            &d.reference,
-        )?),
-        None => None,
-    };
-    let mut email = match &started {
-        Some(e) => e.clone(),
-        None => new_email(form, &sender, t),
-    };
-    email.status = "sent".into();
-    email.body = body;
-    email.web_form_fields = Some(Value::Object(fields).to_string());
-    email.modified_at = t;
-    email.sent_at = Some(t);
-    let attached = match &started {
-        Some(_) => {
-            mail_store::update(c, &email)?;
-            mail_store::attachments(c, &email.id)?.len()
-        }
-        None => {
-            mail_store::insert(c, &email)?;
-            0
-        }
-    };
-    if attached + names.len() > MAX_FILES {
-        return Err(ApiError::field(ErrorCode::InputExceedsMaxValue, "files")
-            .with_message(format!("At most {MAX_FILES} files per submission."))
-            .into());
-    }
-    // The files, in the owner's folder for mail attachments.
-    for (name, s) in names.iter().zip(stored) {
-        let name = crate::content::free_name(c, &owner.mydir_id, name, true)?;
-        let target = Target::Folder {
-            folder_id: owner.mydir_id.clone(),
-            name,
-            disable_auto_version: true,
-        };
-        let file = files::commit(c, ctx, &owner.id, &target, s)?;
-        crate::mail::attach(c, &email, &file, t)?;
-    }
-    mail_store::set_recipients(
-        c,
-        &email.id,
-        &[Recipient {
-            email_id: email.id.clone(),
-            position: 0,
-            kind: 0,
-            address: owner.email.clone(),
-            user_id: Some(owner.id.clone()),
-            ref_hash: None,
-        }],
-    )?;
-    let entry = |user: &str, role: &str, bucket: &str, read: bool| Entry {
-        user_id: user.to_string(),
-        email_id: email.id.clone(),
-        role: role.into(),
-        bucket: bucket.into(),
-        is_read: read,
-        trashed_at: None,
-        created_at: t,
-        modified_at: t,
-    };
-    let mut entries = vec![entry(&owner.id, "r", "inbox", false)];
-    if sender != owner.id {
-        entries.push(entry(&sender, "s", "sent", true));
-    }
-    mail_store::put_entries(c, &entries)?;
-    let actor = who.map(|w| w.user_id().to_string());
-    events::record(
-        c,
-        "webform.submission.create",
-        actor.as_deref(),
-        json!({"id": form.id, "emailId": email.id, "ownerId": owner.id, "attachments": attached + stored.len()}),
-    )?;
-    events::record(
-        c,
-        "mail.email.send",
-        Some(&sender),
-        json!({"id": email.id, "senderId": email.sender_id, "status": "sent", "recipients": 1, "attachments": attached + stored.len(), "webFormId": form.id}),
-    )?;
-    Ok(email.id)
 }
 
 // Operator commands.

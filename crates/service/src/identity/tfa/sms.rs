@@ -1,15 +1,17 @@
 //! SMS one-time codes for two-factor sign-in: a 6-digit code sent through the configured
-//! [`crate::sms::SmsSender`] to the user's mobile number, stored only as a salted hash, valid for
+//! [`crate::platform::sms::SmsSender`] to the user's mobile number, stored only as a salted hash, valid for
 //! [`CODE_SECS`], used once, void after [`MAX_ATTEMPTS`] wrong tries, and sent at most once per
 //! [`RESEND_SECS`] per user (a new code replaces the previous one) and at most as often per user
-//! and per number as [`crate::throttle::SmsLimits`] allows over its longer window.
+//! and per number as [`crate::platform::throttle::SmsLimits`] allows over its longer window.
 //!
 //! Enrolment: the saved number (`PUT /rest/users/me/mobileNumber`) receives a code
 //! (`POST /rest/users/me/tfa/setupSms`); entering it (`POST /rest/users/me/tfa/verifySms`)
 //! verifies the number and turns SMS two-factor sign-in on.
 
-use crate::auth::Caller;
-use crate::{events, now, Ctx, Result};
+use super::refuse_if_on;
+use crate::platform::auth::Caller;
+use crate::platform::events;
+use crate::{now, Ctx, Result};
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_oauth::secrets::{hash_token, new_token, verify_token};
 use coffer_store::models::User;
@@ -71,7 +73,7 @@ fn salted(salt: &str, code: &str) -> String {
 
 /// Sends a fresh code for `purpose` to `number`, replacing the user's previous code. Refused
 /// with 429 (and `Retry-After`) within [`RESEND_SECS`] of the previous one, or over the user's
-/// or the number's limit for the window ([`crate::throttle::spend_sms`]); a refusal changes
+/// or the number's limit for the window ([`crate::platform::throttle::spend_sms`]); a refusal changes
 /// nothing stored.
 pub fn send_code(ctx: &Ctx, user: &User, number: &str, purpose: Purpose) -> Result<()> {
     let code = format!("{:06}", rand::rngs::OsRng.gen_range(0..1_000_000u32));
@@ -94,10 +96,10 @@ pub fn send_code(ctx: &Ctx, user: &User, number: &str, purpose: Purpose) -> Resu
         )?;
         if refused.is_none() {
             // Over a limit, the error rolls back the new code with the counts.
-            crate::throttle::spend_sms(
+            crate::platform::throttle::spend_sms(
                 c,
                 &ctx.config.sms_limits,
-                crate::throttle::SmsKind::Code,
+                crate::platform::throttle::SmsKind::Code,
                 &user.id,
                 number,
                 t,
@@ -122,7 +124,7 @@ pub fn send_code(ctx: &Ctx, user: &User, number: &str, purpose: Purpose) -> Resu
         ctx.config.service_name,
         CODE_SECS / 60
     );
-    if let Err(e) = crate::sms::configured(ctx).send(ctx, Some(&user.id), number, &body) {
+    if let Err(e) = crate::platform::sms::configured(ctx).send(ctx, Some(&user.id), number, &body) {
         // Nothing was sent: forget the code, so that the user may ask again at once.
         ctx.write(|c| Ok(sms_codes::delete(c, &user.id)?))?;
         return Err(e);
@@ -168,23 +170,6 @@ pub fn check(ctx: &Ctx, user: &User, purpose: Purpose, otp: &str) -> Result<Chec
             Check::Wrong
         })
     })
-}
-
-/// Whether the user signs in with SMS codes: chosen, and the number verified.
-pub fn enabled(ctx: &Ctx, user: &User) -> Result<bool> {
-    if !user.mobile_verified || user.mobile_number.is_none() {
-        return Ok(false);
-    }
-    ctx.with_conn(|c| Ok(sms_codes::is_enabled(c, &user.id)?))
-}
-
-fn refuse_if_on(ctx: &Ctx, user: &User) -> Result<()> {
-    if crate::tfa::method(ctx, user)?.is_some() {
-        return Err(ApiError::new(ErrorCode::EntityExists)
-            .with_message("The entity exists (two-factor sign-in is on; reset it first).")
-            .into());
-    }
-    Ok(())
 }
 
 /// `POST /rest/users/me/tfa/setupSms`: sends an enrolment code to the saved mobile number.
@@ -241,9 +226,9 @@ pub fn verify_setup(ctx: &Ctx, caller: &Caller, otp: &str) -> Result<serde_json:
 
 /// `POST /rest/users/me/tfa/resetSms {password}`: SMS two-factor sign-in off (the number
 /// stays). Needs the current password, counted like a sign-in
-/// ([`crate::accounts::reauthenticate`]), so that a stolen token cannot switch it off.
+/// ([`crate::identity::accounts::reauthenticate`]), so that a stolen token cannot switch it off.
 pub fn reset(ctx: &Ctx, caller: &Caller, password: &str, client_ip: Option<&str>) -> Result<()> {
-    crate::accounts::reauthenticate(ctx, &caller.user, password, "password", client_ip)?;
+    crate::identity::accounts::reauthenticate(ctx, &caller.user, password, "password", client_ip)?;
     ctx.write(|c| {
         if sms_codes::disable(c, &caller.user.id)? {
             events::record(

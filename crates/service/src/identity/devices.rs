@@ -1,9 +1,10 @@
 //! Devices and their remote-wipe flag (0 not set → 1 set → 2 notified → 3 completed).
 //! A user sees and changes their own devices; administrators see every device.
 
-use crate::auth::Caller;
-use crate::views::{DeviceView, Listed};
-use crate::{events, now, Ctx, Result};
+use crate::platform::auth::Caller;
+use crate::platform::events;
+use crate::platform::views::{DeviceView, Listed};
+use crate::{now, Ctx, Result};
 use coffer_domain::list::ListQuery;
 use coffer_domain::WipeFlag;
 use coffer_errors::{ApiError, Error, ErrorCode};
@@ -21,7 +22,7 @@ fn forbidden() -> Error {
 /// Loads a device the caller may see: their own, or any for an administrator.
 fn visible(c: &mut DbConn, caller: &Caller, id: i64) -> Result<Device> {
     let d = coffer_store::devices::by_id(c, id)?.ok_or_else(not_found)?;
-    if d.user_id != caller.user.id && !caller.is_admin() {
+    if !caller.owns_or_administers(&d.user_id) {
         return Err(forbidden());
     }
     Ok(d)
@@ -58,7 +59,7 @@ pub fn create(ctx: &Ctx, caller: &Caller, input: DeviceInput) -> Result<DeviceVi
         check_len("mobileKeyStore", k, 8192)?;
     }
     let user_id = input.user_id.unwrap_or_else(|| caller.user.id.clone());
-    if user_id != caller.user.id && !caller.is_admin() {
+    if !caller.owns_or_administers(&user_id) {
         return Err(forbidden());
     }
     let client_id = input.client_id.unwrap_or_else(|| caller.client_id.clone());
@@ -197,7 +198,7 @@ pub fn list_for_user(
     user_id: &str,
     q: &ListQuery,
 ) -> Result<Listed<DeviceView>> {
-    if user_id != caller.user.id && !caller.is_admin() {
+    if !caller.owns_or_administers(user_id) {
         return Err(forbidden());
     }
     if ctx
@@ -349,7 +350,7 @@ pub fn logout(ctx: &Ctx, caller: &Caller) -> Result<String> {
         coffer_store::tokens::revoke_family(c, &caller.family_id)?;
         if let Some(session) = caller
             .family_id
-            .strip_prefix(crate::sessions::SESSION_FAMILY_PREFIX)
+            .strip_prefix(crate::identity::sessions::SESSION_FAMILY_PREFIX)
         {
             coffer_store::web_sessions::delete(c, session)?;
         }

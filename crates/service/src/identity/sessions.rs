@@ -2,8 +2,10 @@
 //! HTTP-only session cookie and a CSRF token that every state-changing call must echo in
 //! `X-XSRF-TOKEN`. Both tokens are stored only as hashes.
 
-use crate::auth::Caller;
-use crate::{events, now, Ctx, Result};
+use crate::platform::auth::Caller;
+use crate::platform::events;
+use crate::{now, Ctx, Result};
+use coffer_domain::net::safe_referral;
 use coffer_domain::{Role, Scope};
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_oauth::secrets::{hash_token, new_token, verify_token};
@@ -38,18 +40,6 @@ pub struct Login {
     pub redirect_url: String,
 }
 
-/// The referral if it stays on this server (a path, or a URL under the base URL), else the
-/// base URL: a sign-in never redirects elsewhere.
-pub fn safe_referral(base_url: &str, referral: Option<&str>) -> String {
-    match referral.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(r) if r.starts_with('/') && !r.starts_with("//") && !r.contains('\\') => {
-            format!("{base_url}{r}")
-        }
-        Some(r) if r == base_url || r.starts_with(&format!("{base_url}/")) => r.to_string(),
-        _ => format!("{base_url}/"),
-    }
-}
-
 /// Signs in with email and password (throttled like every sign-in).
 pub fn login(
     ctx: &Ctx,
@@ -59,14 +49,14 @@ pub fn login(
     client_ip: Option<&str>,
     remember_token: Option<&str>,
 ) -> Result<Login> {
-    let user = match crate::accounts::sign_in(ctx, username, password, client_ip)? {
-        crate::accounts::SignIn::Ok(u) => *u,
-        crate::accounts::SignIn::Wrong => {
+    let user = match crate::identity::accounts::sign_in(ctx, username, password, client_ip)? {
+        crate::identity::accounts::SignIn::Ok(u) => *u,
+        crate::identity::accounts::SignIn::Wrong => {
             return Err(ApiError::new(ErrorCode::AuthUnauthorized)
                 .with_message("Unauthorized (the email or password is incorrect).")
                 .into())
         }
-        crate::accounts::SignIn::Locked(wait) => {
+        crate::identity::accounts::SignIn::Locked(wait) => {
             return Err(ApiError::new(ErrorCode::RequestRateLimited)
                 .with_retry_after(wait)
                 .into());
@@ -74,7 +64,7 @@ pub fn login(
     };
     let session_token = new_token();
     let csrf_token = new_token();
-    let two_factor = crate::tfa::method(ctx, &user)?.is_some();
+    let two_factor = crate::identity::tfa::method(ctx, &user)?.is_some();
     let remembered = match remember_token {
         Some(t) if two_factor => ctx.with_conn(|c| {
             Ok(coffer_store::users::remembered(
@@ -205,8 +195,13 @@ pub fn forced_password_change(
     referral: Option<&str>,
     client_ip: Option<&str>,
 ) -> Result<String> {
-    let hash =
-        crate::accounts::check_new_password(ctx, &caller.user, previous, password, client_ip)?;
+    let hash = crate::identity::accounts::check_new_password(
+        ctx,
+        &caller.user,
+        previous,
+        password,
+        client_ip,
+    )?;
     ctx.write(|c| {
         coffer_store::users::set_password(c, &caller.user.id, &hash, now())?;
         coffer_store::users::clear_force_password_change(c, &caller.user.id)?;
@@ -235,36 +230,4 @@ pub fn keep_alive(ctx: &Ctx, caller: &Caller) -> Result<()> {
     ctx.write(|c| {
         Ok(coffer_store::web_sessions::extend(c, id_hash, now() + SESSION_SECS).map(|_| ())?)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn referrals_stay_on_this_server() {
-        let b = "https://files.example.com";
-        assert_eq!(
-            safe_referral(b, Some("/#/folders")),
-            "https://files.example.com/#/folders"
-        );
-        assert_eq!(
-            safe_referral(b, Some("https://files.example.com/x")),
-            "https://files.example.com/x"
-        );
-        for bad in [
-            "https://evil.example",
-            "//evil.example/x",
-            "https://files.example.com.evil.net/",
-            "/\\evil",
-            "javascript:alert(1)",
-        ] {
-            assert_eq!(
-                safe_referral(b, Some(bad)),
-                "https://files.example.com/",
-                "{bad}"
-            );
-        }
-        assert_eq!(safe_referral(b, None), "https://files.example.com/");
-    }
 }

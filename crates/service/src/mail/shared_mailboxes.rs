@@ -5,10 +5,11 @@
 //! ([`require_active_member`], which the mail core calls when mail is sent from or read in a
 //! mailbox). See `docs/shared-mailboxes.md`.
 
-use crate::auth::Caller;
-use crate::users::DeleteOptions;
-use crate::views::Listed;
-use crate::{events, now, Ctx, Result};
+use crate::identity::users::DeleteOptions;
+use crate::platform::auth::{AnyAdmin, Caller, InternalCaller};
+use crate::platform::events;
+use crate::platform::views::Listed;
+use crate::{now, Ctx, Result};
 use coffer_domain::list::ListQuery;
 use coffer_domain::Role;
 use coffer_errors::{ApiError, Error, ErrorCode};
@@ -212,7 +213,11 @@ fn member_page(c: &mut DbConn, user_id: &str, q: &ListQuery) -> Result<Listed<Sh
 
 /// `GET /rest/sharedMailboxes`: the mailboxes the caller is a member of, each with the
 /// caller's own `active` flag.
-pub fn list(ctx: &Ctx, caller: &Caller, q: &ListQuery) -> Result<Listed<SharedMailboxView>> {
+pub fn list(
+    ctx: &Ctx,
+    caller: &InternalCaller,
+    q: &ListQuery,
+) -> Result<Listed<SharedMailboxView>> {
     ctx.read(|c| member_page(c, caller.user_id(), q))
 }
 
@@ -223,7 +228,7 @@ pub fn list(ctx: &Ctx, caller: &Caller, q: &ListQuery) -> Result<Listed<SharedMa
 /// 422 `ERR_MAX_ACTIVED_SHAREDMAILBOX`. Answers the caller's list as `first` asks.
 pub fn set_status(
     ctx: &Ctx,
-    caller: &Caller,
+    caller: &InternalCaller,
     changes: &[StatusChange],
     first: &ListQuery,
 ) -> Result<Listed<SharedMailboxView>> {
@@ -252,7 +257,7 @@ pub fn set_status(
             after.insert(ch.id.clone(), true);
         }
         let active = after.values().filter(|a| **a).count() as i64;
-        let max = crate::settings::shared_mailbox_max_active(c)?;
+        let max = crate::identity::settings::shared_mailbox_max_active(c)?;
         // Only turning a mailbox on can pass the limit (it may have been lowered since).
         let activates = changes.iter().any(|ch| ch.active && !mine[&ch.id]);
         if active > max && activates {
@@ -340,7 +345,11 @@ pub const SEND_FILE_LIMIT: i64 = 100;
 
 /// `GET /rest/sharedMailboxes/{id}/settings`: the mail policy of a mailbox the caller has
 /// active (else 403 `ERR_ACCESS_USER`).
-pub fn mailbox_settings(ctx: &Ctx, caller: &Caller, id: &str) -> Result<SharedMailboxSettingView> {
+pub fn mailbox_settings(
+    ctx: &Ctx,
+    caller: &InternalCaller,
+    id: &str,
+) -> Result<SharedMailboxSettingView> {
     ctx.read(|c| {
         require_active_member(c, id, caller.user_id())?;
         let mailbox = coffer_store::users::by_id(c, id)?
@@ -350,7 +359,7 @@ pub fn mailbox_settings(ctx: &Ctx, caller: &Caller, id: &str) -> Result<SharedMa
 }
 
 /// `GET /rest/admin/sharedMailboxes`: every mailbox; `active` when any member has it active.
-pub fn admin_list(ctx: &Ctx, q: &ListQuery) -> Result<Listed<SharedMailboxView>> {
+pub fn admin_list(ctx: &Ctx, _: &AnyAdmin, q: &ListQuery) -> Result<Listed<SharedMailboxView>> {
     ctx.read(|c| {
         let page = coffer_store::shared_mailboxes::list_all(c, q)?;
         let rows: Vec<(String, bool)> = page
@@ -435,7 +444,7 @@ fn check_heir(c: &mut DbConn, target: &str, field: &str, id: &str) -> Result<()>
 /// The account an administrator acts on as a mailbox: a helpdesk or application administrator
 /// acts on plain users' accounts only (else 403 `ERR_ADMIN_ROLE_RANK_RESTRICTED`).
 fn check_rank(caller: &Caller, target: &User) -> Result<()> {
-    if crate::admin_users::may_manage(caller, role_of(target)) {
+    if caller.may_manage(role_of(target)) {
         Ok(())
     } else {
         Err(ApiError::new(ErrorCode::AdminRoleRankRestricted)
@@ -458,7 +467,7 @@ fn check_rank(caller: &Caller, target: &User) -> Result<()> {
 ///
 /// Effect: the password is cleared, every token family and browser session of the account
 /// ends, `remoteWipe` asks its devices to wipe, and it leaves any mailbox it was a member of.
-pub fn convert(ctx: &Ctx, caller: &Caller, input: &ConvertInput) -> Result<SharedMailboxView> {
+pub fn convert(ctx: &Ctx, caller: &AnyAdmin, input: &ConvertInput) -> Result<SharedMailboxView> {
     let target = input.user_id.as_str();
     ctx.write(|c| {
         let user = coffer_store::users::by_id(c, target)?
@@ -533,7 +542,7 @@ fn admin_target(c: &mut DbConn, caller: &Caller, id: &str) -> Result<()> {
 /// Members kept keep their flag; new ones start inactive; removed ones lose access at once.
 pub fn replace_members(
     ctx: &Ctx,
-    caller: &Caller,
+    caller: &AnyAdmin,
     id: &str,
     member_ids: &[String],
 ) -> Result<SharedMailboxView> {
@@ -556,7 +565,7 @@ pub fn replace_members(
 /// that names no mailbox is 404 `ERR_ENTITY_NOT_FOUND` with `failedIds`). Each account is a
 /// normal account again, still without a password: it signs in once an administrator sets
 /// one (or through a flow that needs none).
-pub fn dissolve(ctx: &Ctx, caller: &Caller, ids: &[String]) -> Result<()> {
+pub fn dissolve(ctx: &Ctx, caller: &AnyAdmin, ids: &[String]) -> Result<()> {
     ctx.write(|c| {
         let mut missing = Vec::new();
         for id in ids {
@@ -593,7 +602,7 @@ pub fn dissolve(ctx: &Ctx, caller: &Caller, ids: &[String]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::accounts::{create_user, NewUser};
+    use crate::identity::accounts::{create_user, NewUser};
 
     fn user(ctx: &Ctx, email: &str) -> String {
         create_user(

@@ -1,8 +1,9 @@
 //! Contacts: each user's address book. A contact belongs to the user who made it; only they
 //! read or change it (403 `ERR_ACCESS_USER` for anyone else, administrators included).
 
-use crate::views::{Link, Listed};
-use crate::{events, now, rfc3339, Ctx, Result};
+use crate::platform::events;
+use crate::platform::views::{Link, Listed};
+use crate::{now, rfc3339, Ctx, Result};
 use coffer_domain::contact::ContactInput;
 use coffer_domain::list::ListQuery;
 use coffer_errors::{ApiError, Error, ErrorCode};
@@ -237,7 +238,7 @@ pub fn touch_contacts(ctx: &Ctx, user_id: &str, emails: &[String], at: i64) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::accounts::{create_user, NewUser};
+    use crate::identity::accounts::{create_user, NewUser};
     use coffer_domain::list::{parse, ListSpec};
     use coffer_domain::Role;
 

@@ -1,8 +1,11 @@
 //! Account operations on the current user and user deletion (interface §4.10).
 
-use crate::auth::Caller;
-use crate::views::CurrentUser;
-use crate::{accounts, events, now, settings, Ctx, Result};
+use crate::identity::accounts;
+use crate::identity::settings;
+use crate::platform::auth::Caller;
+use crate::platform::events;
+use crate::platform::views::CurrentUser;
+use crate::{now, Ctx, Result};
 use coffer_domain::Role;
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_store::models::User;
@@ -50,7 +53,7 @@ pub fn update_me(
         if let Some(h) = &new_hash {
             coffer_store::users::set_password(c, &caller.user.id, h, t)?;
             let ended = coffer_store::tokens::revoke_user_except_family(c, &caller.user.id, &caller.family_id)?;
-            let keep = caller.family_id.strip_prefix(crate::sessions::SESSION_FAMILY_PREFIX);
+            let keep = caller.family_id.strip_prefix(crate::identity::sessions::SESSION_FAMILY_PREFIX);
             coffer_store::web_sessions::delete_for_user(c, &caller.user.id, keep)?;
             events::record(
                 c,
@@ -368,26 +371,26 @@ pub fn quota(ctx: &Ctx, caller: &Caller, which: Option<&str>) -> Result<Quota> {
 pub fn set_mobile_number(
     ctx: &Ctx,
     caller: &Caller,
-    sender: &dyn crate::sms::SmsSender,
+    sender: &dyn crate::platform::sms::SmsSender,
     password: &str,
     number: &str,
     test_only: bool,
     client_ip: Option<&str>,
-) -> Result<Option<crate::views::SystemSettingsView>> {
-    let number = crate::sms::normalise_number(number)
+) -> Result<Option<crate::platform::views::SystemSettingsView>> {
+    let number = crate::platform::sms::normalise_number(number)
         .ok_or_else(|| ApiError::field(ErrorCode::InputInvalidFormat, "mobileNumber"))?;
     accounts::reauthenticate(ctx, &caller.user, password, "password", client_ip)?;
-    if !test_only && crate::tfa_sms::enabled(ctx, &caller.user)? {
+    if !test_only && crate::identity::tfa::sms_enabled(ctx, &caller.user)? {
         return Err(ApiError::field(ErrorCode::InputAttributeForbidden, "mobileNumber")
             .with_message("The attribute is forbidden (the number receives two-factor codes; turn SMS two-factor sign-in off first).")
             .into());
     }
     if test_only {
         ctx.write(|c| {
-            crate::throttle::spend_sms(
+            crate::platform::throttle::spend_sms(
                 c,
                 &ctx.config.sms_limits,
-                crate::throttle::SmsKind::Test,
+                crate::platform::throttle::SmsKind::Test,
                 &caller.user.id,
                 &number,
                 now(),

@@ -4,14 +4,18 @@
 //!
 //! Every refusal of a reference (unknown, malformed, or another email's) is the same
 //! [`Refused::Invalid`] after the same work: one hash and one indexed lookup. Failures count on
-//! the client address in the shared throttle table ([`crate::throttle`]), so guessing
+//! the client address in the shared throttle table ([`crate::platform::throttle`]), so guessing
 //! references or codes locks the address for a while on every node.
 
+use super::{attachment_of, attachment_view, denied, not_found, views, AttachmentView, MailView};
 use crate::content::files::Download;
-use crate::{events, now, rfc3339, Ctx, Result};
+use crate::platform::events;
+use crate::platform::views::Listed;
+use crate::{now, rfc3339, Ctx, Result};
 use coffer_domain::mail::{self as rules, Acl};
+use coffer_errors::{ApiError, ErrorCode};
 use coffer_oauth::secrets::{hash_token, new_token, verify_token};
-use coffer_store::emails::{self as emails, Email, Recipient};
+use coffer_store::emails::{self as emails, Email, Entry, Recipient};
 use coffer_store::mail_access::{self as store, Code, Session};
 use coffer_store::DbConn;
 use rand::Rng;
@@ -152,14 +156,14 @@ fn keys(client_ip: Option<&str>) -> Vec<String> {
 }
 
 fn locked(ctx: &Ctx, client_ip: Option<&str>) -> Result<Option<Refused>> {
-    Ok(crate::throttle::locked(ctx, &keys(client_ip))?.map(Refused::Locked))
+    Ok(crate::platform::throttle::locked(ctx, &keys(client_ip))?.map(Refused::Locked))
 }
 
 /// Counts a failure on the client address, and answers it slowly past a few.
 fn failed(ctx: &Ctx, client_ip: Option<&str>) -> Result<()> {
     let k = keys(client_ip);
     if !k.is_empty() {
-        std::thread::sleep(crate::throttle::failed(ctx, &k)?);
+        std::thread::sleep(crate::platform::throttle::failed(ctx, &k)?);
     }
     Ok(())
 }
@@ -453,7 +457,7 @@ pub fn download(
             if !verified {
                 return Ok(Err(Refused::Unverified));
             }
-            let d = crate::mail::attachment_of(c, &e, attachment_id)?;
+            let d = attachment_of(c, &e, attachment_id)?;
             Ok(Ok((d, r.address)))
         })
     })
@@ -480,6 +484,95 @@ pub fn by_reference(
             }
         })
     })
+}
+
+/// The email a link's reference opens through the capability reads of `/rest` (no bearer
+/// token; `no_auth` mail only, docs/mail.md). A reference that is bad, or of mail that asks for
+/// more than the link, is 404 like an unknown email; expired or withdrawn mail is 403
+/// `ERR_ACCESS_USER` as for a signed-in recipient; too many failures from the address, 429.
+fn opened(
+    ctx: &Ctx,
+    id: &str,
+    reference: &str,
+    client_ip: Option<&str>,
+) -> Result<(Email, Recipient)> {
+    match by_reference(ctx, id, reference, client_ip)? {
+        Ok(x) => Ok(x),
+        Err(Refused::Expired) => Err(denied("the email has expired")),
+        Err(Refused::Withdrawn) => Err(denied("the email was withdrawn")),
+        Err(Refused::Locked(wait)) => Err(ApiError::new(ErrorCode::RequestRateLimited)
+            .with_retry_after(wait.max(1))
+            .into()),
+        Err(Refused::Invalid | Refused::Internal | Refused::Unverified) => Err(not_found()),
+    }
+}
+
+/// `GET /rest/mail/{id}?ref=…` without a bearer token: the email as its outside recipient sees
+/// it (no recipients list).
+pub fn get_by_reference(
+    ctx: &Ctx,
+    id: &str,
+    reference: &str,
+    client_ip: Option<&str>,
+) -> Result<MailView> {
+    let (e, r) = opened(ctx, id, reference, client_ip)?;
+    ctx.read(|c| {
+        let t = e.sent_at.unwrap_or(e.modified_at);
+        let entry = Entry {
+            user_id: String::new(),
+            email_id: e.id.clone(),
+            role: "r".into(),
+            bucket: "inbox".into(),
+            is_read: true,
+            trashed_at: None,
+            created_at: t,
+            modified_at: t,
+        };
+        let mut v = views(c, &[(entry, e)], false, &r.address)?;
+        v.pop().ok_or_else(not_found)
+    })
+}
+
+/// `GET /rest/mail/{id}/attachments?ref=…` without a bearer token.
+pub fn attachments_by_reference(
+    ctx: &Ctx,
+    id: &str,
+    reference: &str,
+    client_ip: Option<&str>,
+    offset: i64,
+    limit: i64,
+) -> Result<Listed<AttachmentView>> {
+    let (e, _) = opened(ctx, id, reference, client_ip)?;
+    ctx.read(|c| {
+        let all = emails::attachments(c, &e.id)?;
+        let mut items = Vec::new();
+        for a in all
+            .iter()
+            .skip(offset.max(0) as usize)
+            .take(limit.max(0) as usize)
+        {
+            items.push(attachment_view(c, a)?);
+        }
+        Ok(Listed {
+            items,
+            total: all.len() as i64,
+            offset,
+            limit,
+        })
+    })
+}
+
+/// `GET /rest/mail/{id}/attachments/{aid}/content?ref=…` without a bearer token: the download
+/// and the recipient's address (for the event).
+pub fn attachment_download_by_reference(
+    ctx: &Ctx,
+    id: &str,
+    attachment_id: &str,
+    reference: &str,
+    client_ip: Option<&str>,
+) -> Result<(Download, String)> {
+    let (e, r) = opened(ctx, id, reference, client_ip)?;
+    ctx.read(|c| Ok((attachment_of(c, &e, attachment_id)?, r.address)))
 }
 
 #[cfg(test)]

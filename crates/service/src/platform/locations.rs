@@ -1,8 +1,10 @@
 //! Locations: the server sites of a deployment. Everyone reads them; system administrators
 //! write them.
 
-use crate::views::{Listed, LocationView};
-use crate::{events, now, Ctx, Result};
+use crate::platform::auth::SystemAdmin;
+use crate::platform::events;
+use crate::platform::views::{Listed, LocationView};
+use crate::{now, Ctx, Result};
 use coffer_domain::list::ListQuery;
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_store::models::NewLocation;
@@ -25,7 +27,8 @@ pub fn valid_domain(d: &str) -> bool {
         })
 }
 
-pub fn create(ctx: &Ctx, name: &str, domain: &str, actor: &str) -> Result<LocationView> {
+pub fn create(ctx: &Ctx, admin: &SystemAdmin, name: &str, domain: &str) -> Result<LocationView> {
+    let actor = admin.user_id();
     let name = name.trim();
     if name.len() > 255 || name.chars().any(char::is_control) {
         return Err(ApiError::field(ErrorCode::InputInvalidFormat, "name").into());
@@ -83,7 +86,8 @@ pub fn list(ctx: &Ctx, q: &ListQuery) -> Result<Listed<LocationView>> {
 
 /// Deletes a location. The system's default location (setting `locationId`) cannot be deleted:
 /// 403 `ERR_ACCESS_USER`.
-pub fn delete(ctx: &Ctx, id: i64, actor: &str) -> Result<()> {
+pub fn delete(ctx: &Ctx, admin: &SystemAdmin, id: i64) -> Result<()> {
+    let actor = admin.user_id();
     ctx.write(|c| {
         coffer_store::locations::by_id(c, id)?.ok_or_else(not_found)?;
         if coffer_store::settings::get(c, "locationId")?.and_then(|v| v.parse::<i64>().ok())

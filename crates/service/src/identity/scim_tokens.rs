@@ -1,6 +1,7 @@
 //! SCIM bearer tokens, made by the operator (`cofferd scim-token create`) and stored hashed.
 
-use crate::{events, now, Ctx, Result};
+use crate::platform::events;
+use crate::{now, Ctx, Result};
 use coffer_store::models::ScimToken;
 
 /// Creates a token; returns `(id, token)`. The token is shown only here.
