@@ -9,7 +9,7 @@
 #   just test-smtp scripts/smtp-test-server.sh run -- cargo test -p coffer-tests --test smtp
 #   just scim      scripts/scim-conformance.sh         (every check of scim2-tester, on a fresh server)
 #   just fuzz      scripts/openapi-fuzz.sh             (schemathesis, every check, over /openapi.json)
-#   just lint      cargo fmt --all -- --check && cargo clippy --workspace --all-targets -- -D warnings
+#   just lint      cargo fmt --all -- --check, the module-circle check, cargo clippy … -D warnings
 #   just bench     scripts/bench.sh                    (writes docs/benchmarks.md)
 #   just ci        bash .ci/run                        (what CI runs)
 
@@ -48,9 +48,10 @@ scim:
 fuzz:
     scripts/openapi-fuzz.sh
 
-# cargo fmt --check and clippy -D warnings
+# cargo fmt --check, no import circles in the service, and clippy -D warnings
 lint:
     cargo fmt --all -- --check
+    python3 scripts/check-module-cycles.py
     cargo clippy --workspace --all-targets -- -D warnings
 
 # format the code
