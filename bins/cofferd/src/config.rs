@@ -102,6 +102,12 @@ pub struct Flags {
     /// Seconds a request body may take to arrive after the headers; then 408 [default: 30]
     #[arg(long, global = true, env = "COFFER_BODY_TIMEOUT_SECONDS")]
     pub body_timeout_seconds: Option<u64>,
+    /// A PEM file with the server's certificate chain: serve HTTPS (with --tls-key); reloaded on SIGHUP [default: plain HTTP]
+    #[arg(long, global = true, env = "COFFER_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// A PEM file with the private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)
+    #[arg(long, global = true, env = "COFFER_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
     /// Where file content is stored: a directory, or s3://bucket/prefix?endpoint=…&region=… [default: <data dir>/storage]
     #[arg(long, global = true, env = "COFFER_STORAGE_URL")]
     pub storage_url: Option<String>,
@@ -186,6 +192,8 @@ struct FileConfig {
     sms_max_tests: Option<i32>,
     trusted_proxies: Option<String>,
     body_timeout_seconds: Option<u64>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
     storage_url: Option<String>,
     clamd: Option<String>,
     preview_converter: Option<String>,
@@ -223,6 +231,8 @@ pub struct Settings {
     pub sms_limits: coffer_service::platform::throttle::SmsLimits,
     pub trusted_proxies: coffer_domain::net::TrustedProxies,
     pub body_timeout: std::time::Duration,
+    /// The certificate chain and key files of HTTPS; none: plain HTTP.
+    pub tls: Option<(PathBuf, PathBuf)>,
     pub storage_url: String,
     pub clamd: Option<String>,
     pub preview_converter: Option<String>,
@@ -384,6 +394,14 @@ impl Settings {
                 .filter(|c| !c.trim().is_empty()),
             mail,
             node_name: flags.node_name.clone().or(file.node_name),
+            tls: match (
+                flags.tls_cert.clone().or(file.tls_cert),
+                flags.tls_key.clone().or(file.tls_key),
+            ) {
+                (Some(cert), Some(key)) => Some((cert, key)),
+                (None, None) => None,
+                _ => anyhow::bail!("tls_cert and tls_key go together: give both or neither"),
+            },
             body_timeout: flags
                 .body_timeout_seconds
                 .or(file.body_timeout_seconds)

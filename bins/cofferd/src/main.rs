@@ -237,6 +237,10 @@ enum SettingsCommand {
 }
 
 fn main() {
+    // Everything cofferd creates (the SQLite database and its journal, file content, staging,
+    // exports, first-start credentials) is its owner's only, whatever umask it was started with.
+    #[cfg(unix)]
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     let cli = Cli::parse();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
         .format_timestamp_millis()
@@ -507,20 +511,51 @@ fn serve(settings: Settings) -> Result<()> {
             None
         }
     };
+    let tls = match &settings.tls {
+        Some((cert, key)) => Some(coffer_http::tls::Tls::load(cert, key)?),
+        None => None,
+    };
     let listener = std::net::TcpListener::bind(&settings.listen)
         .with_context(|| format!("binding {}", settings.listen))?;
     let addr = listener.local_addr()?;
     log::info!(
-        "Coffer listening on http://{addr} (base URL {}, database {})",
+        "Coffer listening on {}://{addr} (base URL {}, database {})",
+        if tls.is_some() { "https" } else { "http" },
         settings.base_url,
         settings.database_url
     );
     let mut state = coffer_http::AppState::new(ctx, waf);
     state.body_timeout = settings.body_timeout;
     let workers = settings.workers;
-    actix_web::rt::System::new()
-        .block_on(async move { coffer_http::server(state, listener, workers)?.await })?;
+    actix_web::rt::System::new().block_on(async move {
+        #[cfg(unix)]
+        actix_web::rt::spawn(reload_on_hangup(tls.clone()));
+        coffer_http::server_with_tls(state, listener, workers, tls)?.await
+    })?;
     Ok(())
+}
+
+/// Reads the TLS certificate and key again on each `SIGHUP`: new connections get the new pair,
+/// open ones keep theirs. A pair that does not load leaves the one in use, and the log says why.
+#[cfg(unix)]
+async fn reload_on_hangup(tls: Option<std::sync::Arc<coffer_http::tls::Tls>>) {
+    use actix_web::rt::signal::unix::{signal, SignalKind};
+    let mut hangup = match signal(SignalKind::hangup()) {
+        Ok(s) => s,
+        Err(e) => {
+            log::warn!("SIGHUP cannot be handled ({e}): the TLS certificate is not reloaded");
+            return;
+        }
+    };
+    while hangup.recv().await.is_some() {
+        match &tls {
+            None => log::info!("SIGHUP: no TLS certificate to reload (plain HTTP)"),
+            Some(tls) => match tls.reload() {
+                Ok(()) => log::info!("SIGHUP: the TLS certificate and key were reloaded"),
+                Err(e) => log::error!("SIGHUP: keeping the TLS certificate in use: {e}"),
+            },
+        }
+    }
 }
 
 /// The file the first-start credentials go to when stdout is not a terminal.

@@ -507,3 +507,298 @@ fn a_bad_trusted_proxy_list_is_refused_at_start() {
     let (ok, _, err) = env.run(&["--trusted-proxies", "10.0.0.0/8, ::1", "migrate"]);
     assert!(ok, "{err}");
 }
+
+/// The data directory, the SQLite database and its journal are created readable by their owner
+/// only, whatever the umask cofferd was started with; blobs written under it likewise.
+#[test]
+fn the_data_dir_and_database_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let url = format!("sqlite://{}", data.join("coffer.db").display());
+    let out = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("--database-url")
+        .arg(&url)
+        .args(["user", "create", "--email", "o@example.com", "--name", "O"])
+        .env_remove("COFFER_DATABASE_URL")
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700, "data dir");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&data).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("coffer.db") {
+            assert_eq!(mode(&path), 0o600, "{name}");
+            checked += 1;
+        } else if path.is_dir() {
+            assert_eq!(mode(&path) & 0o077, 0, "{name}");
+        }
+    }
+    assert!(checked >= 1, "no database file in {}", data.display());
+}
+
+/// Certificates for the HTTPS tests: a CA made here, and server pairs it signs.
+mod certs {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+
+    pub struct Ca {
+        pub pem: String,
+        issuer: Issuer<'static, KeyPair>,
+    }
+
+    pub fn ca() -> Ca {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "Coffer test CA");
+        let key = KeyPair::generate().unwrap();
+        let pem = params.self_signed(&key).unwrap().pem();
+        Ca {
+            pem,
+            issuer: Issuer::new(params, key),
+        }
+    }
+
+    /// A certificate for localhost and 127.0.0.1 named `cn`: (certificate PEM, key PEM, DER).
+    pub fn server(ca: &Ca, cn: &str) -> (String, String, Vec<u8>) {
+        let mut params =
+            CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+        params.distinguished_name.push(DnType::CommonName, cn);
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &ca.issuer).unwrap();
+        (cert.pem(), key.serialize_pem(), cert.der().to_vec())
+    }
+}
+
+/// An HTTPS connection to a local cofferd that trusts only the test CA.
+struct Https {
+    stream: rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>,
+}
+
+impl Https {
+    fn connect(port: u16, ca_pem: &str) -> std::io::Result<Https> {
+        use rustls::pki_types::pem::PemObject;
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(rustls::pki_types::CertificateDer::from_pem_slice(ca_pem.as_bytes()).unwrap())
+            .unwrap();
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let conn = rustls::ClientConnection::new(
+            std::sync::Arc::new(config),
+            "localhost".try_into().unwrap(),
+        )
+        .unwrap();
+        let tcp = std::net::TcpStream::connect(("127.0.0.1", port))?;
+        tcp.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let mut stream = rustls::StreamOwned::new(conn, tcp);
+        while stream.conn.is_handshaking() {
+            stream.conn.complete_io(&mut stream.sock)?;
+        }
+        Ok(Https { stream })
+    }
+
+    /// The server's certificate as the handshake presented it.
+    fn peer(&self) -> Vec<u8> {
+        self.stream.conn.peer_certificates().unwrap()[0].to_vec()
+    }
+
+    /// `GET /health` on this connection, kept open; returns the status line and the headers.
+    fn get(&mut self) -> (String, String) {
+        use std::io::{Read, Write};
+        self.stream
+            .write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            self.stream.read_exact(&mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap().to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .map_or(0, |v| v.trim().parse().unwrap());
+        let mut body = vec![0u8; length];
+        self.stream.read_exact(&mut body).unwrap();
+        let status = head.lines().next().unwrap().to_string();
+        (status, head)
+    }
+}
+
+/// `cofferd serve` with `--tls-cert`/`--tls-key`, waited for over HTTPS; with the receiver of
+/// the lines it logs from then on.
+fn serve_tls(
+    env: &Env,
+    port: u16,
+    cert: &std::path::Path,
+    key: &std::path::Path,
+    ca: &str,
+) -> (Server, std::sync::mpsc::Receiver<String>) {
+    let mut child = env
+        .cmd(&["serve"])
+        .arg("--tls-cert")
+        .arg(cert)
+        .arg("--tls-key")
+        .arg(key)
+        .env("COFFER_LISTEN", format!("127.0.0.1:{port}"))
+        .env("COFFER_BASE_URL", format!("https://localhost:{port}"))
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rx = lines_of(child.stdout.take().unwrap());
+    let rx_err = lines_of(child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Https::connect(port, ca).is_err() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "cofferd ended: {:?}",
+            rx_err.try_iter().collect::<Vec<_>>()
+        );
+        assert!(Instant::now() < deadline, "cofferd did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let server = Server {
+        stdout: rx.try_iter().collect(),
+        stderr: Vec::new(),
+        child,
+    };
+    (server, rx_err)
+}
+
+/// Waits until a line containing `needle` arrives on `rx`.
+fn wait_for_line(rx: &std::sync::mpsc::Receiver<String>, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = Vec::new();
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "no line with {needle:?}: {seen:?}"
+        );
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+            if line.contains(needle) {
+                return line;
+            }
+            seen.push(line);
+        }
+    }
+}
+
+fn hangup(server: &Server) {
+    let status = Command::new("kill")
+        .args(["-HUP", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// HTTPS with a certificate made here: HSTS on every answer; on SIGHUP a new certificate is
+/// taken for new connections while an open connection goes on; a broken one is refused, the
+/// pair in use stays, and the log says why.
+#[test]
+fn https_serves_its_certificate_and_reloads_it_on_sighup() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let ca = certs::ca();
+    let (a_pem, a_key, a_der) = certs::server(&ca, "first");
+    let (b_pem, b_key, b_der) = certs::server(&ca, "second");
+    std::fs::write(&cert, &a_pem).unwrap();
+    std::fs::write(&key, &a_key).unwrap();
+    let port = free_port();
+    let (server, log) = serve_tls(&env, port, &cert, &key, &ca.pem);
+
+    let mut open = Https::connect(port, &ca.pem).unwrap();
+    assert_eq!(open.peer(), a_der);
+    let (status, head) = open.get();
+    assert!(status.contains("200"), "{status}");
+    assert!(
+        head.contains("strict-transport-security: max-age=31536000"),
+        "{head}"
+    );
+    // Plain HTTP on the TLS port gets no answer.
+    let plain = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .get(&format!("http://127.0.0.1:{port}/health"))
+        .call();
+    assert!(plain.is_err());
+
+    std::fs::write(&cert, &b_pem).unwrap();
+    std::fs::write(&key, &b_key).unwrap();
+    hangup(&server);
+    wait_for_line(&log, "TLS certificate and key were reloaded");
+    assert_eq!(Https::connect(port, &ca.pem).unwrap().peer(), b_der);
+    // The connection opened before the reload still works, with the pair it began with.
+    assert!(open.get().0.contains("200"));
+    assert_eq!(open.peer(), a_der);
+
+    // A broken certificate: the server keeps the pair it has and says why.
+    std::fs::write(&cert, "-----BEGIN CERTIFICATE-----\nnot base64\n").unwrap();
+    hangup(&server);
+    let line = wait_for_line(&log, "keeping the TLS certificate in use");
+    assert!(line.contains("cert.pem"), "{line}");
+    let mut again = Https::connect(port, &ca.pem).unwrap();
+    assert_eq!(again.peer(), b_der);
+    assert!(again.get().0.contains("200"));
+}
+
+/// A certificate that does not parse, or a key that is not the certificate's, stops the start
+/// with a message that names the file.
+#[test]
+fn a_bad_certificate_or_key_stops_the_start() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = certs::ca();
+    let (a_pem, _, _) = certs::server(&ca, "first");
+    let (_, b_key, _) = certs::server(&ca, "second");
+    let (cert, key, junk) = (
+        dir.path().join("cert.pem"),
+        dir.path().join("key.pem"),
+        dir.path().join("junk.pem"),
+    );
+    std::fs::write(&cert, &a_pem).unwrap();
+    std::fs::write(&key, &b_key).unwrap();
+    std::fs::write(&junk, "not a certificate").unwrap();
+    let start = |cert: &std::path::Path, key: &std::path::Path| {
+        let out = env
+            .cmd(&["serve"])
+            .arg("--tls-cert")
+            .arg(cert)
+            .arg("--tls-key")
+            .arg(key)
+            .env("COFFER_LISTEN", format!("127.0.0.1:{}", free_port()))
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = start(&cert, &key);
+    assert!(err.contains("does not belong to the certificate"), "{err}");
+    let err = start(&junk, &key);
+    assert!(err.contains("reading the TLS certificate"), "{err}");
+    assert!(err.contains("junk.pem"), "{err}");
+    let err = start(&cert, &junk);
+    assert!(err.contains("reading the TLS key"), "{err}");
+    let (ok, _, err) = env.run(&["--tls-cert", cert.to_str().unwrap(), "serve"]);
+    assert!(!ok);
+    assert!(err.contains("tls_cert and tls_key go together"), "{err}");
+}

@@ -24,6 +24,7 @@ pub mod schema;
 pub mod scim;
 pub mod shared_mailboxes;
 pub mod state;
+pub mod tls;
 pub mod transfer;
 pub mod waf;
 pub mod web_forms;
@@ -143,6 +144,16 @@ fn method_not_allowed<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHand
 
 /// Starts the server on a bound listener (port 0 in tests).
 pub fn server(state: AppState, listener: TcpListener, workers: usize) -> std::io::Result<Server> {
+    server_with_tls(state, listener, workers, None)
+}
+
+/// [`server`], serving HTTPS with the pair of `tls` when given.
+pub fn server_with_tls(
+    state: AppState,
+    listener: TcpListener,
+    workers: usize,
+    tls: Option<std::sync::Arc<tls::Tls>>,
+) -> std::io::Result<Server> {
     let workers = workers.max(1);
     // Handlers wait for the database on the blocking pool. More threads than connections only
     // queue there, each with its own stack and allocator arena, so the pool matches the
@@ -160,8 +171,11 @@ pub fn server(state: AppState, listener: TcpListener, workers: usize) -> std::io
             .default_service(web::to(not_found))
     })
     .workers(workers)
-    .worker_max_blocking_threads(blocking)
-    .listen(listener)?
+    .worker_max_blocking_threads(blocking);
+    let server = match tls {
+        Some(tls) => server.listen_rustls_0_23(listener, tls.server_config())?,
+        None => server.listen(listener)?,
+    }
     .run();
     Ok(server)
 }

@@ -40,8 +40,16 @@ pub async fn log_and_headers(
     let secure = req
         .app_data::<Data<AppState>>()
         .is_some_and(|s| s.secure_cookies);
+    // Served over Coffer's own TLS: browsers are told to keep to HTTPS.
+    let tls = req.app_config().secure();
     let mut res = next.call(req).await?;
     let h = res.headers_mut();
+    if tls {
+        h.insert(
+            HeaderName::from_static("strict-transport-security"),
+            HeaderValue::from_static("max-age=31536000"),
+        );
+    }
     let set = |h: &mut actix_web::http::header::HeaderMap, k: &'static str, v: &'static str| {
         if !h.contains_key(k) {
             h.insert(HeaderName::from_static(k), HeaderValue::from_static(v));

@@ -28,6 +28,7 @@ pub mod mail;
 pub mod mail_access;
 pub mod migrate;
 pub mod models;
+mod owner_only;
 pub mod password_resets;
 pub mod schema;
 pub mod scim_tokens;
@@ -232,13 +233,7 @@ impl Db {
     /// server is reported with its real cause.
     pub fn open(url: &DatabaseUrl, max_size: u32) -> StoreResult<Db> {
         if url.backend() == Backend::Sqlite {
-            if let Some(dir) = std::path::Path::new(url.sqlite_path()).parent() {
-                if !dir.as_os_str().is_empty() {
-                    std::fs::create_dir_all(dir).map_err(|e| {
-                        StoreError::Connection(format!("creating {}: {e}", dir.display()))
-                    })?;
-                }
-            }
+            owner_only::prepare_sqlite_file(std::path::Path::new(url.sqlite_path()))?;
         }
         drop(establish(url)?);
         let pool = r2d2::Pool::builder()
