@@ -1333,6 +1333,31 @@ fn jwt_replayed_jti_is_invalid_grant() {
 }
 
 #[test]
+fn jwt_reused_jti_with_another_exp_is_refused_like_a_replay() {
+    let app = TestApp::spawn();
+    let client_id = jwt_client(&app);
+    app.user("frank@example.com", Role::User);
+    let first = claims(&app, &client_id, "frank@example.com");
+    assert_eq!(jwt_grant(&app, &client_id, &sign_rs256(&first)).status, 200);
+    let replay = jwt_grant(&app, &client_id, &sign_rs256(&first));
+    assert_eq!(oauth_error(&replay), "invalid_grant");
+    // New assertions carrying the same jti, each a valid assertion on its own: a later and an
+    // earlier exp, and a later iat with it.
+    let exp = first["exp"].as_i64().unwrap();
+    let iat = first["iat"].as_i64().unwrap();
+    for (iat, exp) in [(iat, exp + 60), (iat, exp - 60), (iat + 1, exp + 1)] {
+        let mut reused = first.clone();
+        reused["iat"] = json!(iat);
+        reused["exp"] = json!(exp);
+        let r = jwt_grant(&app, &client_id, &sign_rs256(&reused));
+        assert_eq!(oauth_error(&r), "invalid_grant", "exp {exp}");
+        assert_eq!(r.json(), replay.json(), "the same answer as a plain replay");
+    }
+    assert_eq!(app.count("1 = 1", ACCESS_TOKENS), 1);
+    assert_eq!(app.count("1 = 1", "used_assertions"), 1);
+}
+
+#[test]
 fn jwt_hs256_signed_with_the_public_key_is_refused() {
     let app = TestApp::spawn();
     let client_id = jwt_client(&app);

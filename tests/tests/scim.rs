@@ -413,6 +413,27 @@ fn get_projects_attributes_and_unknown_ids_are_404() {
     );
     assert_scim_error(&r, 400, Some("invalidValue"));
 
+    // Multi-byte characters (one across the byte length of the User schema URN) are an unknown
+    // attribute, on a resource and on the list, never a worker's panic.
+    let across = "urn:ietf:params:scim:schemas:core:2.0:Use%C3%A9:userName";
+    for q in [
+        format!("attributes={across}"),
+        format!("excludedAttributes={across}"),
+        "attributes=%C3%BC".to_string(),
+        "excludedAttributes=emails.v%C3%A4lue".to_string(),
+    ] {
+        for path in [
+            format!("/rest/scim/Users/{id}?{q}"),
+            format!("/rest/scim/Users?{q}"),
+        ] {
+            assert_scim_error(
+                &scim(&app, "GET", &path, &t, None),
+                400,
+                Some("invalidValue"),
+            );
+        }
+    }
+
     for missing in [
         "00000000-0000-4000-8000-000000000000".to_string(),
         "not-a-uuid".to_string(),

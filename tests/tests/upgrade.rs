@@ -121,10 +121,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // 000020 (content accounts), 000021 (contacts and external distribution lists), 000022
     // (event ids without an index), 000023 (mail sending state on the outbox), 000024 (user
     // settings), 000025 (password resets), 000026 (shared mailboxes), 000027 (mail), 000028
-    // (outside recipients' codes and sessions), 000029 (web forms), 000030 (web-form drafts).
+    // (outside recipients' codes and sessions), 000029 (web forms), 000030 (web-form drafts),
+    // 000031 (assertions by client and jti again).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        16
+        17
     );
 
     let mut conn = db.get().unwrap();

@@ -1052,6 +1052,28 @@ mod tests {
     }
 
     #[test]
+    fn multi_byte_names_are_refused_not_a_panic() {
+        // A character across the byte length of the User URN (once a worker panic), and
+        // multi-byte text elsewhere in either list.
+        let across = "urn:ietf:params:scim:schemas:core:2.0:Useé:userName";
+        for list in [across, "ü", "userName.é", "é.value", "emails.välue,😀"] {
+            let first = list.split(',').next().unwrap();
+            for (a, x, param) in [
+                (Some(list), None, "attributes"),
+                (None, Some(list), "excludedAttributes"),
+            ] {
+                let err = parse_projection(a, x).unwrap_err();
+                assert!(err.starts_with(param) && err.contains(first), "{list}: {err}");
+            }
+        }
+        let out = project(
+            Some("urn:ietf:params:scim:schemas:core:2.0:User:userName"),
+            None,
+        );
+        assert_eq!(keys(&out), ["id", "schemas", "userName"]);
+    }
+
+    #[test]
     fn keys_outside_the_schema() {
         let mut resource = user();
         resource["notify"] = json!(true);

@@ -322,13 +322,14 @@ pub fn user_attr(name: &str) -> Option<&'static AttrDef> {
 }
 
 /// `name` without a leading core User schema URN and colon (ignoring case).
+///
+/// The name is client input: `get` is used for the split, so a multi-byte character across the
+/// URN's length is no match rather than a slice inside a character.
 pub fn strip_user_urn(name: &str) -> &str {
-    match name.get(..USER_SCHEMA.len() + 1) {
-        Some(prefix)
-            if prefix[..USER_SCHEMA.len()].eq_ignore_ascii_case(USER_SCHEMA)
-                && prefix.ends_with(':') =>
-        {
-            &name[USER_SCHEMA.len() + 1..]
+    let n = USER_SCHEMA.len();
+    match (name.get(..n), name.get(n..)) {
+        (Some(head), Some(rest)) if head.eq_ignore_ascii_case(USER_SCHEMA) => {
+            rest.strip_prefix(':').unwrap_or(name)
         }
         _ => name,
     }
@@ -346,11 +347,28 @@ mod tests {
             Some("emails")
         );
         assert!(user_attr("name").is_none());
+        assert!(user_attr("urn:ietf:params:scim:schemas:core:2.0:User").is_none());
         assert_eq!(
             user_attr("emails")
                 .and_then(|a| a.sub("VALUE"))
                 .map(|s| s.name),
             Some("value")
         );
+    }
+
+    #[test]
+    fn urn_prefix_is_cut_at_character_boundaries_only() {
+        let urn = format!("{USER_SCHEMA}:");
+        // A two- and a three-byte character across each byte index of the URN and its colon:
+        // never a panic, and no match (the text is not the URN).
+        for cut in 0..=urn.len() {
+            for ch in ["é", "€", "😀"] {
+                let name = format!("{}{ch}{}", &urn[..cut.saturating_sub(1)], &urn[cut..]);
+                assert_eq!(strip_user_urn(&name), name, "{name}");
+                assert!(user_attr(&name).is_none(), "{name}");
+            }
+        }
+        assert_eq!(strip_user_urn(&format!("{urn}é")), "é");
+        assert_eq!(strip_user_urn("é"), "é");
     }
 }

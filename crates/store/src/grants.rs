@@ -48,8 +48,10 @@ pub fn mark_code_used(conn: &mut DbConn, hash: &str, now: i64) -> StoreResult<us
         .execute(conn))?)
 }
 
-/// Records an assertion by its client, `jti` and expiry (the same assertion always has the same
-/// expiry); false when it was used before.
+/// Records the use of an assertion's `jti` by a client, kept until `expires_at` (the assertion's
+/// `exp`); false when the client used that `jti` before and the record is still kept, whatever
+/// the `exp` of either assertion (RFC 7523 §3 item 7). The key is `(client_id, jti)`, so the one
+/// insert is the whole check, and concurrent uses of one `jti` conflict on it.
 pub fn record_assertion(
     conn: &mut DbConn,
     client_id: &str,
@@ -114,4 +116,31 @@ pub fn purge_expired(conn: &mut DbConn, before: i64) -> StoreResult<usize> {
         let c = diesel::delete(authorization_codes::table.filter(authorization_codes::expires_at.lt(before - 86_400))).execute(conn)?;
         Ok(a + s + t + c)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::sqlite;
+
+    #[test]
+    fn a_jti_is_used_once_per_client_whatever_its_expiry() {
+        let (_dir, mut conn) = sqlite();
+        assert!(record_assertion(&mut conn, "c1", "j", 1_000).unwrap());
+        // A plain replay, and the same jti with a later or an earlier expiry: all refused.
+        for exp in [1_000, 1_001, 5_000, 999] {
+            assert!(
+                !record_assertion(&mut conn, "c1", "j", exp).unwrap(),
+                "exp {exp}"
+            );
+        }
+        // Another client's jti space is its own; another jti is new.
+        assert!(record_assertion(&mut conn, "c2", "j", 1_000).unwrap());
+        assert!(record_assertion(&mut conn, "c1", "k", 1_000).unwrap());
+        // The refusals changed nothing: the record still ends with the first assertion's exp,
+        // and once purged after it the jti is free again.
+        assert_eq!(purge_expired(&mut conn, 1_000).unwrap(), 0);
+        assert_eq!(purge_expired(&mut conn, 1_001).unwrap(), 3);
+        assert!(record_assertion(&mut conn, "c1", "j", 2_000).unwrap());
+    }
 }

@@ -172,7 +172,7 @@ diesel::table! {
 }
 
 diesel::table! {
-    used_assertions (expires_at, client_id, jti) {
+    used_assertions (client_id, jti) {
         client_id -> Text,
         jti -> Text,
         expires_at -> BigInt,
