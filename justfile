@@ -1,17 +1,10 @@
-# Coffer's everyday commands. `cargo install just` provides `just` (`pip install rust-just` is a
-# quicker prebuilt alternative). Each recipe is a one-liner you can also run by hand:
+# Coffer's everyday commands: `just --list` shows each recipe with its description (the comment
+# above it). `cargo install just` provides `just` (`pip install rust-just` is a quicker prebuilt
+# alternative). Each recipe is a one-liner you can also run by hand.
 #
-#   just run       cargo run --release                 (start the server; extra args go to cofferd)
-#   just test      cargo test --workspace              (the whole suite, SQLite)
-#   just test-pg   scripts/pg-test-server.sh run -- cargo test -p coffer-tests -p cofferd
-#                                                      (the end-to-end suite on a throwaway PostgreSQL)
-#   just test-ldap scripts/ldap-test-server.sh run -- cargo test -p coffer-tests --test ldap
-#   just test-smtp scripts/smtp-test-server.sh run -- cargo test -p coffer-tests --test smtp
-#   just scim      scripts/scim-conformance.sh         (every check of scim2-tester, on a fresh server)
-#   just fuzz      scripts/openapi-fuzz.sh             (schemathesis, every check, over /openapi.json)
-#   just lint      cargo fmt --all -- --check, the module-circle check, cargo clippy … -D warnings
-#   just bench     scripts/bench.sh                    (writes docs/benchmarks.md)
-#   just ci        bash .ci/run                        (what CI runs)
+# The end-to-end suite is one test binary (tests/tests/integration); its areas are modules, so a
+# filter picks one: `just test --test integration oauth::`. The recipes for real services select
+# with cargo-nextest filter expressions over the whole workspace, as CI does (`.ci/run`).
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 set positional-arguments
@@ -20,27 +13,39 @@ set positional-arguments
 default:
     @just --list
 
-# start cofferd (args go to cofferd, e.g. `just run --data-dir /tmp/c serve`)
+# start cofferd: cargo run --release (args go to cofferd, e.g. `just run --data-dir /tmp/c serve`)
 run *ARGS:
     cargo run --release -- "$@"
 
-# cargo test --workspace (args go to cargo test)
+# the whole suite on SQLite: cargo test --workspace (args go to cargo test)
 test *ARGS:
     cargo test --workspace "$@"
 
-# end-to-end tests against a throwaway PostgreSQL (scripts/pg-test-server.sh)
+# the end-to-end, CLI and blob-store tests on a throwaway PostgreSQL (scripts/pg-test-server.sh)
 test-pg *ARGS:
-    scripts/pg-test-server.sh run -- cargo test -p coffer-tests -p cofferd "$@"
+    scripts/pg-test-server.sh run -- cargo nextest run --workspace -E 'package(coffer-tests) | package(cofferd) | package(coffer-storage)' "$@"
 
-# the directory-lookup test against a throwaway OpenLDAP (slapd)
+# the same on PostgreSQL with file content on a throwaway S3 API server (scripts/s3-test-server.sh)
+test-s3 *ARGS:
+    scripts/s3-test-server.sh run -- scripts/pg-test-server.sh run -- cargo nextest run --workspace -E 'package(coffer-tests) | package(cofferd) | package(coffer-storage)' "$@"
+
+# the directory-lookup tests against a throwaway OpenLDAP (scripts/ldap-test-server.sh)
 test-ldap:
-    scripts/ldap-test-server.sh run -- cargo test -p coffer-tests --test ldap
+    scripts/ldap-test-server.sh run -- cargo nextest run --workspace -E 'binary(integration) & test(/^ldap::/)'
 
-# the outgoing-mail tests against a throwaway SMTP server (aiosmtpd)
+# the virus-scanning tests against a throwaway clamd (scripts/clamd-test-server.sh)
+test-clamd:
+    scripts/clamd-test-server.sh run -- cargo nextest run --workspace -E '(package(coffer-scanner) & binary(clamd)) | (binary(integration) & test(/^scanning::/))'
+
+# the outgoing-mail tests against a throwaway SMTP server (scripts/smtp-test-server.sh)
 test-smtp:
-    scripts/smtp-test-server.sh run -- cargo test -p coffer-tests --test smtp
+    scripts/smtp-test-server.sh run -- cargo nextest run --workspace -E 'binary(integration) & test(/^(smtp|password_reset)::/)'
 
-# the SCIM compliance checker scim2-tester against a fresh server
+# sign-in and an outside recipient's visit in headless Chromium (scripts/browser-test.sh)
+test-browser *ARGS:
+    scripts/browser-test.sh "$@"
+
+# every check of scim2-tester against a fresh server (scripts/scim-conformance.sh)
 scim:
     scripts/scim-conformance.sh
 
@@ -54,7 +59,7 @@ lint:
     python3 scripts/check-module-cycles.py
     cargo clippy --workspace --all-targets -- -D warnings
 
-# format the code
+# format the code: cargo fmt --all
 fmt:
     cargo fmt --all
 
@@ -62,6 +67,6 @@ fmt:
 bench:
     scripts/bench.sh
 
-# what CI runs
+# what CI runs: bash .ci/run
 ci:
     bash .ci/run

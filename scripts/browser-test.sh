@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the real-browser sign-in test (tests/tests/browser.rs): installs Debian's Chromium and
+# Runs the real-browser tests (tests/tests/integration/browser.rs): installs Debian's Chromium and
 # ChromeDriver when they are missing, then runs the test with COFFER_TEST_CHROMEDRIVER set, so
 # that a browser that cannot start fails the test instead of skipping it.
 #
@@ -20,4 +20,6 @@ fi
 
 export COFFER_TEST_CHROMEDRIVER=/usr/bin/chromedriver
 export COFFER_TEST_CHROMIUM=/usr/bin/chromium
-exec cargo test -p coffer-tests --test browser "$@"
+# `--workspace` (not `-p coffer-tests`) builds with the features `cargo test --workspace` used, so
+# after it nothing is rebuilt.
+exec cargo test --workspace --test integration browser:: "$@"

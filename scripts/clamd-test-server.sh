@@ -7,29 +7,29 @@
 #   scripts/clamd-test-server.sh run -- cargo test -p coffer-scanner
 set -euo pipefail
 
-if [ "${1:-}" != run ] || [ "${2:-}" != -- ]; then
-  echo "usage: $0 run -- COMMAND..." >&2
-  exit 2
-fi
-shift 2
+SERVICE=clamd-test-server
+# shellcheck source=scripts/lib/service.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/service.sh"
+
+[[ ${1:-} == run ]] || usage 7
+shift
+[[ ${1:-} == -- ]] && shift
+[[ $# -gt 0 ]] || usage 7
 
 CLAMD=/usr/sbin/clamd
-if [ ! -x "$CLAMD" ]; then
-  echo "clamd-test-server: installing clamav-daemon (Debian package)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends clamav-daemon >/dev/null
-fi
+if [[ ! -x $CLAMD ]]; then apt_install clamav-daemon; fi
 
-DIR=$(mktemp -d /tmp/coffer-clamd.XXXXXX)
+DIR=""
 PID=""
-cleanup() {
-  if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then kill "$PID"; wait "$PID" 2>/dev/null || true; fi
-  rm -rf "$DIR"
+# shellcheck disable=SC2317  # invoked by trap
+stop_clamd() {
+  stop_pid "$PID" clamd
+  if [[ -n $DIR ]]; then rm -rf -- "$DIR"; fi
 }
-trap cleanup EXIT
+run_frame stop_clamd
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/coffer-clamd.XXXXXX")
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+PORT=$(spare_port)
 SOCKET=$DIR/clamd.sock
 # Small enough that a test can exceed it quickly; clamd's M is MiB.
 STREAM_MAX_MIB=16
@@ -42,10 +42,7 @@ mkdir -p "$DIR/db" "$DIR/tmp"
 # `Coffer.Test.EICAR.UNOFFICIAL`. clamd refuses to start with no signature at all.
 EICAR='X5O!P%@AP[4\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*'
 size=$(printf '%s' "$EICAR" | wc -c)
-if [ "$size" -ne 68 ]; then
-  echo "clamd-test-server: the EICAR string is $size bytes, not 68" >&2
-  exit 1
-fi
+[[ $size -eq 68 ]] || die "the EICAR string is $size bytes, not 68"
 md5=$(printf '%s' "$EICAR" | md5sum | cut -d' ' -f1)
 hex=$(printf '%s' "$EICAR" | od -An -v -tx1 | tr -d ' \n')
 echo "$md5:$size:Coffer.Test.EICAR" >"$DIR/db/coffer.hdb"
@@ -88,24 +85,15 @@ sys.exit(0 if reply.rstrip(b"\0") == b"PONG" else 1)
 PY
 }
 
-"$CLAMD" --config-file="$DIR/clamd.conf" >"$DIR/clamd.out" 2>&1 &
+"$CLAMD" --config-file="$DIR/clamd.conf" >"$DIR/clamd.out" 2>&1 </dev/null &
 PID=$!
-for _ in $(seq 1 300); do
-  if clamd_ping "$PORT" 2>/dev/null; then break; fi
-  if ! kill -0 "$PID" 2>/dev/null; then break; fi
-  sleep 0.1
-done
-if ! clamd_ping "$PORT" 2>/dev/null || ! clamd_ping "$SOCKET" 2>/dev/null; then
-  echo "clamd-test-server: clamd did not answer PING" >&2
+if ! wait_ready 300 "$PID" clamd_ping "$PORT" || ! clamd_ping "$SOCKET" 2>/dev/null; then
   cat "$DIR/clamd.out" "$DIR/clamd.log" >&2 2>/dev/null || true
-  exit 1
+  die "clamd did not answer PING"
 fi
-echo "clamd-test-server: ready: tcp://127.0.0.1:$PORT and unix://$SOCKET (pid $PID, $("$CLAMD" --version))"
+log "ready: tcp://127.0.0.1:$PORT and unix://$SOCKET (pid $PID, $("$CLAMD" --version))"
 
 export COFFER_TEST_CLAMD="tcp://127.0.0.1:$PORT"
 export COFFER_TEST_CLAMD_SOCKET="unix://$SOCKET"
 export COFFER_TEST_CLAMD_STREAM_MAX=$((STREAM_MAX_MIB * 1024 * 1024))
-status=0
-"$@" || status=$?
-echo "clamd-test-server: stopping clamd (pid $PID)"
-exit $status
+run_command "$@"

@@ -3,32 +3,32 @@
 # spare loopback port with a few entries, runs a command with COFFER_TEST_LDAP_* set, and stops
 # the directory afterwards.
 #
-#   scripts/ldap-test-server.sh run -- cargo test -p coffer-tests --test ldap
+#   scripts/ldap-test-server.sh run -- cargo test -p coffer-tests --test integration ldap::
 set -euo pipefail
 
-if [ "${1:-}" != run ] || [ "${2:-}" != -- ]; then
-  echo "usage: $0 run -- COMMAND..." >&2
-  exit 2
-fi
-shift 2
+SERVICE=ldap-test-server
+# shellcheck source=scripts/lib/service.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/service.sh"
+
+[[ ${1:-} == run ]] || usage 6
+shift
+[[ ${1:-} == -- ]] && shift
+[[ $# -gt 0 ]] || usage 6
 
 SLAPD=/usr/sbin/slapd
-if [ ! -x "$SLAPD" ] || ! command -v slapadd >/dev/null; then
-  echo "ldap-test-server: installing slapd and ldap-utils (Debian packages)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq slapd ldap-utils >/dev/null
-fi
+if [[ ! -x $SLAPD ]] || ! command -v slapadd >/dev/null; then apt_install slapd ldap-utils; fi
 
-DIR=$(mktemp -d /tmp/coffer-ldap.XXXXXX)
+DIR=""
 PID=""
-cleanup() {
-  if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then kill "$PID"; wait "$PID" 2>/dev/null || true; fi
-  rm -rf "$DIR"
+# shellcheck disable=SC2317  # invoked by trap
+stop_slapd() {
+  stop_pid "$PID" slapd
+  if [[ -n $DIR ]]; then rm -rf -- "$DIR"; fi
 }
-trap cleanup EXIT
+run_frame stop_slapd
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/coffer-ldap.XXXXXX")
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+PORT=$(spare_port)
 mkdir -p "$DIR/db"
 SCHEMA=/etc/ldap/schema
 cat > "$DIR/slapd.conf" <<CONF
@@ -80,20 +80,16 @@ mail: bob.builder@example.org
 LDIF
 
 slapadd -q -f "$DIR/slapd.conf" -l "$DIR/entries.ldif"
-"$SLAPD" -f "$DIR/slapd.conf" -h "ldap://127.0.0.1:$PORT/" -d 0 >"$DIR/slapd.log" 2>&1 &
+"$SLAPD" -f "$DIR/slapd.conf" -h "ldap://127.0.0.1:$PORT/" -d 0 >"$DIR/slapd.log" 2>&1 </dev/null &
 PID=$!
-for _ in $(seq 1 100); do
-  if ldapsearch -x -H "ldap://127.0.0.1:$PORT/" -b "dc=coffer,dc=test" -s base >/dev/null 2>&1; then break; fi
-  sleep 0.1
-done
-ldapsearch -x -H "ldap://127.0.0.1:$PORT/" -b "dc=coffer,dc=test" -s base >/dev/null || { cat "$DIR/slapd.log" >&2; exit 1; }
-echo "ldap-test-server: ready: ldap://127.0.0.1:$PORT/ (pid $PID)"
+if ! wait_ready 100 "$PID" ldapsearch -x -H "ldap://127.0.0.1:$PORT/" -b "dc=coffer,dc=test" -s base; then
+  cat "$DIR/slapd.log" >&2
+  die "slapd did not answer"
+fi
+log "ready: ldap://127.0.0.1:$PORT/ (pid $PID)"
 
 export COFFER_TEST_LDAP_URL="ldap://127.0.0.1:$PORT"
 export COFFER_TEST_LDAP_BIND_DN="cn=admin,dc=coffer,dc=test"
 export COFFER_TEST_LDAP_BIND_PASSWORD="coffer-ldap-secret"
 export COFFER_TEST_LDAP_BASE_DN="ou=people,dc=coffer,dc=test"
-status=0
-"$@" || status=$?
-echo "ldap-test-server: stopping slapd (pid $PID)"
-exit $status
+run_command "$@"

@@ -23,17 +23,13 @@
 # (created when missing; override with COFFER_PG_USER).
 set -euo pipefail
 
+SERVICE=pg-test-server
+# shellcheck source=scripts/lib/service.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/service.sh"
+
 PG_OS_USER=${COFFER_PG_USER:-coffer-pg}
 PG_DB_USER=coffer
 LAST_FILE=${TMPDIR:-/tmp}/coffer-pg-test.last
-
-log() { printf 'pg-test-server: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-usage() {
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 2
-}
 
 # --- locating / installing PostgreSQL ---------------------------------------------------------
 
@@ -57,13 +53,8 @@ find_pg_bin() {
 ensure_pg_installed() {
   PG_BIN=$(find_pg_bin)
   if [[ -n $PG_BIN ]]; then return; fi
-  [[ $EUID -eq 0 ]] || die "PostgreSQL server binaries not found and not root: install the 'postgresql' package"
-  log "PostgreSQL server not found; installing it with apt-get"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends \
-    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
-    postgresql >&2
+  log "PostgreSQL server not found"
+  apt_install postgresql
   PG_BIN=$(find_pg_bin)
   [[ -n $PG_BIN ]] || die "PostgreSQL installed but initdb/pg_ctl still not found"
 }
@@ -93,25 +84,6 @@ as_pg() {
   else
     (cd / && "$@")
   fi
-}
-
-# --- ports ------------------------------------------------------------------------------------
-
-port_is_free() {
-  # Nothing answers on 127.0.0.1:$1 (the connect fails) -> treat as free.
-  ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-spare_port() {
-  local p
-  if command -v python3 >/dev/null 2>&1; then
-    p=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' 2>/dev/null || true)
-    if [[ -n $p ]]; then printf '%s' "$p"; return; fi
-  fi
-  for ((p = 55432 + RANDOM % 1000; p < 60000; p++)); do
-    if port_is_free "$p"; then printf '%s' "$p"; return; fi
-  done
-  die "no free port found"
 }
 
 # --- start / stop -----------------------------------------------------------------------------
@@ -145,14 +117,10 @@ start_server() {
   done
   [[ -n $port ]] || die "postgres did not start"
 
-  local ready i
+  local ready
   ready=$(pg_isready_bin)
   if [[ -n $ready ]]; then
-    for ((i = 0; i < 120; i++)); do
-      if "$ready" -q -h 127.0.0.1 -p "$port" -U "$PG_DB_USER" -d postgres; then break; fi
-      sleep 0.5
-    done
-    "$ready" -q -h 127.0.0.1 -p "$port" -U "$PG_DB_USER" -d postgres ||
+    wait_ready 600 "" "$ready" -q -h 127.0.0.1 -p "$port" -U "$PG_DB_USER" -d postgres ||
       die "postgres started but does not answer on 127.0.0.1:$port"
   fi
   PG_URL="postgres://$PG_DB_USER@127.0.0.1:$port/postgres"
@@ -170,38 +138,28 @@ stop_server() {
     if [[ -n $PG_BIN ]] && as_pg "$PG_BIN/pg_ctl" stop -D "$data" -m fast -w -t 30 -s >&2; then
       log "stopped postgres in $data"
     else
-      # Fall back to the pid file, but only for a postgres process serving exactly this data dir.
-      local pid i
+      # Fall back to the PID file, but only for a postgres process serving exactly this data
+      # directory.
+      log "pg_ctl stop failed; stopping the postmaster by its PID"
+      local pid
       pid=$(head -n 1 "$data/postmaster.pid" 2>/dev/null || true)
-      if [[ $pid =~ ^[0-9]+$ ]] && [[ -r /proc/$pid/cmdline ]] &&
-        tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$data"; then
-        log "pg_ctl stop failed; sending SIGQUIT to postmaster $pid"
-        kill -QUIT "$pid" 2>/dev/null || true
-        for ((i = 0; i < 50; i++)); do
-          kill -0 "$pid" 2>/dev/null || break
-          sleep 0.2
-        done
-        if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-      fi
+      if is_process "$pid" "$data"; then stop_pid "$pid" postmaster QUIT; fi
     fi
   fi
   rm -rf -- "$dir"
-  if [[ -f $LAST_FILE && $(cat "$LAST_FILE" 2>/dev/null) == "$dir" ]]; then rm -f -- "$LAST_FILE"; fi
+  forget_last "$LAST_FILE" "$dir"
 }
 
-# EXIT trap of `run`: stop our server (if it got as far as starting) and keep the exit status.
+# The stop of `run`: our server, if it got as far as starting.
 # shellcheck disable=SC2317  # invoked by trap
-cleanup_run() {
-  local rc=$?
-  trap - EXIT INT TERM
-  if [[ -n ${PG_DIR:-} ]]; then stop_server "$PG_DIR" || true; fi
-  exit "$rc"
+stop_run() {
+  if [[ -n ${PG_DIR:-} ]]; then stop_server "$PG_DIR"; fi
 }
 
 # --- commands ---------------------------------------------------------------------------------
 
 cmd=${1:-}
-[[ -n $cmd ]] || usage
+[[ -n $cmd ]] || usage 20
 shift
 
 case $cmd in
@@ -211,24 +169,16 @@ case $cmd in
     printf 'export COFFER_PG_TEST_DIR=%s\n' "$PG_DIR"
     ;;
   stop)
-    dir=${1:-${COFFER_PG_TEST_DIR:-}}
-    if [[ -z $dir && -f $LAST_FILE ]]; then dir=$(cat "$LAST_FILE"); fi
-    [[ -n $dir ]] || die "which server? pass its directory or set COFFER_PG_TEST_DIR"
-    stop_server "$dir"
+    stop_server "$(last_dir "$LAST_FILE" COFFER_PG_TEST_DIR "${1:-}")"
     ;;
   run)
     [[ ${1:-} == -- ]] && shift
-    [[ $# -gt 0 ]] || usage
+    [[ $# -gt 0 ]] || usage 20
     PG_DIR=""
-    trap cleanup_run EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
+    run_frame stop_run
     start_server
     export COFFER_TEST_POSTGRES_URL=$PG_URL
-    status=0
-    "$@" || status=$?
-    exit "$status"
+    run_command "$@"
     ;;
-  -h | --help | help) usage ;;
-  *) usage ;;
+  *) usage 20 ;;
 esac

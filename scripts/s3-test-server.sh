@@ -24,68 +24,23 @@
 # under ${XDG_CACHE_HOME:-$HOME/.cache}/coffer/moto-venv on first use and reused afterwards.
 set -euo pipefail
 
+SERVICE=s3-test-server
+# shellcheck source=scripts/lib/service.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/service.sh"
+
 MOTO_REQUIREMENT="moto[server]==5.2.5"
 VENV=${COFFER_MOTO_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/coffer/moto-venv}
 BUCKET=coffer-test
 LAST_FILE=${TMPDIR:-/tmp}/coffer-s3-test.last
-
-log() { printf 's3-test-server: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-usage() {
-  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 2
-}
-
-# --- installing moto --------------------------------------------------------------------------
-
-ensure_venv_module() {
-  if python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then return; fi
-  [[ $EUID -eq 0 ]] || die "python3 lacks the venv module and not root: install python3-venv"
-  log "python3 lacks the venv module; installing python3-venv with apt-get"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends python3-venv >&2
-}
-
-install_moto() {
-  local stamp=$VENV/.coffer-requirement
-  if [[ -x $VENV/bin/moto_server && -f $stamp && $(cat "$stamp") == "$MOTO_REQUIREMENT" ]]; then
-    return
-  fi
-  command -v python3 >/dev/null 2>&1 || die "python3 not found"
-  mkdir -p "$(dirname "$VENV")"
-  # One installer at a time (parallel runs share the environment).
-  exec 9>"$VENV.lock"
-  if command -v flock >/dev/null 2>&1; then flock 9; fi
-  if [[ -x $VENV/bin/moto_server && -f $stamp && $(cat "$stamp") == "$MOTO_REQUIREMENT" ]]; then
-    exec 9>&-
-    return
-  fi
-  ensure_venv_module
-  log "installing $MOTO_REQUIREMENT into $VENV"
-  rm -rf -- "$VENV"
-  python3 -m venv "$VENV" >&2
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$MOTO_REQUIREMENT" >&2
-  [[ -x $VENV/bin/moto_server ]] || die "moto installed but $VENV/bin/moto_server is missing"
-  printf '%s\n' "$MOTO_REQUIREMENT" >"$stamp"
-  exec 9>&-
-}
-
-# --- ports ------------------------------------------------------------------------------------
-
-spare_port() {
-  "$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
 
 # --- start / stop -----------------------------------------------------------------------------
 
 # start_server: sets S3_DIR, S3_PORT and S3_URL. The server runs in its own session so that
 # `start` can return while it keeps running; its pid is in $S3_DIR/moto.pid.
 start_server() {
-  install_moto
+  ensure_venv "$VENV" "$MOTO_REQUIREMENT" bin/moto_server
   S3_DIR=$(mktemp -d "${TMPDIR:-/tmp}/coffer-s3.XXXXXX")
-  local attempt pid i
+  local attempt pid
   S3_PORT=""
   for attempt in 1 2 3 4 5; do
     local port
@@ -93,14 +48,13 @@ start_server() {
     log "starting moto_server on 127.0.0.1:$port (attempt $attempt)"
     setsid "$VENV/bin/moto_server" -H 127.0.0.1 -p "$port" >"$S3_DIR/moto.log" 2>&1 </dev/null &
     pid=$!
-    printf '%s %s\n' "$pid" "$port" >"$S3_DIR/moto.pid"
-    for ((i = 0; i < 150; i++)); do
-      if ! kill -0 "$pid" 2>/dev/null; then break; fi
-      if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then S3_PORT=$port; break 2; fi
-      sleep 0.1
-    done
+    write_pid_file "$S3_DIR/moto.pid" "$pid" "$port"
+    if wait_ready 150 "$pid" answers "$port"; then
+      S3_PORT=$port
+      break
+    fi
     tail -n 20 "$S3_DIR/moto.log" >&2 || true
-    kill "$pid" 2>/dev/null || true
+    stop_pid "$pid" moto_server
   done
   [[ -n $S3_PORT ]] || die "moto_server did not start"
 
@@ -123,38 +77,25 @@ PY
 
 # stop_server DIR: stops the moto_server recorded in DIR/moto.pid, then removes DIR.
 stop_server() {
-  local dir=$1 pid port i
+  local dir=$1
   [[ -n $dir && -d $dir ]] || { log "nothing to stop (no directory '$dir')"; return 0; }
   [[ -f $dir/moto.pid ]] || die "$dir does not look like an s3-test-server directory; not touching it"
-  read -r pid port <"$dir/moto.pid" || true
   # Only a moto_server process listening on the recorded port.
-  if [[ $pid =~ ^[0-9]+$ ]] && [[ -r /proc/$pid/cmdline ]] &&
-    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "moto_server.* -p $port"; then
-    kill "$pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-    log "stopped moto_server (pid $pid)"
-  fi
+  stop_pid_file "$dir/moto.pid" "moto_server.* -p {port}" moto_server
   rm -rf -- "$dir"
-  if [[ -f $LAST_FILE && $(cat "$LAST_FILE" 2>/dev/null) == "$dir" ]]; then rm -f -- "$LAST_FILE"; fi
+  forget_last "$LAST_FILE" "$dir"
 }
 
-# EXIT trap of `run`: stop our server (if it got as far as starting) and keep the exit status.
+# The stop of `run`: our server, if it got as far as starting.
 # shellcheck disable=SC2317  # invoked by trap
-cleanup_run() {
-  local rc=$?
-  trap - EXIT INT TERM
-  if [[ -n ${S3_DIR:-} ]]; then stop_server "$S3_DIR" || true; fi
-  exit "$rc"
+stop_run() {
+  if [[ -n ${S3_DIR:-} ]]; then stop_server "$S3_DIR"; fi
 }
 
 # --- commands ---------------------------------------------------------------------------------
 
 cmd=${1:-}
-[[ -n $cmd ]] || usage
+[[ -n $cmd ]] || usage 25
 shift
 
 case $cmd in
@@ -166,26 +107,18 @@ case $cmd in
     printf 'export COFFER_S3_TEST_DIR=%q\n' "$S3_DIR"
     ;;
   stop)
-    dir=${1:-${COFFER_S3_TEST_DIR:-}}
-    if [[ -z $dir && -f $LAST_FILE ]]; then dir=$(cat "$LAST_FILE"); fi
-    [[ -n $dir ]] || die "which server? pass its directory or set COFFER_S3_TEST_DIR"
-    stop_server "$dir"
+    stop_server "$(last_dir "$LAST_FILE" COFFER_S3_TEST_DIR "${1:-}")"
     ;;
   run)
     [[ ${1:-} == -- ]] && shift
-    [[ $# -gt 0 ]] || usage
+    [[ $# -gt 0 ]] || usage 25
     S3_DIR=""
-    trap cleanup_run EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
+    run_frame stop_run
     start_server
     export COFFER_TEST_S3_URL=$S3_URL
     export AWS_ACCESS_KEY_ID=test
     export AWS_SECRET_ACCESS_KEY=test
-    status=0
-    "$@" || status=$?
-    exit "$status"
+    run_command "$@"
     ;;
-  -h | --help | help) usage ;;
-  *) usage ;;
+  *) usage 25 ;;
 esac

@@ -4,7 +4,7 @@
 #   scripts/smtp-test-server.sh run -- CMD [ARGS...]
 #       starts the server, exports the variables below, runs CMD, then stops the server and
 #       removes its temporary directory (also on failure or Ctrl-C); exits with CMD's status.
-#       e.g. scripts/smtp-test-server.sh run -- cargo test -p coffer-tests --test smtp
+#       e.g. scripts/smtp-test-server.sh run -- cargo test -p coffer-tests --test integration smtp::
 #
 #   COFFER_TEST_SMTP_URL       smtp://127.0.0.1:PORT, plain text, AUTH required
 #   COFFER_TEST_SMTP_USER      the user it accepts (`coffer`)
@@ -24,80 +24,29 @@
 # under ${XDG_CACHE_HOME:-$HOME/.cache}/coffer/aiosmtpd-venv on first use and reused afterwards.
 set -euo pipefail
 
+SERVICE=smtp-test-server
+# shellcheck source=scripts/lib/service.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/service.sh"
+
 REQUIREMENT="aiosmtpd==1.4.6"
 VENV=${COFFER_AIOSMTPD_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/coffer/aiosmtpd-venv}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-
-log() { printf 'smtp-test-server: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-usage() {
-  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 2
-}
-
-ensure_venv_module() {
-  if python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then return; fi
-  [[ $EUID -eq 0 ]] || die "python3 lacks the venv module and not root: install python3-venv"
-  log "python3 lacks the venv module; installing python3-venv with apt-get"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends python3-venv >&2
-}
-
-install_aiosmtpd() {
-  local stamp=$VENV/.coffer-requirement
-  if [[ -x $VENV/bin/python && -f $stamp && $(cat "$stamp") == "$REQUIREMENT" ]]; then return; fi
-  command -v python3 >/dev/null 2>&1 || die "python3 not found"
-  mkdir -p "$(dirname "$VENV")"
-  # One installer at a time (parallel runs share the environment).
-  exec 9>"$VENV.lock"
-  if command -v flock >/dev/null 2>&1; then flock 9; fi
-  if [[ -x $VENV/bin/python && -f $stamp && $(cat "$stamp") == "$REQUIREMENT" ]]; then
-    exec 9>&-
-    return
-  fi
-  ensure_venv_module
-  log "installing $REQUIREMENT into $VENV"
-  rm -rf -- "$VENV"
-  python3 -m venv "$VENV" >&2
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$REQUIREMENT" >&2
-  printf '%s\n' "$REQUIREMENT" >"$stamp"
-  exec 9>&-
-}
 
 SMTP_DIR=""
 SMTP_PID=""
 
 # stop_server: stops the server this script started (by its pid) and removes its directory.
+# shellcheck disable=SC2317  # invoked by trap
 stop_server() {
-  local i
-  if [[ -n $SMTP_PID ]] && kill -0 "$SMTP_PID" 2>/dev/null; then
-    kill "$SMTP_PID" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do
-      kill -0 "$SMTP_PID" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$SMTP_PID" 2>/dev/null; then kill -KILL "$SMTP_PID" 2>/dev/null || true; fi
-    wait "$SMTP_PID" 2>/dev/null || true
-    log "stopped the SMTP server (pid $SMTP_PID)"
-  fi
+  stop_pid "$SMTP_PID" "the SMTP server"
   if [[ -n $SMTP_DIR ]]; then rm -rf -- "$SMTP_DIR"; fi
 }
 
-# shellcheck disable=SC2317  # invoked by trap
-cleanup_run() {
-  local rc=$?
-  trap - EXIT INT TERM
-  stop_server || true
-  exit "$rc"
-}
-
 start_server() {
-  install_aiosmtpd
+  ensure_venv "$VENV" "$REQUIREMENT"
   SMTP_DIR=$(mktemp -d "${TMPDIR:-/tmp}/coffer-smtp.XXXXXX")
   SMTP_PASSWORD=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
-  local tls_args=() i
+  local tls_args=()
   if command -v openssl >/dev/null 2>&1; then
     # A CA of its own and a server certificate for 127.0.0.1 signed by it (a self-signed
     # certificate that is its own CA is refused as a server certificate by rustls).
@@ -118,12 +67,7 @@ start_server() {
   "$VENV/bin/python" "$HERE/smtp_test_server.py" "$SMTP_DIR" coffer "$SMTP_PASSWORD" \
     "${tls_args[@]}" >"$SMTP_DIR/server.log" 2>&1 </dev/null &
   SMTP_PID=$!
-  for ((i = 0; i < 200; i++)); do
-    [[ -f $SMTP_DIR/ports ]] && break
-    kill -0 "$SMTP_PID" 2>/dev/null || break
-    sleep 0.05
-  done
-  if [[ ! -f $SMTP_DIR/ports ]]; then
+  if ! wait_ready 100 "$SMTP_PID" test -f "$SMTP_DIR/ports"; then
     tail -n 20 "$SMTP_DIR/server.log" >&2 || true
     die "the SMTP server did not start"
   fi
@@ -132,13 +76,11 @@ start_server() {
 }
 
 cmd=${1:-}
-[[ $cmd == run ]] || usage
+[[ $cmd == run ]] || usage 24
 shift
 [[ ${1:-} == -- ]] && shift
-[[ $# -gt 0 ]] || usage
-trap cleanup_run EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+[[ $# -gt 0 ]] || usage 24
+run_frame stop_server
 start_server
 export COFFER_TEST_SMTP_URL=smtp://127.0.0.1:$PLAIN_PORT
 export COFFER_TEST_SMTP_USER=coffer
@@ -148,6 +90,4 @@ if [[ $STARTTLS_PORT != 0 ]]; then
   export COFFER_TEST_SMTP_STARTTLS_URL=smtp://127.0.0.1:$STARTTLS_PORT
   export COFFER_TEST_SMTP_CA=$SMTP_DIR/ca.pem
 fi
-status=0
-"$@" || status=$?
-exit "$status"
+run_command "$@"

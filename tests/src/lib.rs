@@ -1,6 +1,9 @@
 //! End-to-end test support: [`TestApp`] starts the real server on a loopback port with a fresh
 //! database (a temporary SQLite file, or a new PostgreSQL database when
-//! `COFFER_TEST_POSTGRES_URL` is set) and drives it over HTTP.
+//! `COFFER_TEST_POSTGRES_URL` is set) and drives it over HTTP; [`TestApp::builder`] starts one
+//! with adjusted firewall rules, configuration or HTTP settings. The calls and assertions the
+//! suites share (sign-in, the password grant, the current user, the REST error envelope, the
+//! outbox, the SMTP test server) live here once.
 
 pub mod receiver;
 
@@ -70,7 +73,6 @@ impl Resp {
     }
 }
 
-/// The current Unix time in seconds.
 /// Access tokens with their family's owner and state, for [`TestApp::count`] (a token row keeps
 /// only its key, scope and lifetime; user, client, device and revocation are the family's).
 pub const ACCESS_TOKENS: &str =
@@ -79,6 +81,7 @@ pub const ACCESS_TOKENS: &str =
 pub const REFRESH_TOKENS: &str =
     "refresh_tokens JOIN token_families ON token_families.id = refresh_tokens.family_id";
 
+/// The current Unix time in seconds.
 pub fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -188,39 +191,70 @@ impl Drop for TestApp {
     }
 }
 
+/// How a [`TestApp`] starts: the firewall rules and adjustments of the services' configuration
+/// and of the HTTP layer's settings, applied in the order given. `TestApp::builder()` starts
+/// from the shipped rules and the defaults every test otherwise gets.
+pub struct TestAppBuilder<'a> {
+    waf: coffer_http::Waf,
+    config: Vec<Box<dyn FnOnce(&mut Config) + 'a>>,
+    http: Vec<Box<dyn FnOnce(&mut coffer_http::AppState) + 'a>>,
+}
+
+impl<'a> TestAppBuilder<'a> {
+    /// Firewall rules in place of the shipped ones.
+    pub fn waf(mut self, waf: coffer_http::Waf) -> Self {
+        self.waf = waf;
+        self
+    }
+
+    /// Adjusts the services' configuration (limits, gateways, the scanner, …).
+    pub fn config(mut self, adjust: impl FnOnce(&mut Config) + 'a) -> Self {
+        self.config.push(Box::new(adjust));
+        self
+    }
+
+    /// Adjusts the HTTP layer's settings (e.g. the body timeout).
+    pub fn http(mut self, adjust: impl FnOnce(&mut coffer_http::AppState) + 'a) -> Self {
+        self.http.push(Box::new(adjust));
+        self
+    }
+
+    /// Starts the server on a loopback port with a fresh database.
+    pub fn spawn(self) -> TestApp {
+        TestApp::start(self)
+    }
+}
+
 impl TestApp {
-    /// Starts a server with the shipped firewall rules.
+    /// Starts a server with the shipped firewall rules and the default configuration.
     pub fn spawn() -> TestApp {
-        Self::spawn_with(coffer_http::Waf::default_rules())
+        Self::builder().spawn()
     }
 
-    pub fn spawn_with(waf: coffer_http::Waf) -> TestApp {
-        Self::spawn_custom(waf, |_| {}, |_| {})
+    /// A server to adjust before it starts; see [`TestAppBuilder`].
+    pub fn builder<'a>() -> TestAppBuilder<'a> {
+        TestAppBuilder {
+            waf: coffer_http::Waf::default_rules(),
+            config: Vec::new(),
+            http: Vec::new(),
+        }
     }
 
-    /// Starts a server with the services' configuration adjusted by `adjust`.
-    pub fn spawn_configured(adjust: impl FnOnce(&mut Config)) -> TestApp {
-        Self::spawn_custom(coffer_http::Waf::default_rules(), adjust, |_| {})
-    }
-
-    /// Starts a server with the HTTP layer's settings adjusted by `adjust` (e.g. the body
-    /// timeout).
-    pub fn spawn_http(adjust: impl FnOnce(&mut coffer_http::AppState)) -> TestApp {
-        Self::spawn_custom(coffer_http::Waf::default_rules(), |_| {}, adjust)
-    }
-
-    fn spawn_custom(
-        waf: coffer_http::Waf,
-        adjust: impl FnOnce(&mut Config),
-        adjust_http: impl FnOnce(&mut coffer_http::AppState),
-    ) -> TestApp {
+    fn start(builder: TestAppBuilder<'_>) -> TestApp {
+        let TestAppBuilder {
+            waf,
+            config: adjust,
+            http: adjust_http,
+        } = builder;
         let dir = tempfile::tempdir().expect("temp dir");
         let (url, pg) = fresh_database(dir.path());
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let base = format!("http://{}", listener.local_addr().unwrap());
         let mut config = Config::new(&base, "Coffer");
         config.storage_url = test_storage_url(dir.path());
-        adjust(&mut config);
+        for a in adjust {
+            a(&mut config);
+        }
         let ctx = coffer_service::open(&url, 8, config).expect("open database");
         // The areas plug into the content core as `cofferd serve` plugs them in.
         ctx.jobs.register(coffer_service::content::jobs::KINDS);
@@ -231,7 +265,9 @@ impl TestApp {
             .expect("bootstrap")
             .expect("first start");
         let mut state = coffer_http::AppState::new(ctx.clone(), waf);
-        adjust_http(&mut state);
+        for a in adjust_http {
+            a(&mut state);
+        }
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             actix_web::rt::System::new().block_on(async move {
@@ -445,16 +481,7 @@ impl TestApp {
 
     /// A token by the password grant of the built-in client.
     pub fn password_token(&self, email: &str, password: &str) -> Value {
-        let r = self.form(
-            "/oauth/token",
-            &[
-                ("grant_type", "password"),
-                ("username", email),
-                ("password", password),
-                ("client_id", &self.admin.client_id),
-                ("client_secret", &self.admin.client_secret),
-            ],
-        );
+        let r = sign_in(self, email, password);
         assert_eq!(r.status, 200, "{}", r.text);
         r.json()
     }
@@ -612,4 +639,133 @@ pub fn client_input(
         flow: Some(flow),
         ..Default::default()
     }
+}
+
+// ---- Calls and assertions the areas share ----
+
+/// `Authorization` header value for a bearer token.
+pub fn auth(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+/// The password grant (`POST /oauth/token`) of the client `(client_id, secret)`, as answered.
+pub fn password_grant(
+    app: &TestApp,
+    (client_id, secret): (&str, &str),
+    email: &str,
+    password: &str,
+) -> Resp {
+    app.form(
+        "/oauth/token",
+        &[
+            ("grant_type", "password"),
+            ("username", email),
+            ("password", password),
+            ("client_id", client_id),
+            ("client_secret", secret),
+        ],
+    )
+}
+
+/// Signs in by the password grant of the built-in client, as answered (see
+/// [`TestApp::password_token`] for the tokens of a sign-in that must succeed).
+pub fn sign_in(app: &TestApp, email: &str, password: &str) -> Resp {
+    password_grant(
+        app,
+        (&app.admin.client_id, &app.admin.client_secret),
+        email,
+        password,
+    )
+}
+
+/// `GET /rest/users/me`, which must answer 200: the current user.
+pub fn me(app: &TestApp, token: &str) -> Value {
+    let r = app.rest("GET", "/rest/users/me", token, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json()
+}
+
+/// Asserts a REST error: the status, the `{errors:[{code, message}]}` envelope and the code.
+pub fn assert_error(r: &Resp, status: u16, code: &str) {
+    assert_eq!(r.status, status, "{}", r.text);
+    let body = r.json();
+    let first = &body["errors"][0];
+    assert_eq!(first["code"], code, "{}", r.text);
+    assert!(
+        first["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "an error carries a message: {}",
+        r.text
+    );
+}
+
+/// The outbox rows to `to` (mail the server wrote for its senders), oldest first.
+pub fn outbox(app: &TestApp, to: &str) -> Vec<coffer_store::mail::OutboxMail> {
+    app.ctx
+        .with_conn(|c| coffer_store::mail::to_address(c, to).map_err(Into::into))
+        .expect("outbox")
+}
+
+/// The SMTP server of `scripts/smtp-test-server.sh`: its URL, credentials and the directory it
+/// writes each accepted message to.
+pub struct Smtp {
+    pub url: String,
+    pub user: String,
+    pub password: String,
+    pub dir: std::path::PathBuf,
+}
+
+impl AsRef<std::path::Path> for Smtp {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.dir
+    }
+}
+
+/// The SMTP test server from `COFFER_TEST_SMTP_*`, or `None` (with a note) when the tests run
+/// without one.
+pub fn smtp() -> Option<Smtp> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    match (
+        var("COFFER_TEST_SMTP_URL"),
+        var("COFFER_TEST_SMTP_USER"),
+        var("COFFER_TEST_SMTP_PASSWORD"),
+        var("COFFER_TEST_SMTP_DIR"),
+    ) {
+        (Some(url), Some(user), Some(password), Some(dir)) => Some(Smtp {
+            url,
+            user,
+            password,
+            dir: dir.into(),
+        }),
+        _ => {
+            eprintln!(
+                "skipped: COFFER_TEST_SMTP_URL is unset (run under scripts/smtp-test-server.sh)"
+            );
+            None
+        }
+    }
+}
+
+/// The message records (`rcptTos`, `data`, `login`, …) the SMTP test server writing to `dir`
+/// accepted for `rcpt`.
+pub fn received(dir: impl AsRef<std::path::Path>, rcpt: &str) -> Vec<Value> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir.as_ref()).expect("the server's directory") {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let v: Value = serde_json::from_str(&text).expect("a message record");
+        if v["rcptTos"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.as_str() == Some(rcpt))
+        {
+            found.push(v);
+        }
+    }
+    found
 }

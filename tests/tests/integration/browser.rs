@@ -11,7 +11,7 @@
 
 use coffer_domain::client::flow;
 use coffer_domain::Role;
-use coffer_tests::{client_input, TestApp};
+use coffer_tests::{client_input, outbox, TestApp};
 use serde_json::{json, Value};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -280,9 +280,7 @@ fn a_person_signs_in_and_allows_a_client_in_a_real_browser() {
 
 /// The body of the newest outbox message to `to` whose body contains `marker`.
 fn mailed(app: &TestApp, to: &str, marker: &str) -> String {
-    app.ctx
-        .with_conn(|c| Ok(coffer_store::mail::to_address(c, to)?))
-        .expect("outbox")
+    outbox(app, to)
         .into_iter()
         .map(|m| m.body)
         .rfind(|b| b.contains(marker))

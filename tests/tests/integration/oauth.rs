@@ -12,7 +12,8 @@ use coffer_domain::client::{flag, flow};
 use coffer_domain::Role;
 use coffer_oauth::secrets::hash_token;
 use coffer_tests::{
-    client_input, unix_now as now, Body, Resp, TestApp, ACCESS_TOKENS, REFRESH_TOKENS,
+    client_input, password_grant, unix_now as now, Body, Resp, TestApp, ACCESS_TOKENS,
+    REFRESH_TOKENS,
 };
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
@@ -235,19 +236,6 @@ fn admin_creds(app: &TestApp) -> (&str, &str) {
 
 fn admin_exchange(app: &TestApp, code: &str, extra: &[(&str, &str)]) -> Resp {
     exchange(app, admin_creds(app), &app.admin.redirect_uri, code, extra)
-}
-
-fn password_grant(app: &TestApp, (id, secret): (&str, &str), user: &str, pw: &str) -> Resp {
-    app.form(
-        "/oauth/token",
-        &[
-            ("grant_type", "password"),
-            ("username", user),
-            ("password", pw),
-            ("client_id", id),
-            ("client_secret", secret),
-        ],
-    )
 }
 
 fn refresh(app: &TestApp, (id, secret): (&str, &str), token: &str, extra: &[(&str, &str)]) -> Resp {

@@ -10,7 +10,7 @@ use coffer_domain::Role;
 use coffer_tests::{Body, TestApp};
 use serde_json::{json, Value};
 
-const RECORDS: &str = include_str!("../reference/records.json");
+const RECORDS: &str = include_str!("../../reference/records.json");
 
 /// Declared properties Coffer cannot fill, per record, with the reason.
 const UNFILLABLE: &[(&str, &str, &str)] = &[

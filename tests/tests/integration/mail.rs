@@ -4,14 +4,8 @@
 //! PostgreSQL when `COFFER_TEST_POSTGRES_URL` is set.
 
 use coffer_domain::Role;
-use coffer_tests::{multipart, TestApp};
+use coffer_tests::{me, multipart, TestApp};
 use serde_json::{json, Value};
-
-fn me(app: &TestApp, token: &str) -> Value {
-    let r = app.rest("GET", "/rest/users/me", token, None);
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.json()
-}
 
 fn ids(v: &Value) -> Vec<String> {
     v["data"]

@@ -2,14 +2,10 @@
 //! error envelopes, body and filter errors, the firewall, security headers, and the OpenAPI
 //! document.
 
-use coffer_tests::{Body, TestApp};
+use coffer_tests::{auth, Body, TestApp};
 use serde_json::json;
 use std::collections::HashSet;
 use std::sync::{Mutex, Once};
-
-fn auth(token: &str) -> String {
-    format!("Bearer {token}")
-}
 
 #[test]
 fn version_header_outcomes() {
@@ -253,7 +249,9 @@ fn stalled_body(app: &TestApp, head: &str) -> (u16, serde_json::Value, f64, bool
 
 #[test]
 fn request_bodies_have_a_time_limit() {
-    let app = TestApp::spawn_http(|s| s.body_timeout = std::time::Duration::from_secs(1));
+    let app = TestApp::builder()
+        .http(|s| s.body_timeout = std::time::Duration::from_secs(1))
+        .spawn();
     let t = app.admin_token();
     let scim = coffer_service::identity::scim_tokens::create(&app.ctx, "idp")
         .unwrap()
@@ -428,7 +426,9 @@ fn firewall_sees_the_raw_path() {
 fn firewall_rules_are_data() {
     let rules =
         r#"{"rules":[{"id":"no-locations","targets":["path"],"pattern":"^/rest/locations"}]}"#;
-    let app = TestApp::spawn_with(coffer_http::Waf::from_json(rules).unwrap());
+    let app = TestApp::builder()
+        .waf(coffer_http::Waf::from_json(rules).unwrap())
+        .spawn();
     let t = app.admin_token();
     assert_eq!(app.rest("GET", "/rest/locations", &t, None).status, 490);
     assert_eq!(app.rest("GET", "/rest/users/me", &t, None).status, 200);

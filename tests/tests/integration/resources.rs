@@ -7,7 +7,9 @@
 //! tables as they were).
 
 use coffer_domain::Role;
-use coffer_tests::{client_input, Body, Resp, TestApp, ACCESS_TOKENS, REFRESH_TOKENS};
+use coffer_tests::{
+    assert_error, client_input, password_grant, Body, Resp, TestApp, ACCESS_TOKENS, REFRESH_TOKENS,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
@@ -36,19 +38,6 @@ fn keys(v: &Value) -> BTreeSet<String> {
 
 fn set_of(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|s| s.to_string()).collect()
-}
-
-/// Asserts a REST error: the status, the `{errors:[{code, message}]}` envelope and the code.
-fn assert_error(r: &Resp, status: u16, code: &str) {
-    assert_eq!(r.status, status, "{}", r.text);
-    let body = r.json();
-    let first = &body["errors"][0];
-    assert_eq!(first["code"], code, "{}", r.text);
-    assert!(
-        first["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "an error carries a message: {}",
-        r.text
-    );
 }
 
 /// Asserts a REST error that names the input field at fault.
@@ -115,20 +104,6 @@ fn device_session(app: &TestApp, email: &str, password: &str, tag: &str, name: &
     );
     assert_eq!(r.status, 200, "{}", r.text);
     r.json()
-}
-
-/// A password-grant token request through any client.
-fn password_grant(app: &TestApp, client_id: &str, secret: &str, email: &str, pw: &str) -> Resp {
-    app.form(
-        "/oauth/token",
-        &[
-            ("grant_type", "password"),
-            ("username", email),
-            ("password", pw),
-            ("client_id", client_id),
-            ("client_secret", secret),
-        ],
-    )
 }
 
 /// A refresh-token grant through the built-in client.
@@ -997,7 +972,7 @@ fn wipe_status_reads_the_device_of_the_callers_client() {
         "tag-1",
         "Browser",
     ));
-    let r = password_grant(&app, &mobile, &mobile_secret, "dana@example.com", &pw);
+    let r = password_grant(&app, (&mobile, &mobile_secret), "dana@example.com", &pw);
     assert_eq!(r.status, 200, "{}", r.text);
     let phone = access(&r.json());
     let on_mobile = device_id(&create_device(
@@ -1385,7 +1360,7 @@ fn client_create_answers_the_secret_once_and_the_secret_works() {
     assert_eq!(got.json()["name"], "Partner App");
 
     // The secret authenticates the client at the token endpoint; a wrong one does not.
-    let r = password_grant(&app, &id, &secret, "dana@example.com", &pw);
+    let r = password_grant(&app, (&id, &secret), "dana@example.com", &pw);
     assert_eq!(r.status, 200, "{}", r.text);
     let t = r.json();
     assert_eq!(t["scope"], "folders/* GET/users/*");
@@ -1395,7 +1370,7 @@ fn client_create_answers_the_secret_once_and_the_secret_works() {
     let r = app.rest("GET", "/rest/users/me", &access(&t), None);
     assert_eq!(r.status, 200, "the scope allows GET users/*: {}", r.text);
 
-    let r = password_grant(&app, &id, "wrong-secret", "dana@example.com", &pw);
+    let r = password_grant(&app, (&id, "wrong-secret"), "dana@example.com", &pw);
     assert_eq!(r.status, 400, "{}", r.text);
     assert_eq!(r.json()["error"], "invalid_client");
 }
@@ -1565,7 +1540,7 @@ fn client_update_of_the_flow_keeps_id_and_secret() {
     let id = c["id"].as_str().unwrap().to_string();
     let secret = c["client_secret"].as_str().unwrap().to_string();
 
-    let r = password_grant(&app, &id, &secret, "dana@example.com", &pw);
+    let r = password_grant(&app, (&id, &secret), "dana@example.com", &pw);
     assert_eq!(r.status, 400, "{}", r.text);
     assert_eq!(r.json()["error"], "unauthorized_client");
 
@@ -1581,7 +1556,7 @@ fn client_update_of_the_flow_keeps_id_and_secret() {
         1
     );
 
-    let r = password_grant(&app, &id, &secret, "dana@example.com", &pw);
+    let r = password_grant(&app, (&id, &secret), "dana@example.com", &pw);
     assert_eq!(
         r.status, 200,
         "the same secret still authenticates: {}",
@@ -1674,7 +1649,7 @@ fn client_delete_answers_204_then_404_and_ends_its_tokens() {
     let admin = app.admin_token();
     let (_, pw) = app.user("dana@example.com", Role::User);
     let (id, secret) = app.client(client_input("Doomed", "https://d.example.com/cb", 16 | 8));
-    let r = password_grant(&app, &id, &secret, "dana@example.com", &pw);
+    let r = password_grant(&app, (&id, &secret), "dana@example.com", &pw);
     assert_eq!(r.status, 200, "{}", r.text);
     let token = access(&r.json());
     create_device(&app, &token, json!({"installTagId": "via-doomed"}));
@@ -1702,7 +1677,7 @@ fn client_delete_answers_204_then_404_and_ends_its_tokens() {
         401,
         "ERR_AUTH_UNAUTHORIZED",
     );
-    let r = password_grant(&app, &id, &secret, "dana@example.com", &pw);
+    let r = password_grant(&app, (&id, &secret), "dana@example.com", &pw);
     assert_eq!(r.status, 400, "{}", r.text);
     assert_eq!(r.json()["error"], "invalid_client");
 }
@@ -1724,7 +1699,7 @@ fn clients_me_is_the_client_of_the_token() {
     }
 
     let (id, secret) = app.client(client_input("Mobile", "https://m.example.com/cb", 16));
-    let r = password_grant(&app, &id, &secret, "dana@example.com", &pw);
+    let r = password_grant(&app, (&id, &secret), "dana@example.com", &pw);
     assert_eq!(r.status, 200, "{}", r.text);
     let r = app.rest("GET", "/rest/clients/me", &access(&r.json()), None);
     assert_eq!(r.status, 200, "{}", r.text);
@@ -1794,7 +1769,7 @@ fn refresh_tokens_are_issued_only_to_clients_with_the_refresh_flow() {
         16 | 8,
     ));
 
-    let r = password_grant(&app, &plain, &plain_secret, "dana@example.com", &pw);
+    let r = password_grant(&app, (&plain, &plain_secret), "dana@example.com", &pw);
     assert_eq!(r.status, 200, "{}", r.text);
     let t = r.json();
     assert!(t["access_token"].is_string());
@@ -1809,8 +1784,7 @@ fn refresh_tokens_are_issued_only_to_clients_with_the_refresh_flow() {
 
     let r = password_grant(
         &app,
-        &refreshing,
-        &refreshing_secret,
+        (&refreshing, &refreshing_secret),
         "dana@example.com",
         &pw,
     );

@@ -370,17 +370,20 @@ fn the_authorization_page_takes_a_due_password_change() {
 /// enough of them, the second step is refused with 429 however often the password is entered.
 #[test]
 fn wrong_codes_stay_counted_across_password_sign_ins() {
-    let app = TestApp::spawn_configured(|c| {
-        c.throttle = coffer_service::platform::throttle::Limits {
-            max_failures: 3,
-            slow_after: 3,
-            window_secs: 600,
-            lock_secs: 600,
-        };
-        // Each attempt comes from another address (through a trusted proxy), as an attacker
-        // spreading guesses would, so only the account's counters can stop them.
-        c.trusted_proxies = coffer_domain::net::TrustedProxies::parse("127.0.0.0/8, ::1").unwrap();
-    });
+    let app = TestApp::builder()
+        .config(|c| {
+            c.throttle = coffer_service::platform::throttle::Limits {
+                max_failures: 3,
+                slow_after: 3,
+                window_secs: 600,
+                lock_secs: 600,
+            };
+            // Each attempt comes from another address (through a trusted proxy), as an attacker
+            // spreading guesses would, so only the account's counters can stop them.
+            c.trusted_proxies =
+                coffer_domain::net::TrustedProxies::parse("127.0.0.0/8, ::1").unwrap();
+        })
+        .spawn();
     let (_, pw) = app.user("ann@example.com", Role::User);
     let token = app.password_token("ann@example.com", &pw)["access_token"]
         .as_str()

@@ -152,7 +152,9 @@ fn every_operation_declares_its_parameters_bodies_and_errors() {
 
 #[test]
 fn the_document_names_the_configured_version_header() {
-    let app = TestApp::spawn_configured(|c| c.version_brand = "Acme".into());
+    let app = TestApp::builder()
+        .config(|c| c.version_brand = "Acme".into())
+        .spawn();
     let doc = document(&app);
     let params = doc["paths"]["/rest/users/me"]["get"]["parameters"].clone();
     assert!(

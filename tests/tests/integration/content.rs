@@ -4,7 +4,7 @@
 //! (`COFFER_TEST_POSTGRES_URL`) and on local or S3 storage (`COFFER_TEST_S3_URL`).
 
 use coffer_domain::Role;
-use coffer_tests::{multipart, TestApp};
+use coffer_tests::{me, multipart, TestApp};
 use serde_json::{json, Value};
 use sha3::Digest as _;
 
@@ -14,12 +14,6 @@ fn sha3_hex(b: &[u8]) -> String {
 
 fn md5_hex(b: &[u8]) -> String {
     hex::encode(md5::Md5::digest(b))
-}
-
-fn me(app: &TestApp, token: &str) -> Value {
-    let r = app.rest("GET", "/rest/users/me", token, None);
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.json()
 }
 
 fn my_folder(app: &TestApp, token: &str) -> String {
@@ -1360,7 +1354,9 @@ fn a_configured_converter_makes_pdf_previews() {
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let command = script.display().to_string();
-    let app = TestApp::spawn_configured(|c| c.preview_converter = Some(command));
+    let app = TestApp::builder()
+        .config(|c| c.preview_converter = Some(command))
+        .spawn();
     let (_, token) = app.user_token("convert@example.com", Role::User);
     let root = my_folder(&app, &token);
     let doc = upload_ok(

@@ -6,14 +6,10 @@
 use base64::Engine;
 use coffer_domain::Role;
 use coffer_tests::receiver::{Received, Receiver};
-use coffer_tests::{Body, TestApp};
+use coffer_tests::{auth, Body, TestApp};
 use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-
-fn auth(t: &str) -> String {
-    format!("Bearer {t}")
-}
 
 fn create_hook(app: &TestApp, token: &str, url: &str, subs: &[&str]) -> String {
     let body = json!({"url": url, "secret": "whsec_c2VjcmV0LWtleQ==", "token": "receiver-token", "subscriptions": subs});

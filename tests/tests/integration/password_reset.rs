@@ -7,7 +7,9 @@
 
 use coffer_delivery::mail::{self, Config, Password, Relay};
 use coffer_domain::Role;
-use coffer_tests::{hidden_field, wait_until, Body, Resp, TestApp};
+use coffer_tests::{
+    hidden_field, outbox, received, sign_in, smtp, wait_until, Body, Resp, Smtp, TestApp,
+};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -31,19 +33,6 @@ fn reset(app: &TestApp, link: &str, password: &str) -> Resp {
     )
 }
 
-fn sign_in(app: &TestApp, email: &str, password: &str) -> Resp {
-    app.form(
-        "/oauth/token",
-        &[
-            ("grant_type", "password"),
-            ("username", email),
-            ("password", password),
-            ("client_id", &app.admin.client_id),
-            ("client_secret", &app.admin.client_secret),
-        ],
-    )
-}
-
 /// The reset link in a mail body.
 fn link_in(body: &str) -> Option<String> {
     body.split_whitespace()
@@ -54,10 +43,7 @@ fn link_in(body: &str) -> Option<String> {
 /// The link of the live reset mail to `to`: of the messages in the outbox, the one whose token
 /// is stored (rows written in the same second have no order between them).
 fn outbox_link(app: &TestApp, to: &str) -> Option<String> {
-    let mails = app
-        .ctx
-        .with_conn(|c| coffer_store::mail::to_address(c, to).map_err(Into::into))
-        .expect("outbox");
+    let mails = outbox(app, to);
     mails.iter().filter_map(|m| link_in(&m.body)).find(|link| {
         let token = link.split("token=").nth(1).unwrap_or_default();
         let hash = coffer_oauth::secrets::hash_token(token);
@@ -257,7 +243,9 @@ fn two_concurrent_resets_with_one_link_do_not_both_succeed() {
 
 #[test]
 fn requests_are_limited_per_address() {
-    let app = TestApp::spawn_configured(|c| c.reset_limits.per_address = 2);
+    let app = TestApp::builder()
+        .config(|c| c.reset_limits.per_address = 2)
+        .spawn();
     for _ in 0..2 {
         assert_eq!(
             request_reset(&app, json!({"email": "nobody@example.com"})).status,
@@ -328,44 +316,6 @@ fn the_link_opens_a_page_that_resets_with_csrf_protection() {
 
 // ---- The mail as received by a real SMTP server ----
 
-/// The SMTP test server's URL, credentials and message directory, or `None` (with a note).
-fn smtp() -> Option<(String, String, String, std::path::PathBuf)> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    match (
-        var("COFFER_TEST_SMTP_URL"),
-        var("COFFER_TEST_SMTP_USER"),
-        var("COFFER_TEST_SMTP_PASSWORD"),
-        var("COFFER_TEST_SMTP_DIR"),
-    ) {
-        (Some(u), Some(user), Some(pw), Some(dir)) => Some((u, user, pw, dir.into())),
-        _ => {
-            eprintln!(
-                "skipped: COFFER_TEST_SMTP_URL is unset (run under scripts/smtp-test-server.sh)"
-            );
-            None
-        }
-    }
-}
-
-/// The raw messages the server accepted for `rcpt`.
-fn received(dir: &std::path::Path, rcpt: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("the server's directory") {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let v: Value = serde_json::from_str(&text).expect("a message record");
-        if v["rcptTos"].as_array().unwrap().iter().any(|r| r == rcpt) {
-            found.push(v["data"].as_str().unwrap().to_string());
-        }
-    }
-    found
-}
-
 /// The body of a raw message, decoded from quoted-printable when it is so encoded.
 fn decoded_body(data: &str) -> String {
     let (head, body) = data.split_once("\r\n\r\n").expect("headers and body");
@@ -395,7 +345,13 @@ fn decoded_body(data: &str) -> String {
 
 #[test]
 fn the_reset_mail_arrives_over_smtp_and_its_link_resets_the_password() {
-    let Some((url, user, password, dir)) = smtp() else {
+    let Some(Smtp {
+        url,
+        user,
+        password,
+        dir,
+    }) = smtp()
+    else {
         return;
     };
     let app = TestApp::spawn();
@@ -425,12 +381,12 @@ fn the_reset_mail_arrives_over_smtp_and_its_link_resets_the_password() {
     wait_until("the reset mail", 20, || received(&dir, &to).len() == 1);
     assert!(received(&dir, &nobody).is_empty());
 
-    let data = &received(&dir, &to)[0];
+    let data = received(&dir, &to)[0]["data"].as_str().unwrap().to_string();
     assert!(
         data.contains("Subject: Reset your Coffer password"),
         "{data}"
     );
-    let body = decoded_body(data);
+    let body = decoded_body(&data);
     let link = link_in(&body).unwrap_or_else(|| panic!("no link in {body}"));
     assert!(
         link.starts_with(&format!("{}/passwordReset?token=", app.base)),

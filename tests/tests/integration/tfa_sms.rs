@@ -169,10 +169,12 @@ fn accepted(app: &TestApp, r: &Resp) {
 
 /// A server whose throttle neither slows nor locks within a test's few failures.
 fn lenient() -> TestApp {
-    TestApp::spawn_configured(|c| {
-        c.throttle.max_failures = 100;
-        c.throttle.slow_after = 100;
-    })
+    TestApp::builder()
+        .config(|c| {
+            c.throttle.max_failures = 100;
+            c.throttle.slow_after = 100;
+        })
+        .spawn()
 }
 
 #[test]
@@ -422,10 +424,12 @@ fn sms_codes_complete_the_json_sign_in_once_and_in_time() {
 
 #[test]
 fn wrong_sms_codes_feed_the_brute_force_throttle() {
-    let app = TestApp::spawn_configured(|c| {
-        c.throttle.max_failures = 3;
-        c.throttle.slow_after = 10;
-    });
+    let app = TestApp::builder()
+        .config(|c| {
+            c.throttle.max_failures = 3;
+            c.throttle.slow_after = 10;
+        })
+        .spawn();
     let (pw, _) = enrolled(&app, "ann@example.com");
     allow_resend(&app);
     let s = Session::start(&app, "ann@example.com", &pw);
@@ -447,7 +451,9 @@ fn wrong_sms_codes_feed_the_brute_force_throttle() {
 
 #[test]
 fn remember_device_skips_the_sms_step_for_the_configured_time() {
-    let app = TestApp::spawn_configured(|c| c.tfa_remember_secs = 120);
+    let app = TestApp::builder()
+        .config(|c| c.tfa_remember_secs = 120)
+        .spawn();
     let (pw, _) = enrolled(&app, "ann@example.com");
     allow_resend(&app);
     let s = Session::start(&app, "ann@example.com", &pw);
@@ -603,13 +609,15 @@ fn assert_redirect_with_code(r: &Resp, redirect: &str) {
 /// whatever purpose; over the limit 429 with `Retry-After`, nothing sent or stored.
 #[test]
 fn sms_codes_are_limited_per_user_and_per_number_over_a_window() {
-    let app = TestApp::spawn_configured(|c| {
-        c.sms_limits = coffer_service::platform::throttle::SmsLimits {
-            window_secs: 3600,
-            codes: 2,
-            tests: 3,
-        };
-    });
+    let app = TestApp::builder()
+        .config(|c| {
+            c.sms_limits = coffer_service::platform::throttle::SmsLimits {
+                window_secs: 3600,
+                codes: 2,
+                tests: 3,
+            };
+        })
+        .spawn();
     let number_saved = |email: &str, number: &str| {
         let (_, pw) = app.user(email, Role::User);
         let token = app.password_token(email, &pw)["access_token"]

@@ -23,7 +23,9 @@ fn clamd() -> Option<String> {
 #[test]
 fn uploads_are_scanned_before_they_are_served() {
     let Some(spec) = clamd() else { return };
-    let app = TestApp::spawn_configured(|c| c.scanner = Some(spec));
+    let app = TestApp::builder()
+        .config(|c| c.scanner = Some(spec))
+        .spawn();
     let (_, token) = app.user_token("scan@example.com", Role::User);
     let me = app.rest("GET", "/rest/users/me", &token, None).json();
     let root = me["syncdirId"].as_str().unwrap();
@@ -89,7 +91,9 @@ fn an_unreachable_scanner_keeps_content_unserved_and_retries() {
         return;
     }
     // A port nothing listens on: the scan fails and is retried later; the file stays unserved.
-    let app = TestApp::spawn_configured(|c| c.scanner = Some("tcp://127.0.0.1:9".into()));
+    let app = TestApp::builder()
+        .config(|c| c.scanner = Some("tcp://127.0.0.1:9".into()))
+        .spawn();
     let (_, token) = app.user_token("noscan@example.com", Role::User);
     let me = app.rest("GET", "/rest/users/me", &token, None).json();
     let root = me["syncdirId"].as_str().unwrap();

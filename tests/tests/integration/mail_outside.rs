@@ -7,7 +7,7 @@
 //! `COFFER_TEST_POSTGRES_URL` is set.
 
 use coffer_domain::Role;
-use coffer_tests::{hidden_field, Resp, TestApp};
+use coffer_tests::{hidden_field, outbox, Resp, TestApp};
 use serde_json::{json, Value};
 
 const OUT: &str = "out@partner.example";
@@ -18,12 +18,6 @@ fn send(app: &TestApp, token: &str, body: Value) -> String {
         .as_str()
         .unwrap()
         .to_string()
-}
-
-fn outbox(app: &TestApp, to: &str) -> Vec<coffer_store::mail::OutboxMail> {
-    app.ctx
-        .with_conn(|c| Ok(coffer_store::mail::to_address(c, to)?))
-        .expect("outbox")
 }
 
 /// The reference of the link the outside recipient `to` received for `email_id`.
@@ -118,10 +112,12 @@ fn wrong(code: &str) -> String {
 
 #[test]
 fn every_bad_reference_gets_the_same_refusal_and_guessing_locks_the_address() {
-    let app = TestApp::spawn_configured(|c| {
-        c.throttle.max_failures = 6;
-        c.throttle.slow_after = 100;
-    });
+    let app = TestApp::builder()
+        .config(|c| {
+            c.throttle.max_failures = 6;
+            c.throttle.slow_after = 100;
+        })
+        .spawn();
     let (_, ta) = app.user_token("ann@example.com", Role::User);
     let a = send(
         &app,
@@ -269,7 +265,9 @@ fn no_auth_mail_shows_at_once_and_its_file_downloads() {
 
 #[test]
 fn verify_recipient_mail_opens_after_a_mailed_code() {
-    let app = TestApp::spawn_configured(|c| c.throttle.max_failures = 100);
+    let app = TestApp::builder()
+        .config(|c| c.throttle.max_failures = 100)
+        .spawn();
     let (_, ta) = app.user_token("ann@example.com", Role::User);
     let bytes = b"the secret bytes".to_vec();
     let f = app.upload_to_my_folder(&ta, "secret.txt", &bytes);
@@ -417,7 +415,9 @@ fn verify_recipient_mail_opens_after_a_mailed_code() {
 
 #[test]
 fn a_code_is_void_after_five_wrong_attempts_or_once_expired() {
-    let app = TestApp::spawn_configured(|c| c.throttle.max_failures = 100);
+    let app = TestApp::builder()
+        .config(|c| c.throttle.max_failures = 100)
+        .spawn();
     let (_, ta) = app.user_token("ann@example.com", Role::User);
     let id = send(
         &app,

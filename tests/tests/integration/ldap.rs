@@ -27,7 +27,7 @@ fn ldap_search_reads_the_directory_and_escapes_input() {
         eprintln!("no LDAP directory here: run scripts/ldap-test-server.sh, which starts one, to run this test");
         return;
     };
-    let app = TestApp::spawn_configured(|c| c.ldap = Some(cfg));
+    let app = TestApp::builder().config(|c| c.ldap = Some(cfg)).spawn();
     // A local user who is not in the directory: the directory answers, not the local users.
     let (_, t) = app.user_token("annika@example.com", Role::User);
 
@@ -62,12 +62,14 @@ fn ldap_search_reads_the_directory_and_escapes_input() {
     assert_eq!(injection.json()["matches"], json!([]));
 
     // An unreachable directory is a clear 503, not a 500.
-    let down = TestApp::spawn_configured(|c| {
-        c.ldap = Some(LdapConfig {
-            url: "ldap://127.0.0.1:1".into(),
-            ..directory().unwrap()
+    let down = TestApp::builder()
+        .config(|c| {
+            c.ldap = Some(LdapConfig {
+                url: "ldap://127.0.0.1:1".into(),
+                ..directory().unwrap()
+            })
         })
-    });
+        .spawn();
     let (_, t2) = down.user_token("zed@example.com", Role::User);
     let r = down.rest("GET", "/rest/users/ldapSearch?value=ann", &t2, None);
     assert_eq!(

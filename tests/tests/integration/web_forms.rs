@@ -795,10 +795,12 @@ fn operator_input_is_checked_and_stores_nothing_when_wrong() {
 /// form whose owner was deleted takes nothing more.
 #[test]
 fn unknown_ids_lock_the_address_and_a_deleted_owner_closes_the_form() {
-    let app = TestApp::spawn_configured(|c| {
-        c.throttle.max_failures = 3;
-        c.throttle.slow_after = 10;
-    });
+    let app = TestApp::builder()
+        .config(|c| {
+            c.throttle.max_failures = 3;
+            c.throttle.slow_after = 10;
+        })
+        .spawn();
     let admin = app.admin_token();
     let (dave, _) = app.user("dave@example.com", Role::User);
     let (_, bob) = app.user_token("bob@example.com", Role::User);

@@ -3,21 +3,8 @@
 //! `partialSuccess`, and what deletion does to sign-in, tokens and devices).
 
 use coffer_domain::Role;
-use coffer_tests::TestApp;
+use coffer_tests::{sign_in, TestApp};
 use serde_json::json;
-
-fn sign_in(app: &TestApp, email: &str, password: &str) -> coffer_tests::Resp {
-    app.form(
-        "/oauth/token",
-        &[
-            ("grant_type", "password"),
-            ("username", email),
-            ("password", password),
-            ("client_id", &app.admin.client_id),
-            ("client_secret", &app.admin.client_secret),
-        ],
-    )
-}
 
 #[test]
 fn the_current_user_changes_name() {
@@ -323,14 +310,16 @@ fn admin_delete_of_one_user() {
 
 #[test]
 fn repeated_failed_sign_ins_are_refused_for_a_while() {
-    let app = TestApp::spawn_configured(|c| {
-        c.throttle = coffer_service::platform::throttle::Limits {
-            max_failures: 3,
-            slow_after: 100,
-            window_secs: 60,
-            lock_secs: 120,
-        };
-    });
+    let app = TestApp::builder()
+        .config(|c| {
+            c.throttle = coffer_service::platform::throttle::Limits {
+                max_failures: 3,
+                slow_after: 100,
+                window_secs: 60,
+                lock_secs: 120,
+            };
+        })
+        .spawn();
     let (_, pw) = app.user("ann@example.com", Role::User);
     for _ in 0..3 {
         let r = sign_in(&app, "ann@example.com", "wrong");
@@ -400,9 +389,9 @@ fn quota_follows_the_profile() {
     );
 
     // The Restricted profile has mail but no collaboration: no folder quota.
-    let (_, pw) = coffer_service::identity::accounts::create_user(
+    let (_, pw) = coffer_service::accounts::create_user(
         &app.ctx,
-        coffer_service::identity::accounts::NewUser {
+        coffer_service::accounts::NewUser {
             email: "mail@example.com".into(),
             name: "Mail Only".into(),
             password: None,
@@ -515,7 +504,9 @@ fn directory_search_finds_local_users_by_email_or_name() {
 fn test_messages_go_through_the_configured_sms_gateway() {
     let gateway = coffer_tests::receiver::Receiver::start(&[202]);
     let url = gateway.url.clone();
-    let app = TestApp::spawn_configured(|c| c.sms_gateway = Some(url));
+    let app = TestApp::builder()
+        .config(|c| c.sms_gateway = Some(url))
+        .spawn();
     let (_, pw) = app.user("ann@example.com", Role::User);
     let t = sign_in(&app, "ann@example.com", &pw).json()["access_token"]
         .as_str()
@@ -542,7 +533,9 @@ fn test_messages_go_through_the_configured_sms_gateway() {
     // A gateway that refuses: a clear 503, nothing saved.
     let down = coffer_tests::receiver::Receiver::start(&[500]);
     let url = down.url.clone();
-    let app2 = TestApp::spawn_configured(|c| c.sms_gateway = Some(url));
+    let app2 = TestApp::builder()
+        .config(|c| c.sms_gateway = Some(url))
+        .spawn();
     let (_, pw2) = app2.user("bob@example.com", Role::User);
     let t2 = sign_in(&app2, "bob@example.com", &pw2).json()["access_token"]
         .as_str()
@@ -582,9 +575,12 @@ fn throttling_reads_the_client_behind_a_trusted_proxy() {
     };
 
     // The test client connects over loopback: trusted, so the header names the client.
-    let app = TestApp::spawn_configured(|c| {
-        c.trusted_proxies = coffer_domain::net::TrustedProxies::parse("127.0.0.0/8, ::1").unwrap();
-    });
+    let app = TestApp::builder()
+        .config(|c| {
+            c.trusted_proxies =
+                coffer_domain::net::TrustedProxies::parse("127.0.0.0/8, ::1").unwrap();
+        })
+        .spawn();
     let r = sign_in_from(&app, "1.1.1.1, 203.0.113.7");
     assert_eq!(r.status, 400, "{}", r.text);
     assert_eq!(app.count("key = 'ip:203.0.113.7'", "auth_failures"), 1);
@@ -608,10 +604,12 @@ fn throttling_reads_the_client_behind_a_trusted_proxy() {
 /// and `Retry-After`, with nothing changed.
 #[test]
 fn wrong_current_passwords_count_like_failed_sign_ins() {
-    let app = TestApp::spawn_configured(|c| {
-        c.throttle.max_failures = 3;
-        c.throttle.slow_after = 10;
-    });
+    let app = TestApp::builder()
+        .config(|c| {
+            c.throttle.max_failures = 3;
+            c.throttle.slow_after = 10;
+        })
+        .spawn();
     let (id, pw) = app.user("ann@example.com", Role::User);
     let t = sign_in(&app, "ann@example.com", &pw).json()["access_token"]
         .as_str()
@@ -674,13 +672,15 @@ fn wrong_current_passwords_count_like_failed_sign_ins() {
 /// the window (here 2 an hour); over it 429 with `Retry-After`, and nothing is sent.
 #[test]
 fn test_messages_are_limited_per_user_and_per_number() {
-    let app = TestApp::spawn_configured(|c| {
-        c.sms_limits = coffer_service::platform::throttle::SmsLimits {
-            window_secs: 3600,
-            codes: 10,
-            tests: 2,
-        };
-    });
+    let app = TestApp::builder()
+        .config(|c| {
+            c.sms_limits = coffer_service::platform::throttle::SmsLimits {
+                window_secs: 3600,
+                codes: 10,
+                tests: 2,
+            };
+        })
+        .spawn();
     let token = |email: &str| {
         let (_, pw) = app.user(email, Role::User);
         let t = sign_in(&app, email, &pw).json()["access_token"]

@@ -5,7 +5,7 @@
 //! `COFFER_TEST_POSTGRES_URL` is set.
 
 use coffer_domain::Role;
-use coffer_tests::{Resp, TestApp};
+use coffer_tests::{sign_in, Resp, TestApp};
 use serde_json::{json, Value};
 
 const PATH: &str = "/rest/sharedMailboxes";
@@ -61,19 +61,6 @@ fn active(app: &TestApp, mailbox: &str, member: &str) -> i64 {
     )
 }
 
-fn password_grant(app: &TestApp, email: &str, password: &str) -> Resp {
-    app.form(
-        "/oauth/token",
-        &[
-            ("grant_type", "password"),
-            ("username", email),
-            ("password", password),
-            ("client_id", &app.admin.client_id),
-            ("client_secret", &app.admin.client_secret),
-        ],
-    )
-}
-
 #[test]
 fn converting_an_account_makes_a_mailbox_that_can_no_longer_sign_in() {
     let app = TestApp::spawn();
@@ -115,10 +102,7 @@ fn converting_an_account_makes_a_mailbox_that_can_no_longer_sign_in() {
         app.rest("GET", "/rest/users/me", &box_token, None).status,
         401
     );
-    assert_eq!(
-        password_grant(&app, "team@example.com", &box_pw).status,
-        400
-    );
+    assert_eq!(sign_in(&app, "team@example.com", &box_pw).status, 400);
     // Stored: the password is gone, the members are inactive, the event is recorded.
     assert_eq!(
         app.count(
@@ -593,7 +577,7 @@ fn dissolving_restores_a_normal_account_without_a_password() {
     );
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(
-        password_grant(&app, "one@example.com", "Brand-New-Pass-7").status,
+        sign_in(&app, "one@example.com", "Brand-New-Pass-7").status,
         200
     );
     // A mailbox does not, even with a password set on it.
@@ -605,7 +589,7 @@ fn dissolving_restores_a_normal_account_without_a_password() {
     );
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(
-        password_grant(&app, "two@example.com", "Brand-New-Pass-7").status,
+        sign_in(&app, "two@example.com", "Brand-New-Pass-7").status,
         400
     );
     let r = app.rest("DELETE", &format!("{ADMIN_PATH}?id:in={m1}"), &admin, None);

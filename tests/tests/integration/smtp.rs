@@ -6,41 +6,9 @@
 //! (`COFFER_TEST_POSTGRES_URL`).
 
 use coffer_delivery::mail::{self, Config, Password, Relay};
-use coffer_store::mail::OutboxMail;
-use coffer_tests::{wait_until, Body, TestApp};
-use serde_json::{json, Value};
+use coffer_tests::{outbox, received, smtp, wait_until, Body, Smtp, TestApp};
+use serde_json::json;
 use std::time::Duration;
-
-/// The test server, or `None` (with a note) when the tests run without one.
-struct Smtp {
-    url: String,
-    user: String,
-    password: String,
-    dir: std::path::PathBuf,
-}
-
-fn smtp() -> Option<Smtp> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    match (
-        var("COFFER_TEST_SMTP_URL"),
-        var("COFFER_TEST_SMTP_USER"),
-        var("COFFER_TEST_SMTP_PASSWORD"),
-        var("COFFER_TEST_SMTP_DIR"),
-    ) {
-        (Some(url), Some(user), Some(password), Some(dir)) => Some(Smtp {
-            url,
-            user,
-            password,
-            dir: dir.into(),
-        }),
-        _ => {
-            eprintln!(
-                "skipped: COFFER_TEST_SMTP_URL is unset (run under scripts/smtp-test-server.sh)"
-            );
-            None
-        }
-    }
-}
 
 /// A sender to `url` (plain text) as `node`, with quick retries.
 fn config(s: &Smtp, url: &str, node: &str) -> Config {
@@ -66,37 +34,6 @@ fn start(app: &TestApp, c: Config) -> mail::Workers {
 
 fn unique(prefix: &str) -> String {
     format!("{prefix}-{}@example.com", uuid::Uuid::new_v4().simple())
-}
-
-/// The messages the server accepted for `rcpt`.
-fn received(s: &Smtp, rcpt: &str) -> Vec<Value> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(&s.dir).expect("the server's directory") {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let v: Value = serde_json::from_str(&text).expect("a message record");
-        if v["rcptTos"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r.as_str() == Some(rcpt))
-        {
-            found.push(v);
-        }
-    }
-    found
-}
-
-/// The outbox rows to `to`.
-fn outbox(app: &TestApp, to: &str) -> Vec<OutboxMail> {
-    app.ctx
-        .with_conn(|c| coffer_store::mail::to_address(c, to).map_err(Into::into))
-        .expect("outbox")
 }
 
 fn queue(app: &TestApp, to: &str, subject: &str, body: &str) -> String {
