@@ -389,9 +389,9 @@ fn quota_follows_the_profile() {
     );
 
     // The Restricted profile has mail but no collaboration: no folder quota.
-    let (_, pw) = coffer_service::accounts::create_user(
+    let (_, pw) = coffer_service::identity::accounts::create_user(
         &app.ctx,
-        coffer_service::accounts::NewUser {
+        coffer_service::identity::accounts::NewUser {
             email: "mail@example.com".into(),
             name: "Mail Only".into(),
             password: None,
