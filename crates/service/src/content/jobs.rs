@@ -278,6 +278,7 @@ async fn preview(ctx: &Ctx, version_id: &str) -> Result<()> {
         log::info!("preview of version {}: {why}", v.id);
     }
     let vid = version_id.to_string();
+    let storage = ctx.storage.clone();
     ctx.write_owned(move |c| {
         let t = now();
         let current = coffer_store::content::version(c, &vid)?.filter(|v| !v.deleted);
@@ -298,7 +299,7 @@ async fn preview(ctx: &Ctx, version_id: &str) -> Result<()> {
         };
         if old != blob {
             if let (Preview::Made(put), Some(b)) = (&decision, &blob) {
-                coffer_store::content::reference_blob(c, b, put.size as i64, &put.md5, t)?;
+                super::blobs::reference_stored(c, &storage, b, put.size as i64, &put.md5, t)?;
             }
             if let Some(o) = &old {
                 coffer_store::content::release_blob(c, o, t)?;
@@ -549,18 +550,10 @@ async fn sweep_blobs(ctx: &Ctx) -> Result<()> {
         })
         .await?;
     for id in ids {
-        let i = id.clone();
-        let forgotten = ctx
-            .write_owned(move |c| Ok(coffer_store::content::forget_blob(c, &i)?))
+        // Row and bytes go in one transaction (see `super::blobs`).
+        let storage = ctx.storage.clone();
+        ctx.write_owned(move |c| super::blobs::delete_unreferenced(c, &storage, &id))
             .await?;
-        if forgotten {
-            if let Ok(key) = coffer_storage::BlobKey::parse(&id) {
-                ctx.storage
-                    .delete(&key)
-                    .await
-                    .map_err(|e| Error::internal(format!("storage: {e}")))?;
-            }
-        }
     }
     Ok(())
 }
