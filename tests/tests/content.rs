@@ -1897,3 +1897,41 @@ fn identical_uploads_racing_the_blob_sweep_lose_no_content() {
     assert_eq!((r.status, r.bytes.as_slice()), (200, content.as_slice()));
     assert!(storage_check(&app).missing.is_empty());
 }
+
+/// A job queued through one node wakes the job worker of another within a second, whose own
+/// looks are seconds apart.
+#[test]
+fn a_job_queued_on_one_node_wakes_the_workers_of_another() {
+    use coffer_store::wake::Work;
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("jobs-wake@example.com", Role::User);
+    let folder = my_folder(&app, &token);
+    let other = app.other_node_db();
+    let mut waiter = other.waiter(Work::Jobs);
+    if other.backend() == coffer_store::Backend::Postgres {
+        // Once listening, the node looks once for what it may have missed before.
+        assert!(
+            waiter.wait(std::time::Duration::from_secs(5)),
+            "the listener starts"
+        );
+    }
+    assert!(
+        !waiter.wait(std::time::Duration::from_millis(300)),
+        "nothing was queued"
+    );
+
+    let recorded = std::time::Instant::now();
+    let r = app.upload(
+        &token,
+        &folder,
+        "wake.txt",
+        b"a file whose preview is a job",
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(app.count("kind = 'preview'", "jobs") >= 1);
+    assert!(
+        waiter.wait(std::time::Duration::from_secs(1)),
+        "no wake-up within a second"
+    );
+    assert!(recorded.elapsed() < std::time::Duration::from_secs(2));
+}

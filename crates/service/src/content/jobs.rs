@@ -578,8 +578,12 @@ async fn purge_trash(ctx: &Ctx) -> Result<()> {
     .await
 }
 
-/// Starts the job worker of this node: it queues the periodic jobs, then runs due jobs every
-/// second. Runs on its own thread with a small runtime for the blob store.
+/// How often an idle job worker looks for work on its own: queued jobs wake it (on every node,
+/// see `coffer_store::wake`), and it wakes when the earliest queued job falls due.
+const JOBS_IDLE: Duration = Duration::from_secs(5);
+
+/// Starts the job worker of this node: it queues the periodic jobs, then runs due jobs as they
+/// are queued or fall due. Runs on its own thread with a small runtime for the blob store.
 pub fn spawn(ctx: Ctx) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("coffer-jobs".into())
@@ -599,12 +603,34 @@ pub fn spawn(ctx: Ctx) -> std::io::Result<std::thread::JoinHandle<()>> {
                     log::warn!("job worker: scheduling: {e}");
                 }
                 let node = ctx.node.clone();
+                // Made before the first look, so that no job queued after it goes unnoticed.
+                let mut waiter = ctx.db.waiter(coffer_store::wake::Work::Jobs);
                 loop {
                     match run_due(&ctx, &node).await {
                         Ok(_) => {}
                         Err(e) => log::warn!("job worker: {e}"),
                     }
-                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    // Sleep until a job is queued (on any node), the earliest queued one falls
+                    // due, or the next look of our own (a lease may run out meanwhile).
+                    let c = ctx.clone();
+                    waiter = match tokio::task::spawn_blocking(move || {
+                        let due = c.with_conn(|conn| Ok(coffer_store::jobs::next_due(conn)?));
+                        let idle = match due {
+                            Ok(Some(at)) => JOBS_IDLE
+                                .min(Duration::from_secs(at.saturating_sub(now()).max(0) as u64)),
+                            _ => JOBS_IDLE,
+                        };
+                        waiter.wait(idle);
+                        waiter
+                    })
+                    .await
+                    {
+                        Ok(w) => w,
+                        Err(e) => {
+                            log::error!("job worker: {e}");
+                            return;
+                        }
+                    };
                 }
             });
         })
