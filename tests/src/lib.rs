@@ -178,6 +178,7 @@ pub struct TestApp {
     handle: actix_web::dev::ServerHandle,
     /// Webhook delivery, when the test started it.
     pub delivery: Option<coffer_delivery::Workers>,
+    url: DatabaseUrl,
     _dir: tempfile::TempDir,
     _pg: Option<PgDatabase>,
 }
@@ -288,8 +289,21 @@ impl TestApp {
             agent,
             handle,
             delivery: None,
+            url,
             _dir: dir,
             _pg: pg,
+        }
+    }
+
+    /// The database as another node of a cluster sees it: on PostgreSQL a pool of its own (its
+    /// workers hear of new work only through the database, as another node's would); on SQLite,
+    /// whose database one process owns, this node's.
+    pub fn other_node_db(&self) -> coffer_store::Db {
+        match self.ctx.db.backend() {
+            coffer_store::Backend::Postgres => {
+                coffer_store::Db::open(&self.url, 4).expect("a second pool")
+            }
+            coffer_store::Backend::Sqlite => self.ctx.db.clone(),
         }
     }
 

@@ -10,6 +10,8 @@
 //! - On PostgreSQL both steps lock rows with `SKIP LOCKED`, so many nodes share the work; a node
 //!   that dies mid-delivery leaves a lease that runs out, and another node delivers again with
 //!   the same `webhook-id`.
+//! - An idle pump sleeps until an event is recorded on any node (`coffer_store::wake`), a
+//!   sender finishes, the earliest retry falls due, or [`Config::poll`] passes.
 //!
 //! Outbound mail ([`mail`]) is sent the same way: claimed with a lease, retried with backoff.
 
@@ -20,11 +22,16 @@ pub mod sign;
 use coffer_domain::{Subject, SubjectPattern};
 use coffer_store::deliveries::{self, Outcome};
 use coffer_store::models::{Delivery, Event, Webhook};
+use coffer_store::wake::Work;
 use coffer_store::{Db, StoreError};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// How often an idle pump looks for work on its own, by default: events wake it, so this only
+/// bounds how long a missed wake-up can delay a delivery.
+pub const IDLE_POLL: Duration = Duration::from_secs(5);
 
 /// Delivery settings.
 #[derive(Debug, Clone)]
@@ -35,7 +42,8 @@ pub struct Config {
     pub timeout: Duration,
     /// The delays before each retry; when they are used up the webhook is disabled.
     pub schedule: Vec<Duration>,
-    /// How often the pump looks for work when it found none.
+    /// How often the pump looks for work on its own when it found none. New events wake it at
+    /// once (see `coffer_store::wake`), and it wakes when the earliest retry falls due.
     pub poll: Duration,
     /// Requests in flight at most.
     pub workers: usize,
@@ -48,7 +56,7 @@ impl Default for Config {
             timeout: Duration::from_secs(15),
             schedule: parse_schedule("5s,5m,30m,2h,5h,10h,10h")
                 .expect("the default schedule parses"),
-            poll: Duration::from_millis(50),
+            poll: IDLE_POLL,
             workers: 32,
         }
     }
@@ -281,11 +289,14 @@ fn transport_message(t: &ureq::Transport) -> String {
 /// The running delivery workers; dropping the handle stops them.
 pub struct Workers {
     stop: Arc<AtomicBool>,
+    db: Db,
 }
 
 impl Drop for Workers {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        // The pump may be waiting for work: it ends now rather than at its next look.
+        self.db.wake(Work::Deliveries);
     }
 }
 
@@ -293,20 +304,12 @@ impl Drop for Workers {
 pub fn spawn(db: Db, config: Config) -> std::io::Result<Workers> {
     let stop = Arc::new(AtomicBool::new(false));
     let in_flight = Arc::new(AtomicUsize::new(0));
-    // Workers signal each finished delivery, so that a pump waiting for a free worker claims
-    // again at once instead of after a whole poll interval.
-    let finished = Arc::new((Mutex::new(0u64), Condvar::new()));
     let (tx, rx) = mpsc::channel::<(Delivery, Webhook)>();
     let rx = Arc::new(Mutex::new(rx));
     let workers = config.workers.max(1);
     for i in 0..workers {
-        let (db, rx, in_flight, config, finished) = (
-            db.clone(),
-            rx.clone(),
-            in_flight.clone(),
-            config.clone(),
-            finished.clone(),
-        );
+        let (db, rx, in_flight, config) =
+            (db.clone(), rx.clone(), in_flight.clone(), config.clone());
         std::thread::Builder::new()
             .name(format!("coffer-webhook-{i}"))
             .spawn(move || {
@@ -325,20 +328,20 @@ pub fn spawn(db: Db, config: Config) -> std::io::Result<Workers> {
                     let Ok((d, w)) = job else { break };
                     deliver(&db, &agent, &config, &d, &w);
                     in_flight.fetch_sub(1, Ordering::SeqCst);
-                    *finished
-                        .0
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
-                    finished.1.notify_one();
+                    // A pump waiting for a free worker claims again at once.
+                    db.wake(Work::Deliveries);
                 }
             })?;
     }
     let pump_stop = stop.clone();
+    let own_db = db.clone();
     std::thread::Builder::new()
         .name("coffer-webhook-pump".into())
         .spawn(move || {
             // Longer than any request may take, so a live node never loses its claim.
             let lease_ms = (config.timeout * 2 + Duration::from_secs(1)).as_millis() as i64;
+            // Made before the first look, so that no event recorded after it goes unnoticed.
+            let mut waiter = db.waiter(Work::Deliveries);
             while !pump_stop.load(Ordering::SeqCst) {
                 let fanned = fan_out(&db, 500).unwrap_or_else(|e| {
                     log::warn!("webhook fan-out failed: {e}");
@@ -361,16 +364,31 @@ pub fn spawn(db: Db, config: Config) -> std::io::Result<Workers> {
                     }
                 }
                 if fanned == 0 && claimed == 0 {
-                    // Nothing to do now: wait for a worker to finish or for the next poll.
-                    let done = finished
-                        .0
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let _ = finished.1.wait_timeout(done, config.poll);
+                    // Nothing to do now: wait for an event, a free worker, the next retry, or
+                    // the next look of our own.
+                    let idle = if free > 0 {
+                        until_due(&db, config.poll)
+                    } else {
+                        config.poll
+                    };
+                    waiter.wait(idle);
                 }
             }
         })?;
-    Ok(Workers { stop })
+    Ok(Workers { stop, db: own_db })
+}
+
+/// How long the pump may sleep: until the earliest pending delivery falls due, `poll` at most.
+fn until_due(db: &Db, poll: Duration) -> Duration {
+    let now = now_ms();
+    match db.get().and_then(|mut c| deliveries::next_due(&mut c, now)) {
+        Ok(Some(due)) => poll.min(Duration::from_millis(due.saturating_sub(now).max(10) as u64)),
+        Ok(None) => poll,
+        Err(e) => {
+            log::warn!("looking for the next webhook retry failed: {e}");
+            poll
+        }
+    }
 }
 
 fn deliver(db: &Db, agent: &ureq::Agent, config: &Config, d: &Delivery, w: &Webhook) {

@@ -13,6 +13,7 @@
 //!   relay, as before Coffer spoke SMTP.
 
 use coffer_store::mail::{self, Attempt, OutboxMail};
+use coffer_store::wake::Work;
 use coffer_store::Db;
 use lettre::message::header::ContentType;
 use lettre::message::Mailbox;
@@ -21,7 +22,7 @@ use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::transport::smtp::PoolConfig;
 use lettre::{Message, SmtpTransport, Transport};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 /// How the connection to the relay is protected.
@@ -171,7 +172,8 @@ pub struct Config {
     /// The delay before the first retry; each further one doubles it, up to `retry_max`.
     pub retry_base: Duration,
     pub retry_max: Duration,
-    /// How often the pump looks for work when it found none.
+    /// How often the pump looks for work on its own when it found none. Queued mail wakes it
+    /// at once (see `coffer_store::wake`), and it wakes when the earliest retry falls due.
     pub poll: Duration,
     /// Messages being sent at most.
     pub workers: usize,
@@ -189,7 +191,7 @@ impl Config {
             max_attempts: 10,
             retry_base: Duration::from_secs(30),
             retry_max: Duration::from_secs(3600),
-            poll: Duration::from_millis(500),
+            poll: crate::IDLE_POLL,
             workers: 4,
             node: node.to_string(),
         }
@@ -314,6 +316,7 @@ fn send(transport: &SmtpTransport, message: &Message) -> Sent {
 pub struct Workers {
     stop: Arc<AtomicBool>,
     threads: Vec<std::thread::JoinHandle<()>>,
+    db: Db,
 }
 
 impl Workers {
@@ -322,6 +325,7 @@ impl Workers {
     /// and end.
     pub fn stop(mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        self.db.wake(Work::Mail);
         for t in std::mem::take(&mut self.threads) {
             let _ = t.join();
         }
@@ -331,6 +335,8 @@ impl Workers {
 impl Drop for Workers {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        // The pump may be waiting for mail: it ends now rather than at its next look.
+        self.db.wake(Work::Mail);
     }
 }
 
@@ -343,18 +349,16 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
         .map_err(std::io::Error::other)?;
     let stop = Arc::new(AtomicBool::new(false));
     let in_flight = Arc::new(AtomicUsize::new(0));
-    let finished = Arc::new((Mutex::new(0u64), Condvar::new()));
     let (tx, rx) = mpsc::channel::<OutboxMail>();
     let rx = Arc::new(Mutex::new(rx));
     let workers = config.workers.max(1);
     let mut threads = Vec::with_capacity(workers + 1);
     for i in 0..workers {
-        let (db, rx, in_flight, config, finished, transport) = (
+        let (db, rx, in_flight, config, transport) = (
             db.clone(),
             rx.clone(),
             in_flight.clone(),
             config.clone(),
-            finished.clone(),
             transport.clone(),
         );
         let domain = message_domain.to_string();
@@ -368,11 +372,8 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
                 let Ok(m) = job else { break };
                 deliver(&db, &transport, &config, &domain, &m);
                 in_flight.fetch_sub(1, Ordering::SeqCst);
-                *finished
-                    .0
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
-                finished.1.notify_one();
+                // A pump waiting for a free sender claims again at once.
+                db.wake(Work::Mail);
             })?;
         threads.push(t);
     }
@@ -384,11 +385,14 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
         config.node
     );
     let pump_stop = stop.clone();
+    let own_db = db.clone();
     // The pump holds the only sender of the channel: when it ends, so do the senders.
     let pump = std::thread::Builder::new()
         .name("coffer-mail-pump".into())
         .spawn(move || {
             let lease_ms = config.lease_ms();
+            // Made before the first look, so that no mail queued after it goes unnoticed.
+            let mut waiter = db.waiter(Work::Mail);
             while !pump_stop.load(Ordering::SeqCst) {
                 // The node holds up to twice as many messages as it has senders (those being sent
                 // and those waiting for a sender), so a sender that finishes finds the next one at
@@ -397,7 +401,8 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
                 let held = in_flight.load(Ordering::SeqCst);
                 let free = (2 * workers).saturating_sub(held);
                 let mut claimed = 0;
-                if free > 0 && (held < workers || free >= workers.div_ceil(2)) {
+                let claiming = free > 0 && (held < workers || free >= workers.div_ceil(2));
+                if claiming {
                     match db
                         .write(|c| mail::claim(c, &config.node, now_ms(), lease_ms, free as i64))
                     {
@@ -414,16 +419,36 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
                     }
                 }
                 if claimed < free.max(1) {
-                    let done = finished
-                        .0
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let _ = finished.1.wait_timeout(done, config.poll);
+                    // Everything due is taken (or no sender is free): wait for mail, a free
+                    // sender, the next retry, or the next look of our own.
+                    let idle = if claiming {
+                        until_due(&db, config.poll)
+                    } else {
+                        config.poll
+                    };
+                    waiter.wait(idle);
                 }
             }
         })?;
     threads.push(pump);
-    Ok(Workers { stop, threads })
+    Ok(Workers {
+        stop,
+        threads,
+        db: own_db,
+    })
+}
+
+/// How long the pump may sleep: until the earliest queued message falls due, `poll` at most.
+fn until_due(db: &Db, poll: Duration) -> Duration {
+    let now = now_ms();
+    match db.get().and_then(|mut c| mail::next_due(&mut c, now)) {
+        Ok(Some(due)) => poll.min(Duration::from_millis(due.saturating_sub(now).max(10) as u64)),
+        Ok(None) => poll,
+        Err(e) => {
+            log::warn!("looking for the next mail retry failed: {e}");
+            poll
+        }
+    }
 }
 
 fn deliver(db: &Db, transport: &SmtpTransport, config: &Config, domain: &str, m: &OutboxMail) {

@@ -522,7 +522,10 @@ pub fn set_preview(
 
 // Blobs.
 
-/// Records one more reference to a blob, creating its row on the first.
+/// Records one more reference to a blob, creating its row on the first. One statement (an
+/// upsert), so that it holds the row (PostgreSQL: its row lock, or the key's entry in the unique
+/// index; SQLite: the one writer) until the transaction ends: the blob sweep cannot take the row
+/// meanwhile ([`forget_blob`]), and two first references to new content do not collide.
 pub fn reference_blob(
     conn: &mut DbConn,
     id: &str,
@@ -530,21 +533,19 @@ pub fn reference_blob(
     md5: &str,
     t: i64,
 ) -> StoreResult<()> {
-    let updated = db_run!(conn => diesel::update(blobs::table.find(id))
+    db_run!(conn => diesel::insert_into(blobs::table)
+        .values(&Blob {
+            id: id.to_string(),
+            size,
+            md5: md5.to_string(),
+            refs: 1,
+            created_at: t,
+            unreferenced_at: None,
+        })
+        .on_conflict(blobs::id)
+        .do_update()
         .set((blobs::refs.eq(blobs::refs + 1), blobs::unreferenced_at.eq(None::<i64>)))
         .execute(conn))?;
-    if updated == 0 {
-        db_run!(conn => diesel::insert_into(blobs::table)
-            .values(&Blob {
-                id: id.to_string(),
-                size,
-                md5: md5.to_string(),
-                refs: 1,
-                created_at: t,
-                unreferenced_at: None,
-            })
-            .execute(conn))?;
-    }
     Ok(())
 }
 
@@ -573,14 +574,18 @@ pub fn unreferenced_blobs(conn: &mut DbConn, before: i64, limit: i64) -> StoreRe
         .load(conn))?)
 }
 
-/// Deletes a blob's row if still no one refers to it; true when deleted.
-/// Forgets a blob nothing counts a reference to any more, with the rows of purged versions that
-/// still name it (their content is gone for good). Answers whether the blob row went.
+/// Takes a blob nothing counts a reference to for deletion: locks its row, forgets the rows of
+/// purged versions that still name it (their content is gone for good) and deletes the row.
+/// Answers false, changing nothing, when the blob is counted again or has no row. The caller
+/// deletes the bytes before its transaction ends, while the row is still locked, so that a
+/// concurrent [`reference_blob`] either comes first (and this finds the blob counted) or waits
+/// and then finds no row (and checks the bytes itself).
 pub fn forget_blob(conn: &mut DbConn, id: &str) -> StoreResult<bool> {
-    let free: bool = db_run!(conn => diesel::select(diesel::dsl::exists(
-        blobs::table.find(id).filter(blobs::refs.le(0))))
-        .get_result(conn))?;
-    if !free {
+    // A no-op update is the lock: PostgreSQL re-reads `refs` once a concurrent holder is done.
+    let locked = db_run!(conn => diesel::update(blobs::table.find(id).filter(blobs::refs.le(0)))
+        .set(blobs::refs.eq(blobs::refs))
+        .execute(conn))?;
+    if locked == 0 {
         return Ok(false);
     }
     db_run!(conn => diesel::delete(
@@ -594,11 +599,8 @@ pub fn forget_blob(conn: &mut DbConn, id: &str) -> StoreResult<bool> {
             .filter(file_versions::deleted.eq(true)))
         .set(file_versions::preview_blob_id.eq(None::<String>))
         .execute(conn))?;
-    Ok(
-        db_run!(conn => diesel::delete(blobs::table.find(id).filter(blobs::refs.le(0)))
-        .execute(conn))?
-            > 0,
-    )
+    db_run!(conn => diesel::delete(blobs::table.find(id)).execute(conn))?;
+    Ok(true)
 }
 
 pub fn all_blob_ids(conn: &mut DbConn) -> StoreResult<Vec<String>> {
@@ -957,7 +959,8 @@ pub fn shared_by(conn: &mut DbConn, user_id: &str) -> StoreResult<Vec<Object>> {
         .load(conn))?)
 }
 
-/// Records a blob no one refers to (stored bytes whose request failed), for the sweep.
+/// Records a blob no one refers to (stored bytes whose request failed), for the sweep; a blob
+/// that has a row keeps it as it is.
 pub fn unreferenced_blob(
     conn: &mut DbConn,
     id: &str,
@@ -974,6 +977,7 @@ pub fn unreferenced_blob(
             created_at: t,
             unreferenced_at: Some(t),
         })
+        .on_conflict_do_nothing()
         .execute(conn))?;
     Ok(())
 }

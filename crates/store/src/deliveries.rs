@@ -60,6 +60,20 @@ pub fn insert(conn: &mut DbConn, d: &[Delivery]) -> StoreResult<()> {
     Ok(())
 }
 
+/// When the earliest pending delivery no node holds falls due (Unix milliseconds), if any: the
+/// pump sleeps until then at most.
+pub fn next_due(conn: &mut DbConn, now_ms: i64) -> StoreResult<Option<i64>> {
+    Ok(crate::db_run!(conn => webhook_deliveries::table
+        .filter(webhook_deliveries::state.eq("pending"))
+        .filter(
+            webhook_deliveries::lease_until
+                .is_null()
+                .or(webhook_deliveries::lease_until.lt(now_ms)),
+        )
+        .select(diesel::dsl::min(webhook_deliveries::next_attempt_at))
+        .first::<Option<i64>>(conn))?)
+}
+
 /// Claims up to `limit` due deliveries for `lease_ms`, with their webhooks. A delivery whose
 /// lease ran out (its node died mid-delivery) is due again.
 pub fn claim_due(

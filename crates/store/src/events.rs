@@ -5,9 +5,10 @@ use crate::schema::events::dsl as e;
 use crate::{db_run, DbConn, StoreResult};
 use diesel::prelude::*;
 
+/// Records an event, and wakes the webhook pumps once the transaction commits.
 pub fn insert(conn: &mut DbConn, ev: &NewEvent) -> StoreResult<()> {
     db_run!(conn => diesel::insert_into(e::events).values(ev).execute(conn))?;
-    Ok(())
+    crate::wake::announce(conn, crate::wake::Work::Deliveries)
 }
 
 /// Events after `after_seq`, oldest first.

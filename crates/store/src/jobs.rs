@@ -18,7 +18,7 @@ pub fn enqueue(
     max_attempts: i64,
     t: i64,
 ) -> StoreResult<i64> {
-    Ok(db_run!(conn => diesel::insert_into(jobs::table)
+    let id = db_run!(conn => diesel::insert_into(jobs::table)
         .values((
             jobs::kind.eq(kind),
             jobs::payload.eq(payload),
@@ -30,7 +30,18 @@ pub fn enqueue(
             jobs::updated_at.eq(t),
         ))
         .returning(jobs::id)
-        .get_result(conn))?)
+        .get_result(conn))?;
+    crate::wake::announce(conn, crate::wake::Work::Jobs)?;
+    Ok(id)
+}
+
+/// When the earliest queued job falls due (Unix seconds), if any is queued: the worker sleeps
+/// until then at most. Running jobs whose lease may run out are left to the worker's own look.
+pub fn next_due(conn: &mut DbConn) -> StoreResult<Option<i64>> {
+    Ok(db_run!(conn => jobs::table
+        .filter(jobs::state.eq("queued"))
+        .select(diesel::dsl::min(jobs::run_at))
+        .first::<Option<i64>>(conn))?)
 }
 
 /// Whether a job of this kind with this payload is queued or running (to avoid duplicates of

@@ -10,6 +10,8 @@ use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
 use diesel::Connection;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub mod clients;
@@ -39,6 +41,7 @@ pub mod sms_codes;
 pub mod throttle;
 pub mod tokens;
 pub mod users;
+pub mod wake;
 pub mod web_forms;
 pub mod web_sessions;
 pub mod webhooks;
@@ -195,9 +198,35 @@ pub fn establish(url: &DatabaseUrl) -> StoreResult<DbConn> {
     }
 }
 
+/// Counts every statement `conn` runs (transaction control included) in `statements`, so that
+/// [`Db::statements`] tells how busy a node keeps its database.
+pub(crate) fn count_statements(conn: &mut DbConn, statements: &Arc<AtomicU64>) {
+    let n = statements.clone();
+    let count = move |event: diesel::connection::InstrumentationEvent<'_>| {
+        if matches!(
+            event,
+            diesel::connection::InstrumentationEvent::StartQuery { .. }
+        ) {
+            n.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    db_run!(conn => conn.set_instrumentation(count));
+}
+
+/// [`establish`], with the connection's statements counted.
+pub(crate) fn establish_counted(
+    url: &DatabaseUrl,
+    statements: &Arc<AtomicU64>,
+) -> StoreResult<DbConn> {
+    let mut conn = establish(url)?;
+    count_statements(&mut conn, statements);
+    Ok(conn)
+}
+
 /// The r2d2 manager for [`DbConn`].
 pub struct Manager {
     url: DatabaseUrl,
+    statements: Arc<AtomicU64>,
 }
 
 impl r2d2::ManageConnection for Manager {
@@ -205,7 +234,7 @@ impl r2d2::ManageConnection for Manager {
     type Error = StoreError;
 
     fn connect(&self) -> StoreResult<DbConn> {
-        establish(&self.url)
+        establish_counted(&self.url, &self.statements)
     }
 
     fn is_valid(&self, conn: &mut DbConn) -> StoreResult<()> {
@@ -225,6 +254,10 @@ pub struct Db {
     url: DatabaseUrl,
     /// Every SQLite write of the process goes through this one connection (see [`writer`]).
     sqlite_writer: std::sync::Arc<writer::Writer>,
+    /// Statements run on this database's connections, by every clone.
+    statements: Arc<AtomicU64>,
+    /// The wake-ups of this database's workers (see [`wake`]).
+    signals: Arc<wake::Signals>,
 }
 
 pub type PooledConn = r2d2::PooledConnection<Manager>;
@@ -237,18 +270,29 @@ impl Db {
             owner_only::prepare_sqlite_file(std::path::Path::new(url.sqlite_path()))?;
         }
         drop(establish(url)?);
+        let statements = Arc::new(AtomicU64::new(0));
+        let signals = Arc::new(wake::Signals::default());
         let pool = r2d2::Pool::builder()
             .max_size(max_size)
             .min_idle(Some(1))
             .connection_timeout(Duration::from_secs(10))
             .test_on_check_out(false)
-            .build(Manager { url: url.clone() })
+            .build(Manager {
+                url: url.clone(),
+                statements: statements.clone(),
+            })
             .map_err(|e| StoreError::Pool(e.to_string()))?;
         let db = Db {
             pool,
             backend: url.backend(),
             url: url.clone(),
-            sqlite_writer: std::sync::Arc::new(writer::Writer::new(url.clone())),
+            sqlite_writer: std::sync::Arc::new(writer::Writer::new(
+                url.clone(),
+                statements.clone(),
+                signals.clone(),
+            )),
+            statements,
+            signals,
         };
         if db.backend == Backend::Sqlite {
             db.spawn_checkpointer();
@@ -260,6 +304,12 @@ impl Db {
         self.backend
     }
 
+    /// How many statements (transaction control included) this database's connections have run
+    /// since it was opened: the measure of how busy an idle node keeps its database.
+    pub fn statements(&self) -> u64 {
+        self.statements.load(Ordering::Relaxed)
+    }
+
     /// The SQLite database file, for a SQLite database.
     pub fn sqlite_path(&self) -> Option<String> {
         (self.backend == Backend::Sqlite).then(|| self.url.sqlite_path().to_string())
@@ -268,21 +318,30 @@ impl Db {
     /// Copies the WAL into the database file five times a second on a connection of its own,
     /// so that requests seldom pay for a checkpoint and its `fsync`: the writer checkpoints in a
     /// commit only once the WAL has outgrown its limit (see [`writer`]), and then finds little
-    /// left to copy. Ends when the `Db` is dropped.
+    /// left to copy. Nothing was written since the last look: nothing to copy, and an idle node
+    /// runs no statement. Ends when the `Db` is dropped.
     fn spawn_checkpointer(&self) {
         let alive = std::sync::Arc::downgrade(&self.sqlite_writer);
         let url = self.url.clone();
+        let statements = self.statements.clone();
         let spawned = std::thread::Builder::new()
             .name("coffer-sqlite-checkpoint".into())
             .spawn(move || {
                 let mut conn: Option<DbConn> = None;
+                let mut copied = 0;
                 loop {
                     std::thread::sleep(Duration::from_millis(200));
-                    if alive.upgrade().is_none() {
+                    let Some(writer) = alive.upgrade() else {
                         break;
+                    };
+                    let batches = writer.batches_ended();
+                    drop(writer);
+                    if batches == copied {
+                        continue;
                     }
+                    copied = batches;
                     if conn.is_none() {
-                        conn = establish(&url).ok();
+                        conn = establish_counted(&url, &statements).ok();
                     }
                     if let Some(c) = conn.as_mut() {
                         if let Err(e) =

@@ -75,7 +75,22 @@ pub fn queue(
             mail_outbox::email_id.eq(m.email_id),
         ))
         .execute(conn))?;
+    crate::wake::announce(conn, crate::wake::Work::Mail)?;
     Ok(id)
+}
+
+/// When the earliest queued message no node holds falls due (Unix milliseconds), if any: the
+/// pump sleeps until then at most.
+pub fn next_due(conn: &mut DbConn, now_ms: i64) -> StoreResult<Option<i64>> {
+    Ok(db_run!(conn => mail_outbox::table
+        .filter(diesel::dsl::sql::<diesel::sql_types::Bool>("state = 'queued'"))
+        .filter(
+            mail_outbox::lease_until
+                .is_null()
+                .or(mail_outbox::lease_until.lt(now_ms)),
+        )
+        .select(diesel::dsl::min(mail_outbox::next_attempt_at))
+        .first::<Option<i64>>(conn))?)
 }
 
 /// The Message-ID of the message `id`: `<id@domain>`.

@@ -18,12 +18,12 @@
 //! blocking, and under load the connection is never handed between threads. Both kinds share
 //! the same mutex and batches.
 
-use crate::{batch_execute, establish, DatabaseUrl, DbConn, StoreError};
+use crate::{batch_execute, establish_counted, DatabaseUrl, DbConn, StoreError};
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
 use futures_channel::oneshot;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll};
 
@@ -49,6 +49,10 @@ struct State {
 
 pub(crate) struct Writer {
     url: DatabaseUrl,
+    /// Where the writer connection counts its statements (`Db::statements`).
+    statements: Arc<AtomicU64>,
+    /// Where transactions note what they announce, raised when their batch ends.
+    signals: Arc<crate::wake::Signals>,
     state: Mutex<State>,
     ended: Condvar,
     /// Writers waiting for the connection: while there are any, the holder leaves the
@@ -91,9 +95,15 @@ fn commit_failed(e: &str) -> StoreError {
 }
 
 impl Writer {
-    pub(crate) fn new(url: DatabaseUrl) -> Writer {
+    pub(crate) fn new(
+        url: DatabaseUrl,
+        statements: Arc<AtomicU64>,
+        signals: Arc<crate::wake::Signals>,
+    ) -> Writer {
         Writer {
             url,
+            statements,
+            signals,
             state: Mutex::new(State {
                 conn: None,
                 in_batch: 0,
@@ -118,7 +128,7 @@ impl Writer {
     /// none is open); returns the batch's number.
     fn join(&self, st: &mut State) -> Result<u64, StoreError> {
         if st.conn.is_none() {
-            let mut conn = establish(&self.url)?;
+            let mut conn = establish_counted(&self.url, &self.statements)?;
             // Checkpoints run in the background (`Db::spawn_checkpointer`), not in a commit,
             // while writes leave it room. That checkpoint can reset the WAL only when no commit
             // lands while it runs, so under sustained writes the WAL would grow without end;
@@ -173,7 +183,7 @@ impl Writer {
         // This writer's own savepoint. A panic in `f` must not leave the batch open with writers
         // waiting for it: end the batch as failed, then let the panic continue.
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            savepoint(conn_of(&mut st), f)
+            crate::wake::writing(&self.signals, || savepoint(conn_of(&mut st), f))
         }));
         let run = match run {
             Ok(r) => r,
@@ -269,8 +279,9 @@ impl Writer {
         let mut done: Vec<Done> = Vec::new();
         let mut next = Some(first);
         while let Some(job) = next {
-            let run =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(conn_of(&mut st))));
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                crate::wake::writing(&self.signals, || job(conn_of(&mut st)))
+            }));
             match run {
                 Ok(Ok(d)) => done.push(d),
                 // A broken transaction or a panic (which left its savepoint open): the batch
@@ -314,6 +325,16 @@ impl Writer {
         st.batch += 1;
         st.in_batch = 0;
         self.ended.notify_all();
+        // What the batch announced is committed (or rolled back) now.
+        self.signals.flush_pending();
+    }
+
+    /// How many batches have ended so far (committed or not).
+    pub(crate) fn batches_ended(&self) -> u64 {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ended
     }
 }
 

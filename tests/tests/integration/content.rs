@@ -1692,3 +1692,242 @@ fn listings_show_every_change_at_once() {
     assert_eq!(r.status, 201, "{}", r.text);
     assert_eq!(entry(&guest, &f)["currentUserRole"]["name"], "Collaborator");
 }
+
+/// Content that was stored once and that nothing refers to any more, past the sweep's grace:
+/// the next blob sweep deletes it.
+fn stored_but_unreferenced(app: &TestApp, token: &str, folder: &str, bytes: &[u8]) {
+    let f = upload_ok(app, token, folder, "unreferenced.bin", bytes)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = app.rest("DELETE", &format!("/rest/files/{f}"), token, None);
+    assert_eq!(r.status, 204, "{}", r.text);
+    app.execute(&format!(
+        "UPDATE objects SET deleted_at = 1 WHERE id = '{f}'"
+    ));
+    coffer_service::content::jobs::schedule_periodic(&app.ctx).unwrap();
+    app.run_jobs();
+    let key = sha3_hex(bytes);
+    assert_eq!(app.count(&format!("id = '{key}' AND refs = 0"), "blobs"), 1);
+    app.execute(&format!(
+        "UPDATE blobs SET unreferenced_at = 1 WHERE id = '{key}'"
+    ));
+}
+
+/// Makes the queued trash purge and blob sweep due now.
+fn sweep_due(app: &TestApp) {
+    app.execute(
+        "UPDATE jobs SET run_at = 0 WHERE kind IN ('purge-trash', 'sweep-blobs') \
+         AND state = 'queued'",
+    );
+}
+
+/// `cofferd storage check` without repair.
+fn storage_check(app: &TestApp) -> coffer_service::content::check::Report {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(coffer_service::content::check::check(&app.ctx, false))
+        .unwrap()
+}
+
+/// The blob-reuse race, forced: an upload stores content that is already there (the put keeps
+/// the stored copy), the blob sweep deletes that content, then the upload commits. The commit
+/// must not make a version of bytes that are gone: it is refused with 503, and sent again the
+/// upload stores the content anew.
+#[test]
+fn a_blob_swept_between_the_put_and_the_commit_makes_no_version() {
+    use coffer_service::content::{files, uploads};
+    let app = TestApp::spawn();
+    let (user_id, token) = app.user_token("race@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let content = b"content the blob sweep is about to delete".to_vec();
+    let key = sha3_hex(&content);
+    stored_but_unreferenced(&app, &token, &root, &content);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let exists = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(app.ctx.storage.exists(&key.parse().unwrap()))
+            .unwrap()
+    };
+
+    // The put: the content is stored already, so the upload's copy is dropped.
+    let target = files::Target::Folder {
+        folder_id: root.clone(),
+        name: "race.bin".into(),
+        disable_auto_version: false,
+    };
+    let body: uploads::Body = Box::pin(futures_util::stream::iter([Ok(bytes::Bytes::from(
+        content.clone(),
+    ))]));
+    let stored = rt
+        .block_on(uploads::store_body(
+            &app.ctx,
+            &user_id,
+            &target,
+            Some(content.len() as i64),
+            body,
+        ))
+        .unwrap();
+    assert_eq!(stored.blob, key);
+
+    // The sweep runs between the put and the commit, and deletes row and bytes.
+    sweep_due(&app);
+    app.run_jobs();
+    assert_eq!(app.count(&format!("id = '{key}'"), "blobs"), 0);
+    assert!(!exists(&rt), "the sweep deletes the bytes");
+
+    // The commit finds the bytes gone and makes nothing.
+    let err = rt
+        .block_on(files::commit_owned(&app.ctx, &user_id, target, stored))
+        .unwrap_err()
+        .to_api();
+    assert_eq!(err.code, coffer_errors::ErrorCode::ServiceUnavailable);
+    assert_eq!(app.count(&format!("blob_id = '{key}'"), "file_versions"), 0);
+    assert_eq!(app.count("name = 'race.bin'", "objects"), 0);
+    let report = storage_check(&app);
+    assert!(report.missing.is_empty(), "{:?}", report.missing);
+
+    // Sent again, the content is stored anew and served.
+    let f = upload_ok(&app, &token, &root, "race.bin", &content)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(exists(&rt));
+    let r = app.rest("GET", &format!("/rest/files/{f}/content"), &token, None);
+    assert_eq!((r.status, r.bytes.as_slice()), (200, content.as_slice()));
+    assert_eq!(app.count(&format!("id = '{key}' AND refs = 1"), "blobs"), 1);
+    assert!(storage_check(&app).missing.is_empty());
+}
+
+/// Identical uploads from several clients while the blob sweep keeps freeing that content: an
+/// upload either makes a version whose bytes are stored (200) or is refused (503), and the store
+/// never lacks content a version refers to.
+#[test]
+fn identical_uploads_racing_the_blob_sweep_lose_no_content() {
+    let app = TestApp::spawn();
+    let content = b"the same bytes, uploaded again and again".to_vec();
+    let key = sha3_hex(&content);
+    let (_, first) = app.user_token("racer0@example.com", Role::User);
+    let root = my_folder(&app, &first);
+    stored_but_unreferenced(&app, &first, &root, &content);
+    let racers: Vec<(String, String)> = (0..4)
+        .map(|i| {
+            let (_, token) = app.user_token(&format!("racer{}@example.com", i + 1), Role::User);
+            let folder = my_folder(&app, &token);
+            (token, folder)
+        })
+        .collect();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let swept = std::sync::atomic::AtomicUsize::new(0);
+    let refused = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        // The sweeper: whenever nothing refers to the content, the sweep may delete it.
+        s.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                app.execute(&format!(
+                    "UPDATE blobs SET unreferenced_at = 1 WHERE id = '{key}' AND refs = 0"
+                ));
+                sweep_due(&app);
+                let before = app.count(&format!("id = '{key}'"), "blobs");
+                app.run_jobs();
+                if before == 1 && app.count(&format!("id = '{key}'"), "blobs") == 0 {
+                    swept.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        });
+        let uploaders: Vec<_> = racers
+            .iter()
+            .map(|(token, folder)| {
+                let (refused, content) = (&refused, &content);
+                let app = &app;
+                s.spawn(move || {
+                    for n in 0..15 {
+                        let r = app.upload(token, folder, &format!("copy{n}.bin"), content);
+                        match r.status {
+                            200 => {
+                                // Deleted for good at once, so that the sweep may take it again.
+                                let id = r.json()["id"].as_str().unwrap().to_string();
+                                let d =
+                                    app.rest("DELETE", &format!("/rest/files/{id}"), token, None);
+                                assert_eq!(d.status, 204, "{}", d.text);
+                                app.execute(&format!(
+                                    "UPDATE objects SET deleted_at = 1 WHERE id = '{id}'"
+                                ));
+                            }
+                            503 => {
+                                assert_eq!(r.code(), "ERR_SERVICE_UNAVAILABLE");
+                                refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            other => panic!("upload answered {other}: {}", r.text),
+                        }
+                    }
+                })
+            })
+            .collect();
+        for u in uploaders {
+            u.join().unwrap();
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let report = storage_check(&app);
+    assert!(
+        report.missing.is_empty(),
+        "content lost: {:?}",
+        report.missing
+    );
+    assert!(
+        swept.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "the sweep never freed the content, so nothing raced"
+    );
+    // The content is still taken, and served whole.
+    let (token, folder) = &racers[0];
+    let f = upload_ok(&app, token, folder, "final.bin", &content)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = app.rest("GET", &format!("/rest/files/{f}/content"), token, None);
+    assert_eq!((r.status, r.bytes.as_slice()), (200, content.as_slice()));
+    assert!(storage_check(&app).missing.is_empty());
+}
+
+/// A job queued through one node wakes the job worker of another within a second, whose own
+/// looks are seconds apart.
+#[test]
+fn a_job_queued_on_one_node_wakes_the_workers_of_another() {
+    use coffer_store::wake::Work;
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("jobs-wake@example.com", Role::User);
+    let folder = my_folder(&app, &token);
+    let other = app.other_node_db();
+    let mut waiter = other.waiter(Work::Jobs);
+    if other.backend() == coffer_store::Backend::Postgres {
+        // Once listening, the node looks once for what it may have missed before.
+        assert!(
+            waiter.wait(std::time::Duration::from_secs(5)),
+            "the listener starts"
+        );
+    }
+    assert!(
+        !waiter.wait(std::time::Duration::from_millis(300)),
+        "nothing was queued"
+    );
+
+    let recorded = std::time::Instant::now();
+    let r = app.upload(
+        &token,
+        &folder,
+        "wake.txt",
+        b"a file whose preview is a job",
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(app.count("kind = 'preview'", "jobs") >= 1);
+    assert!(
+        waiter.wait(std::time::Duration::from_secs(1)),
+        "no wake-up within a second"
+    );
+    assert!(recorded.elapsed() < std::time::Duration::from_secs(2));
+}

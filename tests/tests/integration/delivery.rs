@@ -1,7 +1,8 @@
 //! Webhook delivery end to end: a real HTTP receiver on loopback gets signed events, verified
 //! here with an independent HMAC computation; failing receivers are retried with the same
 //! `webhook-id`; 410 and exhausted retries disable the webhook; owners see only their events;
-//! private addresses are refused unless allowed.
+//! private addresses are refused unless allowed; an event recorded through one node is delivered
+//! by another at once.
 
 use base64::Engine;
 use coffer_domain::Role;
@@ -417,4 +418,109 @@ fn content_events_reach_the_owner_of_the_tree_only() {
         0,
         "not the stranger's to see"
     );
+}
+
+/// Work recorded through one node starts on another at once: the pump of node B, which looks on
+/// its own only every 30 s, delivers an event recorded through node A within a second
+/// (PostgreSQL: a notification from A's transaction; SQLite, one process: the writer's signal).
+#[test]
+fn an_event_recorded_on_one_node_is_delivered_by_another_at_once() {
+    let app = TestApp::spawn();
+    let t = app.admin_token();
+    let rx = Receiver::start(&[204]);
+    create_hook(&app, &t, &rx.url, &["location.>"]);
+    let config = coffer_delivery::Config {
+        allow_private: true,
+        timeout: Duration::from_secs(5),
+        schedule: coffer_delivery::parse_schedule("100ms").unwrap(),
+        poll: Duration::from_secs(30),
+        workers: 2,
+    };
+    let _node_b = coffer_delivery::spawn(app.other_node_db(), config).expect("node B");
+    // Node B has looked once (and, on PostgreSQL, started listening) and found nothing to send.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(rx.wait_for(1, 0).is_empty());
+
+    let recorded = Instant::now();
+    location(&app, &t, "EU");
+    let got = rx.wait_for(1, 10);
+    let took = recorded.elapsed();
+    assert_eq!(got.len(), 1, "one delivery");
+    assert!(took < Duration::from_secs(1), "delivered after {took:?}");
+    let body: Value = serde_json::from_str(&got[0].body).unwrap();
+    assert_eq!(body["subject"], "location.location.create");
+}
+
+/// The counter of committed transactions PostgreSQL keeps for this test's database.
+fn xact_commit(app: &TestApp) -> Option<i64> {
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    if app.ctx.db.backend() != coffer_store::Backend::Postgres {
+        return None;
+    }
+    app.ctx
+        .with_conn(|c| {
+            coffer_store::db_run!(c => {
+                // Statistics reach the view within a second or so; take them fresh.
+                let _ = diesel::RunQueryDsl::execute(
+                    diesel::sql_query("SELECT pg_stat_clear_snapshot()"),
+                    c,
+                );
+                diesel::RunQueryDsl::get_result::<N>(
+                    diesel::sql_query(
+                        "SELECT xact_commit AS n FROM pg_stat_database \
+                         WHERE datname = current_database()",
+                    ),
+                    c,
+                )
+            })
+            .map_err(coffer_service::Error::internal)
+        })
+        .ok()
+        .map(|v| v.n)
+}
+
+/// An idle node keeps its database quiet: with the webhook pump, the mail pump and the job
+/// worker running on their defaults and nothing to do, each looks every few seconds (work that
+/// is recorded wakes them). Watches for `COFFER_IDLE_SECONDS` (default 6) and prints the rate
+/// of statements (and on PostgreSQL of committed transactions); `scripts/bench/idle-node.sh`
+/// runs it for a minute on each database.
+#[test]
+fn an_idle_node_keeps_its_database_quiet() {
+    use coffer_delivery::mail;
+    let app = TestApp::spawn();
+    let _hooks = coffer_delivery::spawn(app.ctx.db.clone(), coffer_delivery::Config::default())
+        .expect("webhook pump");
+    let relay = mail::Relay::parse("smtp://127.0.0.1:1", Some("never")).unwrap();
+    let from = mail::parse_from("Coffer <no-reply@coffer.test>").unwrap();
+    let _mail = mail::spawn(
+        app.ctx.db.clone(),
+        mail::Config::new(relay, from, "idle-node"),
+        "coffer.test",
+    )
+    .expect("mail pump");
+    coffer_service::content::jobs::spawn(app.ctx.clone()).expect("job worker");
+    // The first looks, and the periodic jobs queued at start, are not idleness.
+    std::thread::sleep(Duration::from_secs(3));
+    let secs: u64 = std::env::var("COFFER_IDLE_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(6);
+    let (statements, xacts) = (app.ctx.db.statements(), xact_commit(&app));
+    std::thread::sleep(Duration::from_secs(secs));
+    let ran = app.ctx.db.statements() - statements;
+    let per_minute = ran * 60 / secs;
+    let committed = xact_commit(&app)
+        .zip(xacts)
+        .map(|(after, before)| format!(", {} transactions committed", after - before))
+        .unwrap_or_default();
+    eprintln!(
+        "idle node on {}: {ran} statements in {secs} s ({per_minute} a minute){committed}",
+        coffer_tests::backend_name()
+    );
+    // Polling every 50 ms (webhooks), 500 ms (mail) and 1 s (jobs) ran thousands a minute.
+    assert!(per_minute < 1000, "{per_minute} statements a minute");
 }

@@ -3,7 +3,8 @@
 //! a message written to the outbox arrives with its headers and body, a relay that refuses or
 //! is down leads to retries and at last to `error` with the reason kept, and two senders on one
 //! database never send one message twice. Runs on SQLite or PostgreSQL
-//! (`COFFER_TEST_POSTGRES_URL`).
+//! (`COFFER_TEST_POSTGRES_URL`). One test needs no SMTP server: mail queued through one node is
+//! taken by another's sender at once.
 
 use coffer_delivery::mail::{self, Config, Password, Relay};
 use coffer_tests::{outbox, received, smtp, wait_until, Body, Smtp, TestApp};
@@ -401,4 +402,53 @@ fn secure_mail_reaches_outside_recipients_as_a_link_and_its_state_follows_delive
     assert_eq!(v["bucket"], "outgoing");
     assert!(v["error"].is_string(), "{v}");
     assert_eq!(outbox(&app, &gone)[0].state, "error");
+}
+
+/// Mail queued through one node is taken by the mail pump of another at once (its own looks
+/// are 30 s apart); the relay here refuses connections, so taking it shows as a failed attempt.
+#[test]
+fn mail_queued_on_one_node_is_taken_by_another_at_once() {
+    let app = TestApp::spawn();
+    let relay = Relay::parse("smtp://127.0.0.1:1", Some("never")).unwrap();
+    let mut config = Config::new(
+        relay,
+        mail::parse_from("Coffer <no-reply@coffer.test>").unwrap(),
+        "node-b",
+    );
+    config.poll = Duration::from_secs(30);
+    config.timeout = Duration::from_secs(2);
+    let node_b = mail::spawn(app.other_node_db(), config, "coffer.test").expect("node B");
+    std::thread::sleep(Duration::from_millis(1500));
+
+    let recorded = std::time::Instant::now();
+    let id = app
+        .ctx
+        .db
+        .write(|c| {
+            coffer_store::mail::queue(
+                c,
+                &coffer_store::mail::NewMessage {
+                    email_id: None,
+                    user_id: None,
+                    to: "someone@example.com",
+                    subject: "Hello",
+                    body: "Hello from node A",
+                },
+                "coffer.test",
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs() as i64,
+            )
+        })
+        .unwrap();
+    let tried = format!("id = '{id}' AND attempts = 1");
+    while app.count(&tried, "mail_outbox") == 0 {
+        assert!(
+            recorded.elapsed() < Duration::from_secs(1),
+            "node B took no attempt within a second"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    node_b.stop();
 }

@@ -51,26 +51,22 @@ pub async fn check(ctx: &Ctx, repair: bool) -> Result<Report> {
     if repair {
         for id in &unreferenced {
             let i = id.clone();
-            // Forget the row (if any, and still unreferenced) before the bytes.
-            let still_free = ctx
+            let storage = ctx.storage.clone();
+            // Row and bytes go in one transaction, as the blob sweep does (`super::blobs`). Bytes
+            // without a row get a placeholder row first, so that an upload committing the same
+            // content meanwhile meets the lock (the placeholder goes again in this transaction).
+            let deleted = ctx
                 .write_owned(move |c| {
                     if coffer_store::content::is_referenced(c, &i)? {
                         return Ok(false);
                     }
-                    coffer_store::content::forget_blob(c, &i)?;
-                    Ok(true)
+                    coffer_store::content::unreferenced_blob(c, &i, 0, "", crate::now())?;
+                    super::blobs::delete_unreferenced(c, &storage, &i)
                 })
                 .await?;
-            if !still_free {
-                continue;
+            if deleted {
+                repaired += 1;
             }
-            let key = coffer_storage::BlobKey::parse(id)
-                .map_err(|e| Error::internal(format!("blob key: {e}")))?;
-            ctx.storage
-                .delete(&key)
-                .await
-                .map_err(|e| Error::internal(format!("storage: {e}")))?;
-            repaired += 1;
         }
     }
     let drift = ctx

@@ -440,7 +440,7 @@ pub fn commit(
         preview_blob_id: None,
         deleted: false,
     };
-    coffer_store::content::reference_blob(c, &stored.blob, stored.size, &stored.md5, t)?;
+    super::blobs::reference_stored(c, &ctx.storage, &stored.blob, stored.size, &stored.md5, t)?;
     coffer_store::content::insert_version(c, &v)?;
     coffer_store::content::set_current_version(c, &file.id, &v, user_id, t)?;
     if scanning {

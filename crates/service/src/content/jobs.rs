@@ -334,6 +334,7 @@ async fn preview(ctx: &Ctx, version_id: &str) -> Result<()> {
         log::info!("preview of version {}: {why}", v.id);
     }
     let vid = version_id.to_string();
+    let storage = ctx.storage.clone();
     ctx.write_owned(move |c| {
         let t = now();
         let current = coffer_store::content::version(c, &vid)?.filter(|v| !v.deleted);
@@ -354,7 +355,7 @@ async fn preview(ctx: &Ctx, version_id: &str) -> Result<()> {
         };
         if old != blob {
             if let (Preview::Made(put), Some(b)) = (&decision, &blob) {
-                coffer_store::content::reference_blob(c, b, put.size as i64, &put.md5, t)?;
+                super::blobs::reference_stored(c, &storage, b, put.size as i64, &put.md5, t)?;
             }
             if let Some(o) = &old {
                 coffer_store::content::release_blob(c, o, t)?;
@@ -604,18 +605,10 @@ async fn sweep_blobs(ctx: &Ctx) -> Result<()> {
         })
         .await?;
     for id in ids {
-        let i = id.clone();
-        let forgotten = ctx
-            .write_owned(move |c| Ok(coffer_store::content::forget_blob(c, &i)?))
+        // Row and bytes go in one transaction (see `super::blobs`).
+        let storage = ctx.storage.clone();
+        ctx.write_owned(move |c| super::blobs::delete_unreferenced(c, &storage, &id))
             .await?;
-        if forgotten {
-            if let Ok(key) = coffer_storage::BlobKey::parse(&id) {
-                ctx.storage
-                    .delete(&key)
-                    .await
-                    .map_err(|e| Error::internal(format!("storage: {e}")))?;
-            }
-        }
     }
     Ok(())
 }
@@ -640,8 +633,12 @@ async fn purge_trash(ctx: &Ctx) -> Result<()> {
     .await
 }
 
-/// Starts the job worker of this node: it queues the periodic jobs, then runs due jobs every
-/// second. Runs on its own thread with a small runtime for the blob store.
+/// How often an idle job worker looks for work on its own: queued jobs wake it (on every node,
+/// see `coffer_store::wake`), and it wakes when the earliest queued job falls due.
+const JOBS_IDLE: Duration = Duration::from_secs(5);
+
+/// Starts the job worker of this node: it queues the periodic jobs, then runs due jobs as they
+/// are queued or fall due. Runs on its own thread with a small runtime for the blob store.
 pub fn spawn(ctx: Ctx) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("coffer-jobs".into())
@@ -661,12 +658,34 @@ pub fn spawn(ctx: Ctx) -> std::io::Result<std::thread::JoinHandle<()>> {
                     log::warn!("job worker: scheduling: {e}");
                 }
                 let node = ctx.node.clone();
+                // Made before the first look, so that no job queued after it goes unnoticed.
+                let mut waiter = ctx.db.waiter(coffer_store::wake::Work::Jobs);
                 loop {
                     match run_due(&ctx, &node).await {
                         Ok(_) => {}
                         Err(e) => log::warn!("job worker: {e}"),
                     }
-                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    // Sleep until a job is queued (on any node), the earliest queued one falls
+                    // due, or the next look of our own (a lease may run out meanwhile).
+                    let c = ctx.clone();
+                    waiter = match tokio::task::spawn_blocking(move || {
+                        let due = c.with_conn(|conn| Ok(coffer_store::jobs::next_due(conn)?));
+                        let idle = match due {
+                            Ok(Some(at)) => JOBS_IDLE
+                                .min(Duration::from_secs(at.saturating_sub(now()).max(0) as u64)),
+                            _ => JOBS_IDLE,
+                        };
+                        waiter.wait(idle);
+                        waiter
+                    })
+                    .await
+                    {
+                        Ok(w) => w,
+                        Err(e) => {
+                            log::error!("job worker: {e}");
+                            return;
+                        }
+                    };
                 }
             });
         })
