@@ -4,6 +4,8 @@
 
 use coffer_tests::{Body, TestApp};
 use serde_json::json;
+use std::collections::HashSet;
+use std::sync::{Mutex, Once};
 
 fn auth(token: &str) -> String {
     format!("Bearer {token}")
@@ -451,6 +453,144 @@ fn security_headers_on_every_response() {
             .header("cache-control"),
         Some("no-store")
     );
+}
+
+/// A request id as the server writes it: 16 lowercase hex digits.
+fn request_id(what: &str, r: &coffer_tests::Resp) -> String {
+    let id = r
+        .header("x-request-id")
+        .unwrap_or_else(|| panic!("{what}: no X-Request-Id ({})", r.status));
+    assert!(
+        id.len() == 16 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
+        "{what}: {id}"
+    );
+    id.to_string()
+}
+
+#[test]
+fn every_response_carries_its_own_request_id() {
+    let app = TestApp::spawn();
+    let t = app.admin_token();
+    let v = [("X-Coffer-Version", "28")];
+    let responses = [
+        ("REST", app.rest("GET", "/rest/users/me", &t, None), 200),
+        ("health", app.send("GET", "/health", &[], None), 200),
+        ("home page", app.send("GET", "/", &[], None), 200),
+        ("unknown path", app.send("GET", "/nowhere", &[], None), 404),
+        (
+            "unknown REST path",
+            app.rest("GET", "/rest/nowhere", &t, None),
+            404,
+        ),
+        ("no token", app.send("GET", "/rest/users/me", &v, None), 401),
+        ("method", app.send("DELETE", "/health", &[], None), 405),
+        (
+            "firewall",
+            app.rest("GET", "/rest/devices?installTagId=a%00b", &t, None),
+            490,
+        ),
+        (
+            "token endpoint",
+            app.form("/oauth/token", &[("grant_type", "nope")]),
+            400,
+        ),
+        (
+            "authorization page",
+            app.send("GET", "/oauth/authorize", &[], None),
+            400,
+        ),
+    ];
+    let mut seen = HashSet::new();
+    for (what, r, status) in &responses {
+        assert_eq!(r.status, *status, "{what}: {}", r.text);
+        let id = request_id(what, r);
+        assert!(seen.insert(id.clone()), "{what}: {id} was given before");
+    }
+    // The client cannot choose the id.
+    let r = app.send(
+        "GET",
+        "/health",
+        &[("X-Request-Id", "chosen-by-client")],
+        None,
+    );
+    let id = request_id("client's id", &r);
+    assert!(!seen.contains(&id));
+}
+
+/// The log lines of this process (target, then message), kept so that a test can find those of
+/// its own requests by their id.
+struct Captured(Mutex<Vec<String>>);
+
+impl log::Log for Captured {
+    fn enabled(&self, m: &log::Metadata) -> bool {
+        m.level() <= log::Level::Info
+    }
+    fn log(&self, r: &log::Record) {
+        if self.enabled(r.metadata()) {
+            let line = format!("{} {}", r.target(), r.args());
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+        }
+    }
+    fn flush(&self) {}
+}
+
+static LOGS: Captured = Captured(Mutex::new(Vec::new()));
+
+/// The lines logged so far that contain `needle`; logs are captured from the first call on.
+fn logged_with(needle: &str) -> Vec<String> {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        if log::set_logger(&LOGS).is_ok() {
+            log::set_max_level(log::LevelFilter::Info);
+        }
+    });
+    let lines = LOGS.0.lock().unwrap_or_else(|e| e.into_inner());
+    lines
+        .iter()
+        .filter(|l| l.contains(needle))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn an_internal_error_is_a_bare_500_whose_request_id_finds_its_cause_in_the_log() {
+    logged_with("");
+    let app = TestApp::spawn();
+    let t = app.admin_token();
+    // The database no longer has the table the listing reads: a failure of the server's own.
+    app.execute("ALTER TABLE locations RENAME TO locations_gone");
+    let r = app.rest("GET", "/rest/locations", &t, None);
+    assert_eq!(r.status, 500, "{}", r.text);
+    assert_eq!(
+        r.json(),
+        json!({"errors": [{"code": "ERR_INTERNAL_SERVER_ERROR", "message": "Internal server error."}]})
+    );
+    let id = request_id("500", &r);
+    let lines = logged_with(&id);
+    // The error line names the request and carries the cause down to the database's own text
+    // (`no such table: locations`, `relation "locations" does not exist`).
+    let error = lines
+        .iter()
+        .find(|l| l.contains("internal error"))
+        .unwrap_or_else(|| panic!("no error line for {id}: {lines:?}"));
+    assert!(
+        error.contains(&format!("{id} internal error: database: ")),
+        "{error}"
+    );
+    assert!(error.contains("locations"), "{error}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with(&format!("coffer::access {id} GET /rest/locations 500 "))),
+        "{lines:?}"
+    );
+    // Another request has its own id, and no error line.
+    let ok = app.rest("GET", "/rest/users/me", &t, None);
+    let other = request_id("200", &ok);
+    assert_ne!(other, id);
+    assert!(logged_with(&other)
+        .iter()
+        .all(|l| !l.contains("internal error")));
 }
 
 #[test]

@@ -467,7 +467,8 @@ fn webform(settings: &Settings, command: WebformCommand) -> Result<()> {
 fn api(e: coffer_service::Error) -> anyhow::Error {
     match e {
         coffer_service::Error::Api(a) => anyhow::anyhow!("{}", a.message),
-        coffer_service::Error::Internal(cause) => anyhow::anyhow!("{cause}"),
+        // The cause stays a value: anyhow prints its chain ("Caused by: …").
+        coffer_service::Error::Internal(cause) => anyhow::Error::new(cause),
     }
 }
 

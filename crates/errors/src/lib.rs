@@ -4,8 +4,9 @@
 //! Which type to use where:
 //! - [`ApiError`] is a client's fault or a refusal: it carries a catalogue [`ErrorCode`] and is
 //!   rendered into the REST envelope. Services return it inside [`Error::Api`].
-//! - [`Error::Internal`] is the server's fault. Its text is logged, never sent: the response is a
-//!   generic 500.
+//! - [`Error::Internal`] is the server's fault. Its cause is kept as a value ([`InternalError`]:
+//!   the error with its `source()` chain, plus what the server was doing) and logged, never sent:
+//!   the response is a generic 500.
 //! - [`OAuthError`] is the RFC 6749 error of the token and authorization endpoints.
 //!
 //! This crate has no I/O and no framework dependency, so the catalogue can be reused by any tool.
@@ -277,19 +278,133 @@ impl fmt::Display for ApiError {
     }
 }
 
+impl std::error::Error for ApiError {}
+
+/// The cause of an internal failure, kept as a value: the error that caused it (with its own
+/// `source()` chain) and, optionally, what the server was doing, as static text.
+///
+/// As a [`std::error::Error`] it is the head of the chain: its text is the context when there is
+/// one (then [`source`](std::error::Error::source) is the cause), else the cause's own text (then
+/// `source` continues with the cause's source), so walking the chain names each link once.
+/// [`InternalError::chain`] walks it; [`InternalError::report`] writes it on one line for a log.
+pub struct InternalError {
+    context: Option<&'static str>,
+    cause: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl InternalError {
+    /// A failure with its cause. A `String` or `&str` is accepted as a cause too (it becomes an
+    /// error whose text it is), so `Error::internal(format!(..))` keeps working.
+    pub fn new(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        InternalError {
+            context: None,
+            cause: cause.into(),
+        }
+    }
+
+    /// A failure while doing `context` (e.g. "reading a blob"), caused by `cause`.
+    pub fn with_context(
+        context: &'static str,
+        cause: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        InternalError {
+            context: Some(context),
+            cause: cause.into(),
+        }
+    }
+
+    /// What the server was doing, when the maker said.
+    pub fn context(&self) -> Option<&'static str> {
+        self.context
+    }
+
+    /// The error that caused the failure.
+    pub fn cause(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.cause
+    }
+
+    /// The chain from this error down: the context (if any), the cause, and each `source()`.
+    pub fn chain(&self) -> impl Iterator<Item = &(dyn std::error::Error + 'static)> {
+        let head: &(dyn std::error::Error + 'static) = self;
+        std::iter::successors(Some(head), |e| e.source())
+    }
+
+    /// The chain on one line, links joined by `": "`. A link whose text already ends with the
+    /// text of its source (a wrapper that prints its source, as `#[error("db: {0}")]` does) does
+    /// not repeat it.
+    pub fn report(&self) -> String {
+        let mut out = String::new();
+        let mut previous = String::new();
+        for link in self.chain() {
+            let text = link.to_string();
+            if !previous.is_empty() && previous.ends_with(&text) {
+                continue;
+            }
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+            previous = text;
+        }
+        out
+    }
+}
+
+impl fmt::Display for InternalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.context {
+            Some(context) => f.write_str(context),
+            None => self.cause.fmt(f),
+        }
+    }
+}
+
+impl fmt::Debug for InternalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InternalError")
+            .field("context", &self.context)
+            .field("cause", &self.cause)
+            .finish()
+    }
+}
+
+impl std::error::Error for InternalError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self.context {
+            Some(_) => Some(&*self.cause),
+            None => self.cause.source(),
+        }
+    }
+}
+
 /// The error type of services: a client-facing refusal, or an internal failure whose cause is
 /// logged and never answered.
+///
+/// The text of [`Error::Internal`] is the whole chain of its cause (see
+/// [`InternalError::report`]), so a log line that prints an `Error` loses nothing; for the same
+/// reason `Error` reports no `source()` of its own: take the [`InternalError`] to walk the chain.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{0}")]
     Api(ApiError),
-    #[error("internal error: {0}")]
-    Internal(String),
+    #[error("internal error: {}", .0.report())]
+    Internal(InternalError),
 }
 
 impl Error {
-    pub fn internal(cause: impl fmt::Display) -> Self {
-        Error::Internal(cause.to_string())
+    /// An internal failure caused by `cause`: an error value (kept, with its `source()` chain),
+    /// or a text.
+    pub fn internal(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Error::Internal(InternalError::new(cause))
+    }
+
+    /// An internal failure while doing `context` (static text, e.g. "writing a blob"), caused by
+    /// `cause`.
+    pub fn internal_in(
+        context: &'static str,
+        cause: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Error::Internal(InternalError::with_context(context, cause))
     }
 
     /// The client-facing error; an internal failure becomes the generic 500.
@@ -298,6 +413,12 @@ impl Error {
             Error::Api(e) => e.clone(),
             Error::Internal(_) => ApiError::new(ErrorCode::InternalServerError),
         }
+    }
+}
+
+impl From<InternalError> for Error {
+    fn from(e: InternalError) -> Self {
+        Error::Internal(e)
     }
 }
 
@@ -618,6 +739,108 @@ mod tests {
         let api = e.to_api();
         assert_eq!(api.status, 500);
         assert!(!api.body().to_string().contains("secret"));
+        let e = Error::internal_in("reading a blob", io_error());
+        assert_eq!(e.to_api(), ApiError::new(ErrorCode::InternalServerError));
+    }
+
+    /// An error with a source of its own, as a database or storage error has.
+    #[derive(Debug)]
+    struct Wrapper(&'static str, std::io::Error);
+
+    impl fmt::Display for Wrapper {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Wrapper {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.1)
+        }
+    }
+
+    fn io_error() -> Wrapper {
+        Wrapper(
+            "opening the blob",
+            std::io::Error::new(std::io::ErrorKind::PermissionDenied, "permission denied"),
+        )
+    }
+
+    fn texts(e: &InternalError) -> Vec<String> {
+        e.chain().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn internal_error_keeps_its_cause_as_a_value() {
+        let e = InternalError::with_context("reading a blob", io_error());
+        assert_eq!(e.context(), Some("reading a blob"));
+        // The cause is the value made, not its text: its type and its own source survive.
+        let cause = e
+            .cause()
+            .downcast_ref::<Wrapper>()
+            .expect("the cause's type");
+        assert_eq!(cause.1.kind(), std::io::ErrorKind::PermissionDenied);
+        assert_eq!(
+            texts(&e),
+            ["reading a blob", "opening the blob", "permission denied"]
+        );
+        assert_eq!(
+            e.report(),
+            "reading a blob: opening the blob: permission denied"
+        );
+        let io = e
+            .chain()
+            .find_map(|l| l.downcast_ref::<std::io::Error>())
+            .expect("the innermost source");
+        assert_eq!(io.kind(), std::io::ErrorKind::PermissionDenied);
+    }
+
+    #[test]
+    fn internal_error_without_context_starts_at_its_cause() {
+        let e = InternalError::new(io_error());
+        assert_eq!(e.context(), None);
+        assert_eq!(texts(&e), ["opening the blob", "permission denied"]);
+        // A text is a cause too, with nothing below it.
+        let e = InternalError::new(format!("the user {} vanished", 7));
+        assert_eq!(texts(&e), ["the user 7 vanished"]);
+        assert!(std::error::Error::source(&e).is_none());
+        let e = InternalError::with_context("signing in", "no first-party web client");
+        assert_eq!(e.report(), "signing in: no first-party web client");
+    }
+
+    #[test]
+    fn service_error_text_carries_the_whole_chain() {
+        let e = Error::internal_in("reading a blob", io_error());
+        assert_eq!(
+            e.to_string(),
+            "internal error: reading a blob: opening the blob: permission denied"
+        );
+        let Error::Internal(inner) = &e else {
+            panic!("internal")
+        };
+        assert_eq!(inner.chain().count(), 3);
+        // A wrapper whose text already prints its source does not repeat it in the report.
+        #[derive(Debug)]
+        struct Db(std::io::Error);
+        impl fmt::Display for Db {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "database: {}", self.0)
+            }
+        }
+        impl std::error::Error for Db {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let db = Db(std::io::Error::other("disk I/O error"));
+        assert_eq!(
+            InternalError::with_context("saving", db).report(),
+            "saving: database: disk I/O error"
+        );
+        // From an InternalError, and a refusal kept as the cause of an internal failure.
+        let e: Error = InternalError::new(ApiError::new(ErrorCode::EntityNotFound)).into();
+        assert_eq!(e.to_api().status, 500);
+        assert!(e.to_string().contains("ERR_ENTITY_NOT_FOUND"), "{e}");
     }
 
     #[test]

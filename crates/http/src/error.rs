@@ -1,10 +1,25 @@
 //! Rendering errors: the REST envelope for `/rest`, the OAuth body for the token endpoint. An
-//! internal failure is logged with its cause and answered as a generic 500.
+//! internal failure is logged with the request's id and its cause chain ([`log_internal`]) and
+//! answered as a generic 500 that carries neither.
 
+use crate::middleware::RequestId;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use coffer_errors::{ApiError, Error, OAuthError};
+use coffer_errors::{ApiError, Error, InternalError, OAuthError};
 use std::fmt;
+
+/// Logs an internal failure: the id of the request being handled (the one in its access-log
+/// line and `X-Request-Id` header; `-` outside a request) and the cause with every `source()`.
+pub fn log_internal(cause: &InternalError) {
+    log_internal_for(RequestId::current(), cause);
+}
+
+/// [`log_internal`] for a request whose id was taken earlier (a response body streamed after
+/// the handler returned runs outside the request's task).
+pub fn log_internal_for(id: Option<RequestId>, cause: &InternalError) {
+    let id = id.map_or_else(|| "-".to_string(), |id| id.to_string());
+    log::error!("{id} internal error: {}", cause.report());
+}
 
 /// An error answered in the REST envelope.
 #[derive(Debug)]
@@ -46,7 +61,7 @@ pub fn rest_error(e: &ApiError) -> HttpResponse {
 impl From<Error> for RestError {
     fn from(e: Error) -> Self {
         if let Error::Internal(cause) = &e {
-            log::error!("internal error: {cause}");
+            log_internal(cause);
         }
         RestError(e.to_api())
     }

@@ -1,6 +1,6 @@
-//! The layers every request passes: the access log and security headers (all routes), the
-//! firewall (all routes), the body deadline (all routes), and for `/rest` the removed-endpoint
-//! answers and the API version check.
+//! The layers every request passes: the request id, the access log and security headers (all
+//! routes), the firewall (all routes), the body deadline (all routes), and for `/rest` the
+//! removed-endpoint answers and the API version check.
 
 use crate::error::rest_error;
 use crate::state::AppState;
@@ -21,13 +21,49 @@ use std::time::Instant;
 /// The only supported API version.
 pub const API_VERSION: u32 = 28;
 
-/// One access-log line per request (method, path without the query, status, duration), and
-/// the security headers on every response.
+/// The id of one request: 64 random bits, written as 16 lowercase hex digits. Every request gets
+/// a new one; an `X-Request-Id` the client sends is not taken, so an id in the logs always names
+/// exactly one request and no client can choose or repeat it (a proxy that wants to correlate
+/// logs records the id from the response header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestId(u64);
+
+tokio::task_local! {
+    /// The id of the request whose handling runs in this task (see [`RequestId::current`]).
+    static CURRENT: RequestId;
+}
+
+impl RequestId {
+    fn new() -> Self {
+        RequestId(rand::random())
+    }
+
+    /// The id of the request being handled by the current task; `None` outside a request (a
+    /// background job, or a response body streamed after the handler returned).
+    pub fn current() -> Option<RequestId> {
+        CURRENT.try_with(|id| *id).ok()
+    }
+}
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// The response header that carries the request id.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// Gives the request its id (in the request's extensions, and as [`RequestId::current`] while
+/// it is handled), writes one access-log line per request (id, method, path without the query,
+/// status, duration), and puts the id and the security headers on every response.
 pub async fn log_and_headers(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let started = Instant::now();
+    let id = RequestId::new();
+    req.extensions_mut().insert(id);
     let method = req.method().clone();
     let path = req.path().to_string();
     // The pages (a download under `/mail/` sets its own sandboxing policy, which stays).
@@ -40,8 +76,12 @@ pub async fn log_and_headers(
     let secure = req
         .app_data::<Data<AppState>>()
         .is_some_and(|s| s.secure_cookies);
-    let mut res = next.call(req).await?;
+    let mut res = CURRENT.scope(id, next.call(req)).await?;
     let h = res.headers_mut();
+    h.insert(
+        HeaderName::from_static(REQUEST_ID_HEADER),
+        HeaderValue::from_str(&id.to_string()).expect("hex digits are a header value"),
+    );
     let set = |h: &mut actix_web::http::header::HeaderMap, k: &'static str, v: &'static str| {
         if !h.contains_key(k) {
             h.insert(HeaderName::from_static(k), HeaderValue::from_static(v));
@@ -83,7 +123,7 @@ pub async fn log_and_headers(
     }
     log::info!(
         target: "coffer::access",
-        "{method} {path} {} {:.1}ms",
+        "{id} {method} {path} {} {:.1}ms",
         res.status().as_u16(),
         started.elapsed().as_secs_f64() * 1000.0
     );
@@ -363,6 +403,26 @@ mod tests {
         }
         // The header wins over the query.
         assert!(check_version(Some("28"), Some("4")).is_ok());
+    }
+
+    #[test]
+    fn request_ids_are_16_hex_digits_and_differ() {
+        let ids: std::collections::HashSet<String> =
+            (0..1000).map(|_| RequestId::new().to_string()).collect();
+        assert_eq!(ids.len(), 1000);
+        for id in &ids {
+            assert_eq!(id.len(), 16, "{id}");
+            assert!(
+                id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
+                "{id}"
+            );
+        }
+        assert_eq!(RequestId(0xab).to_string(), "00000000000000ab");
+        assert_eq!(
+            RequestId::current(),
+            None,
+            "no request outside a request's task"
+        );
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl ResponseError for ScimHttpError {
         let body = match &self.0 {
             ScimFail::Client(e) => e.clone(),
             ScimFail::Internal(cause) => {
-                log::error!("internal error: {cause}");
+                crate::error::log_internal(cause);
                 coffer_errors::ScimError::new(500, None, "An internal error occurred.")
             }
         };
@@ -83,9 +83,9 @@ where
     let ctx = st.ctx.clone();
     match web::block(move || f(&ctx)).await {
         Ok(r) => r.map_err(ScimHttpError),
-        Err(e) => Err(ScimHttpError(ScimFail::Internal(format!(
-            "blocking task failed: {e}"
-        )))),
+        Err(e) => Err(ScimHttpError(ScimFail::Internal(
+            coffer_errors::InternalError::with_context("running a blocking task", e),
+        ))),
     }
 }
 
@@ -100,7 +100,11 @@ impl FromRequest for ScimCaller {
         let st = req.app_data::<Data<AppState>>().cloned();
         let token = bearer(req);
         Box::pin(async move {
-            let st = st.ok_or_else(|| ScimFail::Internal("application state missing".into()))?;
+            let st = st.ok_or_else(|| {
+                ScimFail::Internal(coffer_errors::InternalError::new(
+                    "application state missing",
+                ))
+            })?;
             let t = blocking(&st, move |ctx| svc::authenticate(ctx, token.as_deref())).await?;
             Ok(ScimCaller(t))
         })
@@ -286,6 +290,8 @@ async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpRespo
         sent: i64,
         done: bool,
         finished: bool,
+        /// The request's id: the body streams after the handler's task has returned.
+        request: Option<crate::middleware::RequestId>,
     }
     /// Appends resources to the body, comma-separated after the first one sent.
     fn write_items(buf: &mut Vec<u8>, sent: &mut i64, items: &[Value]) {
@@ -309,6 +315,7 @@ async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpRespo
         after: next,
         sent: 0,
         finished: false,
+        request: crate::middleware::RequestId::current(),
     };
     let body = futures_util::stream::unfold(state, |mut s| async move {
         if s.finished {
@@ -340,7 +347,7 @@ async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpRespo
                 // The status line is sent: end the body early so the client sees a broken
                 // document rather than a short list.
                 if let ScimFail::Internal(cause) = &e.0 {
-                    log::error!("SCIM listing failed: {cause}");
+                    crate::error::log_internal_for(s.request, cause);
                 }
                 s.finished = true;
                 Some((

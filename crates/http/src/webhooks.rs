@@ -51,7 +51,7 @@ impl From<coffer_errors::Error> for WebhookErr {
                 WebhookErr::new(a.status, a.message.trim_end_matches('.'))
             }
             coffer_errors::Error::Internal(cause) => {
-                log::error!("internal error: {cause}");
+                crate::error::log_internal(&cause);
                 WebhookErr::new(500, "internal error")
             }
         }
@@ -65,7 +65,7 @@ async fn run<T: Send + 'static>(
     let ctx = st.ctx.clone();
     match web::block(move || f(&ctx)).await {
         Ok(r) => r.map_err(WebhookErr::from),
-        Err(e) => Err(coffer_errors::Error::internal(format!("blocking task failed: {e}")).into()),
+        Err(e) => Err(coffer_errors::Error::internal_in("running a blocking task", e).into()),
     }
 }
 

@@ -24,7 +24,7 @@ pub const DEFAULT_COUNT: i64 = 100;
 #[derive(Debug)]
 pub enum ScimFail {
     Client(ScimError),
-    Internal(String),
+    Internal(coffer_errors::InternalError),
 }
 
 impl ScimFail {

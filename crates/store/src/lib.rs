@@ -113,7 +113,8 @@ impl From<StoreError> for coffer_errors::Error {
             StoreError::Pool(_) => {
                 coffer_errors::ApiError::new(coffer_errors::ErrorCode::ServiceUnavailable).into()
             }
-            other => coffer_errors::Error::Internal(other.to_string()),
+            // Kept as a value: the log line of the failure walks its chain down to diesel's.
+            other => coffer_errors::Error::internal(other),
         }
     }
 }

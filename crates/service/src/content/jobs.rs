@@ -94,7 +94,7 @@ pub async fn run_due(ctx: &Ctx, node: &str) -> Result<usize> {
                     Err(e) => {
                         let text = match &e {
                             Error::Api(a) => a.message.to_string(),
-                            Error::Internal(i) => i.clone(),
+                            Error::Internal(i) => i.report(),
                         };
                         log::warn!("job {} ({}) failed: {text}", job.id, job.kind);
                         coffer_store::jobs::fail(
