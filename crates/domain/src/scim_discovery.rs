@@ -1063,7 +1063,10 @@ mod tests {
                 (None, Some(list), "excludedAttributes"),
             ] {
                 let err = parse_projection(a, x).unwrap_err();
-                assert!(err.starts_with(param) && err.contains(first), "{list}: {err}");
+                assert!(
+                    err.starts_with(param) && err.contains(first),
+                    "{list}: {err}"
+                );
             }
         }
         let out = project(

@@ -57,16 +57,15 @@ pub const REQUEST_ID_HEADER: &str = "x-request-id";
 /// Gives the request its id (in the request's extensions, and as [`RequestId::current`] while
 /// it is handled), writes one access-log line per request (id, method, path without the query,
 /// status, duration), and puts the id and the security headers on every response.
-pub async fn log_and_headers<B: MessageBody + 'static>(
+pub async fn log_and_headers(
     req: ServiceRequest,
-    next: Next<B>,
-) -> Result<ServiceResponse<EitherBody<B>>, Error> {
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let started = Instant::now();
     let id = RequestId::new();
     req.extensions_mut().insert(id);
     let method = req.method().clone();
     let path = req.path().to_string();
-    let request = req.request().clone();
     // The pages (a download under `/mail/` sets its own sandboxing policy, which stays).
     let html = path == "/"
         || path.starts_with("/oauth/authorize")
@@ -79,12 +78,7 @@ pub async fn log_and_headers<B: MessageBody + 'static>(
         .is_some_and(|s| s.secure_cookies);
     // Served over Coffer's own TLS: browsers are told to keep to HTTPS.
     let tls = req.app_config().secure();
-    let mut res = match CURRENT.scope(id, next.call(req)).await {
-        Ok(res) => res.map_into_left_body(),
-        // An error no inner layer turned into a response: answered here, so that it too carries
-        // the id and has its access-log line.
-        Err(e) => ServiceResponse::from_err(e, request).map_into_right_body(),
-    };
+    let mut res = CURRENT.scope(id, next.call(req)).await?;
     let h = res.headers_mut();
     h.insert(
         HeaderName::from_static(REQUEST_ID_HEADER),
