@@ -3,7 +3,7 @@
 # ChromeDriver when they are missing, then runs the test with COFFER_TEST_CHROMEDRIVER set, so
 # that a browser that cannot start fails the test instead of skipping it.
 #
-#   scripts/browser-test.sh [extra cargo test args]
+#   scripts/browser-test.sh [extra cargo nextest run args]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,6 +20,6 @@ fi
 
 export COFFER_TEST_CHROMEDRIVER=/usr/bin/chromedriver
 export COFFER_TEST_CHROMIUM=/usr/bin/chromium
-# `--workspace` (not `-p coffer-tests`) builds with the features `cargo test --workspace` used, so
-# after it nothing is rebuilt.
-exec cargo test --workspace --test integration browser:: "$@"
+# The whole workspace, narrowed by a filter expression: after `cargo test --workspace` (CI's step
+# 3) nothing is rebuilt, where `-p` or `--test` would resolve other features and build again.
+exec cargo nextest run --workspace -E 'binary(integration) & test(/^browser::/)' "$@"

@@ -197,9 +197,12 @@ impl Drop for TestApp {
 /// from the shipped rules and the defaults every test otherwise gets.
 pub struct TestAppBuilder<'a> {
     waf: coffer_http::Waf,
-    config: Vec<Box<dyn FnOnce(&mut Config) + 'a>>,
-    http: Vec<Box<dyn FnOnce(&mut coffer_http::AppState) + 'a>>,
+    config: Vec<Adjust<'a, Config>>,
+    http: Vec<Adjust<'a, coffer_http::AppState>>,
 }
+
+/// One adjustment of a [`TestAppBuilder`].
+type Adjust<'a, T> = Box<dyn FnOnce(&mut T) + 'a>;
 
 impl<'a> TestAppBuilder<'a> {
     /// Firewall rules in place of the shipped ones.
