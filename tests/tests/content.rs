@@ -1872,10 +1872,17 @@ fn identical_uploads_racing_the_blob_sweep_lose_no_content() {
                 })
             })
             .collect();
+        // The sweeper stops however the uploaders end (a failed assertion too).
+        struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let _stop = Stop(&done);
         for u in uploaders {
             u.join().unwrap();
         }
-        done.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     let report = storage_check(&app);
     assert!(
