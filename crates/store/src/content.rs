@@ -574,20 +574,16 @@ pub fn unreferenced_blobs(conn: &mut DbConn, before: i64, limit: i64) -> StoreRe
         .load(conn))?)
 }
 
-/// Takes a blob nothing counts a reference to for deletion: locks its row, forgets the rows of
-/// purged versions that still name it (their content is gone for good) and deletes the row.
-/// Answers false, changing nothing, when the blob is counted again or has no row. The caller
+/// Takes a blob nothing counts a reference to for deletion: forgets the rows of purged versions
+/// that still name it (their content is gone for good), locks the blob's row and deletes it.
+/// Answers false, leaving the row, when the blob is counted again or has no row. The caller
 /// deletes the bytes before its transaction ends, while the row is still locked, so that a
 /// concurrent [`reference_blob`] either comes first (and this finds the blob counted) or waits
 /// and then finds no row (and checks the bytes itself).
 pub fn forget_blob(conn: &mut DbConn, id: &str) -> StoreResult<bool> {
-    // A no-op update is the lock: PostgreSQL re-reads `refs` once a concurrent holder is done.
-    let locked = db_run!(conn => diesel::update(blobs::table.find(id).filter(blobs::refs.le(0)))
-        .set(blobs::refs.eq(blobs::refs))
-        .execute(conn))?;
-    if locked == 0 {
-        return Ok(false);
-    }
+    // Purged versions first: their owners' rows (usage, touched by triggers) are taken before
+    // the blob row, the order an upload's commit takes them in, so the two never deadlock.
+    // Forgetting them is right whether or not the blob goes: they are never served again.
     db_run!(conn => diesel::delete(
         file_versions::table
             .filter(file_versions::blob_id.eq(id))
@@ -599,6 +595,13 @@ pub fn forget_blob(conn: &mut DbConn, id: &str) -> StoreResult<bool> {
             .filter(file_versions::deleted.eq(true)))
         .set(file_versions::preview_blob_id.eq(None::<String>))
         .execute(conn))?;
+    // A no-op update is the lock: PostgreSQL re-reads `refs` once a concurrent holder is done.
+    let locked = db_run!(conn => diesel::update(blobs::table.find(id).filter(blobs::refs.le(0)))
+        .set(blobs::refs.eq(blobs::refs))
+        .execute(conn))?;
+    if locked == 0 {
+        return Ok(false);
+    }
     db_run!(conn => diesel::delete(blobs::table.find(id)).execute(conn))?;
     Ok(true)
 }
@@ -925,24 +928,30 @@ pub fn purge_trash(conn: &mut DbConn, before: i64, t: i64, limit: i64) -> StoreR
 /// Permanently deletes the objects `ids` (files, not folders with children): their versions are
 /// marked deleted and their blobs (content and preview) released.
 pub fn purge_objects(conn: &mut DbConn, ids: &[String], t: i64) -> StoreResult<()> {
+    let mut released = Vec::new();
     for part in ids.chunks(500) {
         let versions: Vec<(String, String, Option<String>)> = db_run!(conn => file_versions::table
             .filter(file_versions::file_id.eq_any(part))
             .filter(file_versions::deleted.eq(false))
             .select((file_versions::id, file_versions::blob_id, file_versions::preview_blob_id))
             .load(conn))?;
-        for (vid, blob, preview) in &versions {
-            db_run!(conn => diesel::update(file_versions::table.find(vid))
+        for (vid, blob, preview) in versions {
+            db_run!(conn => diesel::update(file_versions::table.find(&vid))
                 .set(file_versions::deleted.eq(true))
                 .execute(conn))?;
-            release_blob(conn, blob, t)?;
-            if let Some(p) = preview {
-                release_blob(conn, p, t)?;
-            }
+            released.push(blob);
+            released.extend(preview);
         }
         db_run!(conn => diesel::update(objects::table.filter(objects::id.eq_any(part)))
             .set(objects::perm_deleted.eq(true))
             .execute(conn))?;
+    }
+    // Blob rows last, in key order: an upload's commit takes its owner's rows (objects,
+    // versions, usage) before the blob row, so taking the blob rows after every owner's rows
+    // leaves no cycle for PostgreSQL to break as a deadlock.
+    released.sort();
+    for blob in &released {
+        release_blob(conn, blob, t)?;
     }
     Ok(())
 }

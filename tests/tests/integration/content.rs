@@ -1842,10 +1842,14 @@ fn identical_uploads_racing_the_blob_sweep_lose_no_content() {
         let uploaders: Vec<_> = racers
             .iter()
             .map(|(token, folder)| {
-                let (refused, content) = (&refused, &content);
+                let (refused, swept, content) = (&refused, &swept, &content);
                 let app = &app;
                 s.spawn(move || {
-                    for n in 0..15 {
+                    // At least 15 uploads each, and on until the sweep has freed the content.
+                    for n in 0..200 {
+                        if n >= 15 && swept.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+                            break;
+                        }
                         let r = app.upload(token, folder, &format!("copy{n}.bin"), content);
                         match r.status {
                             200 => {
@@ -1868,10 +1872,17 @@ fn identical_uploads_racing_the_blob_sweep_lose_no_content() {
                 })
             })
             .collect();
+        // The sweeper stops however the uploaders end (a failed assertion too).
+        struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let _stop = Stop(&done);
         for u in uploaders {
             u.join().unwrap();
         }
-        done.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     let report = storage_check(&app);
     assert!(
