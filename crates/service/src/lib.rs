@@ -136,11 +136,11 @@ impl Ctx {
             None => default_storage(&db),
         };
         let storage = coffer_storage::BlobStore::open(&url)
-            .map_err(|e| Error::internal(format!("opening the blob store: {e}")))?;
+            .map_err(|e| Error::internal_in("opening the blob store", e))?;
         let scanner = match &config.scanner {
             Some(spec) => {
                 let s = coffer_scanner::Clamd::parse(spec)
-                    .map_err(|e| Error::internal(format!("the scanner {spec}: {e}")))?;
+                    .map_err(|e| Error::internal_in("reading the scanner address", e))?;
                 Some(std::sync::Arc::new(s) as std::sync::Arc<dyn coffer_scanner::Scanner>)
             }
             None => None,
@@ -187,7 +187,7 @@ impl Ctx {
         let ctx = self.clone();
         match tokio::task::spawn_blocking(move || f(&ctx)).await {
             Ok(r) => r,
-            Err(e) => Err(Error::internal(format!("blocking task failed: {e}"))),
+            Err(e) => Err(Error::internal_in("blocking task failed", e)),
         }
     }
 

@@ -57,7 +57,7 @@ fn runtime() -> Result<&'static tokio::runtime::Handle> {
             Ok(handle)
         })
         .as_ref()
-        .map_err(|e| Error::internal(format!("blob runtime: {e}")))
+        .map_err(|e| Error::internal_in("blob runtime", e.clone()))
 }
 
 /// Runs a storage call to its end from synchronous code (a transaction).
@@ -70,7 +70,7 @@ fn wait<T: Send + 'static>(
     });
     rx.recv()
         .map_err(|_| Error::internal("blob runtime: the call was dropped"))?
-        .map_err(|e| Error::internal(format!("storage: {e}")))
+        .map_err(|e| Error::internal_in("storage", e))
 }
 
 /// Takes one more reference to stored content for the transaction `c`, and makes sure the bytes
@@ -84,7 +84,7 @@ pub(crate) fn reference_stored(
     t: i64,
 ) -> Result<()> {
     coffer_store::content::reference_blob(c, id, size, md5, t)?;
-    let key = BlobKey::parse(id).map_err(|e| Error::internal(format!("blob key: {e}")))?;
+    let key = BlobKey::parse(id).map_err(|e| Error::internal_in("blob key", e))?;
     let store = storage.clone();
     if wait(async move { store.exists(&key).await })? {
         return Ok(());

@@ -36,7 +36,7 @@ pub async fn check(ctx: &Ctx, repair: bool) -> Result<Report> {
         .storage
         .list_keys()
         .await
-        .map_err(|e| Error::internal(format!("storage: {e}")))?;
+        .map_err(|e| Error::internal_in("storage", e))?;
     let stored: HashSet<String> = keys.iter().map(|k| k.to_string()).collect();
     let referenced: HashSet<String> = ctx
         .blocking(|ctx| ctx.with_conn(|c| Ok(coffer_store::content::referenced_blob_ids(c)?)))

@@ -210,8 +210,8 @@ pub fn download(ctx: &Ctx, user_id: &str, id: &str, version_id: Option<&str>) ->
 
 /// Opens a download's bytes, whole or the inclusive range `span`.
 pub async fn read(ctx: &Ctx, d: &Download, span: Option<(u64, u64)>) -> Result<super::BlobRead> {
-    let key = coffer_storage::BlobKey::parse(&d.blob)
-        .map_err(|e| Error::internal(format!("blob key: {e}")))?;
+    let key =
+        coffer_storage::BlobKey::parse(&d.blob).map_err(|e| Error::internal_in("blob key", e))?;
     ctx.storage
         .get(&key, span)
         .await

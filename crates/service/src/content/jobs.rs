@@ -198,7 +198,7 @@ async fn scan(ctx: &Ctx, version_id: &str) -> Result<()> {
     };
     let verdict = read_blocking(ctx, &v.blob_id, move |reader| scanner.scan(reader))
         .await?
-        .map_err(|e| Error::internal(format!("scanner: {e}")))?;
+        .map_err(|e| Error::internal_in("scanner", e))?;
     match verdict {
         Verdict::Clean => set_av(ctx, version_id, "allowed", None).await,
         Verdict::Infected(sig) => set_av(ctx, version_id, "disallowed", Some(sig)).await,
@@ -212,13 +212,13 @@ where
     F: FnOnce(&mut ChannelReader) -> T + Send + 'static,
     T: Send + 'static,
 {
-    let key = coffer_storage::BlobKey::parse(blob_id)
-        .map_err(|e| Error::internal(format!("blob key: {e}")))?;
+    let key =
+        coffer_storage::BlobKey::parse(blob_id).map_err(|e| Error::internal_in("blob key", e))?;
     let read = ctx
         .storage
         .get(&key, None)
         .await
-        .map_err(|e| Error::internal(format!("storage: {e}")))?;
+        .map_err(|e| Error::internal_in("storage", e))?;
     let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<bytes::Bytes>>(4);
     let consuming = tokio::task::spawn_blocking(move || {
         let mut reader = ChannelReader {
@@ -242,7 +242,7 @@ where
     drop(tx);
     consuming
         .await
-        .map_err(|e| Error::internal(format!("reading task: {e}")))
+        .map_err(|e| Error::internal_in("reading task", e))
 }
 
 struct ChannelReader {
@@ -380,7 +380,7 @@ async fn thumbnail(ctx: &Ctx, v: &FileVersion) -> Result<Preview> {
         reader.take(max + 1).read_to_end(&mut buf).map(|_| buf)
     })
     .await?
-    .map_err(|e| Error::internal(format!("storage: {e}")))?;
+    .map_err(|e| Error::internal_in("storage", e))?;
     if bytes.len() as u64 > max {
         return Ok(Preview::Failed("the image is too large to preview".into()));
     }
@@ -399,7 +399,7 @@ async fn store_preview(ctx: &Ctx, content: Vec<u8>) -> Result<Preview> {
         .storage
         .put_bytes(bytes::Bytes::from(content))
         .await
-        .map_err(|e| Error::internal(format!("storage: {e}")))?;
+        .map_err(|e| Error::internal_in("storage", e))?;
     Ok(Preview::Made(put))
 }
 
@@ -413,7 +413,7 @@ async fn convert(ctx: &Ctx, v: &FileVersion, cmd: &str) -> Result<Preview> {
     let dir = tempfile::Builder::new()
         .prefix("coffer-preview-")
         .tempdir()
-        .map_err(|e| Error::internal(format!("a temporary directory: {e}")))?;
+        .map_err(|e| Error::internal_in("a temporary directory", e))?;
     // The original name never reaches the command: only its extension, which converters use
     // to tell formats apart, and only when it is short and alphanumeric.
     let input = dir.path().join(format!("input{}", safe_extension(&v.name)));
@@ -424,14 +424,14 @@ async fn convert(ctx: &Ctx, v: &FileVersion, cmd: &str) -> Result<Preview> {
         std::io::copy(&mut reader.take(CONVERT_MAX_INPUT), &mut file)
     })
     .await?
-    .map_err(|e| Error::internal(format!("writing the converter's input: {e}")))?;
+    .map_err(|e| Error::internal_in("writing the converter's input", e))?;
     let cmd = cmd.to_string();
     let work = dir.path().to_path_buf();
     let ran = tokio::task::spawn_blocking(move || {
         run_converter(&cmd, &input, &output, &work, CONVERT_TIMEOUT)
     })
     .await
-    .map_err(|e| Error::internal(format!("converter task: {e}")))?;
+    .map_err(|e| Error::internal_in("converter task", e))?;
     drop(dir);
     match ran {
         Ok(pdf) => store_preview(ctx, pdf).await,
@@ -554,19 +554,19 @@ async fn sweep_uploads(ctx: &Ctx) -> Result<()> {
         ctx.storage
             .discard_staged(&u.staging)
             .await
-            .map_err(|e| Error::internal(format!("storage: {e}")))?;
+            .map_err(|e| Error::internal_in("storage", e))?;
     }
     let staged = ctx
         .storage
         .list_staged()
         .await
-        .map_err(|e| Error::internal(format!("storage: {e}")))?;
+        .map_err(|e| Error::internal_in("storage", e))?;
     // What writes that never finished left in the store's tmp/ (a process killed mid-put).
     let swept = ctx
         .storage
         .sweep_temporaries(Duration::from_secs(86_400))
         .await
-        .map_err(|e| Error::internal(format!("storage: {e}")))?;
+        .map_err(|e| Error::internal_in("storage", e))?;
     if swept > 0 {
         log::info!("uploads sweep: removed {swept} abandoned temporary objects");
     }
@@ -585,7 +585,7 @@ async fn sweep_uploads(ctx: &Ctx) -> Result<()> {
             ctx.storage
                 .discard_staged(&name)
                 .await
-                .map_err(|e| Error::internal(format!("storage: {e}")))?;
+                .map_err(|e| Error::internal_in("storage", e))?;
         }
     }
     Ok(())

@@ -42,7 +42,7 @@ pub(crate) fn storage_error(e: StorageError) -> Error {
         StorageError::Aborted(_) => ApiError::new(ErrorCode::RequestInvalidJson)
             .with_message("The request body could not be read.")
             .into(),
-        other => Error::internal(format!("storage: {other}")),
+        other => Error::internal_in("storage", other),
     }
 }
 

@@ -261,7 +261,7 @@ pub async fn sweep(ctx: &Ctx) -> Result<usize> {
         ctx.storage
             .discard_staged(&s)
             .await
-            .map_err(|e| Error::internal(format!("storage: {e}")))?;
+            .map_err(|e| Error::internal_in("storage", e))?;
     }
     if count > 0 {
         log::info!("web forms: removed {count} submissions never sent");

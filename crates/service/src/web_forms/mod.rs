@@ -122,12 +122,11 @@ pub(crate) fn access_user(why: &str) -> Error {
 
 /// A stored form's fields (checked when saved).
 pub fn fields_of(f: &WebForm) -> Result<Vec<Field>> {
-    serde_json::from_str(&f.fields).map_err(|e| Error::internal(format!("web form fields: {e}")))
+    serde_json::from_str(&f.fields).map_err(|e| Error::internal_in("web form fields", e))
 }
 
 fn profiles_of(f: &WebForm) -> Result<Vec<i64>> {
-    serde_json::from_str(&f.profiles)
-        .map_err(|e| Error::internal(format!("web form profiles: {e}")))
+    serde_json::from_str(&f.profiles).map_err(|e| Error::internal_in("web form profiles", e))
 }
 
 fn view(ctx: &Ctx, f: &WebForm) -> Result<WebFormView> {
@@ -440,7 +439,7 @@ fn apply(c: &mut DbConn, f: &mut WebForm, input: &FormInput) -> Result<()> {
     }
     if let Some(v) = &input.fields {
         let fields = rules::parse_fields(v)?;
-        f.fields = serde_json::to_string(&fields).map_err(|e| Error::internal(e.to_string()))?;
+        f.fields = serde_json::to_string(&fields).map_err(Error::internal)?;
     }
     if let Some(ps) = &input.profiles {
         let mut ids: Vec<i64> = Vec::with_capacity(ps.len());
@@ -454,7 +453,7 @@ fn apply(c: &mut DbConn, f: &mut WebForm, input: &FormInput) -> Result<()> {
                 ids.push(id);
             }
         }
-        f.profiles = serde_json::to_string(&ids).map_err(|e| Error::internal(e.to_string()))?;
+        f.profiles = serde_json::to_string(&ids).map_err(Error::internal)?;
     }
     if let Some(b) = input.auth_required {
         f.auth_required = b;
