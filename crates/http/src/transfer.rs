@@ -108,7 +108,7 @@ pub async fn initiate_in_folder(
     Ok(HttpResponse::Created().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/files/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The file to add a version to")), request_body(content = crate::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session of the new version"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/files/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The file to add a version to")), request_body(content = crate::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session of the new version (`filename` is required and checked; the version keeps the file's name)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
 pub async fn initiate_version(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -116,6 +116,10 @@ pub async fn initiate_version(
     JsonBody(body): JsonBody,
 ) -> Result<HttpResponse, RestError> {
     let input = initiate_input(&body)?;
+    // Required as for a new file; the version keeps the file's name.
+    if input.filename.is_empty() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "filename").into());
+    }
     let user = c.user.id.clone();
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| {

@@ -1051,12 +1051,24 @@ fn listings_tree_previews_copies_and_new_versions_in_chunks() {
     );
     assert_eq!(r.status, 201, "{}", r.text);
     assert_eq!(r.json()["data"].as_array().unwrap().len(), 2);
-    // A new version in chunks.
+    // A new version in chunks: `filename` is required as for a new file, and nothing is opened
+    // without it.
+    let sessions = app.count("1 = 1", "uploads");
     let r = app.rest(
         "POST",
         &format!("/rest/files/{pdf}/actions/initiateUpload"),
         &token,
         Some(json!({"totalChunks": 1})),
+    );
+    assert_eq!(r.status, 422, "{}", r.text);
+    assert_eq!(r.json()["errors"][0]["code"], "ERR_INPUT_REQUIRED");
+    assert_eq!(r.json()["errors"][0]["field"], "filename");
+    assert_eq!(app.count("1 = 1", "uploads"), sessions);
+    let r = app.rest(
+        "POST",
+        &format!("/rest/files/{pdf}/actions/initiateUpload"),
+        &token,
+        Some(json!({"filename": "renamed.pdf", "totalChunks": 1})),
     );
     assert_eq!(r.status, 201, "{}", r.text);
     let up = r.json()["id"].as_i64().unwrap();
