@@ -87,7 +87,7 @@ pub async fn remove(
     Ok(HttpResponse::Ok().json(serde_json::json!({ "data": data })))
 }
 
-#[utoipa::path(get, path = "/rest/users/actions/getDistributionList", tag = "users", params(("email:in" = String, Query, description = "Comma-separated addresses, 1 to 1000 (one address may also come as `email`)")), responses((status = 200, body = crate::schema::DataOf<svc::DistributionListCheck>, description = "Each address (lower-cased, once) and whether it is an external distribution list"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an empty list, more than 1000 addresses, another parameter"), (status = 422, description = "`ERR_INPUT_REQUIRED`: no address")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/actions/getDistributionList", tag = "users", params(("email:in" = String, Query, description = "Comma-separated addresses, 1 to 1000 (one address may also come as `email`)")), responses((status = 200, body = crate::schema::DataOf<svc::DistributionListCheck>, description = "Each address (lower-cased, once) and whether it is an external distribution list"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an empty list, more than 1000 addresses, another parameter"), (status = 422, description = "`ERR_INPUT_REQUIRED`: no address; `ERR_INPUT_INVALID_FORMAT`: a value that is not an address")), security(("bearer" = [])))]
 pub async fn check(
     Caller(_c): Caller,
     st: Data<AppState>,
@@ -105,6 +105,19 @@ pub async fn check(
         return Err(RestError(ApiError::field(
             ErrorCode::InputRequired,
             "email:in",
+        )));
+    }
+    // A value that is not an address is the client's mistake, not an unknown list.
+    if let Some(f) = q.filters.iter().find(|f| {
+        f.values
+            .iter()
+            .filter_map(|v| v.as_text())
+            .any(|v| !v.trim().is_empty() && coffer_domain::Email::parse(v.trim()).is_err())
+    }) {
+        let field = if f.op == Op::In { "email:in" } else { "email" };
+        return Err(RestError(ApiError::field(
+            ErrorCode::InputInvalidFormat,
+            field,
         )));
     }
     if emails.len() > MAX_CHECKED {

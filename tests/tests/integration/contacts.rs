@@ -742,6 +742,23 @@ fn contacts_and_the_check_show_distribution_lists() {
     );
     let r = app.rest("GET", "/rest/users/actions/getDistributionList", &t, None);
     assert_eq!((r.status, r.code()), (422, "ERR_INPUT_REQUIRED".into()));
+    for q in [
+        "email:in=ann@example.com,not-an-address",
+        "email=no@",
+        "email:in=%3Cscript%3E",
+    ] {
+        let r = app.rest(
+            "GET",
+            &format!("/rest/users/actions/getDistributionList?{q}"),
+            &t,
+            None,
+        );
+        assert_eq!(
+            (r.status, r.code()),
+            (422, "ERR_INPUT_INVALID_FORMAT".into()),
+            "{q}"
+        );
+    }
     for q in ["email:in=,", "other=1", "email:contains=a"] {
         let r = app.rest(
             "GET",
