@@ -1917,8 +1917,8 @@ fn identical_uploads_racing_the_blob_sweep_lose_no_content() {
     assert!(storage_check(&app).missing.is_empty());
 }
 
-/// A job queued through one node wakes the job worker of another within a second, whose own
-/// looks are seconds apart.
+/// A job queued through one node wakes the job worker of another at once (well within the
+/// bound below, which leaves room for a loaded machine), whose own looks are seconds apart.
 #[test]
 fn a_job_queued_on_one_node_wakes_the_workers_of_another() {
     use coffer_store::wake::Work;
@@ -1948,9 +1948,11 @@ fn a_job_queued_on_one_node_wakes_the_workers_of_another() {
     );
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(app.count("kind = 'preview'", "jobs") >= 1);
+    // The wake-up comes with the commit (well under a second on a quiet machine); the bound
+    // leaves room for a loaded one while staying far below the seconds between own looks.
     assert!(
-        waiter.wait(std::time::Duration::from_secs(1)),
-        "no wake-up within a second"
+        waiter.wait(std::time::Duration::from_secs(5)),
+        "no wake-up within five seconds"
     );
-    assert!(recorded.elapsed() < std::time::Duration::from_secs(2));
+    assert!(recorded.elapsed() < std::time::Duration::from_secs(10));
 }

@@ -421,7 +421,7 @@ fn content_events_reach_the_owner_of_the_tree_only() {
 }
 
 /// Work recorded through one node starts on another at once: the pump of node B, which looks on
-/// its own only every 30 s, delivers an event recorded through node A within a second
+/// its own only every 30 s, delivers an event recorded through node A within moments
 /// (PostgreSQL: a notification from A's transaction; SQLite, one process: the writer's signal).
 #[test]
 fn an_event_recorded_on_one_node_is_delivered_by_another_at_once() {
@@ -446,7 +446,9 @@ fn an_event_recorded_on_one_node_is_delivered_by_another_at_once() {
     let got = rx.wait_for(1, 10);
     let took = recorded.elapsed();
     assert_eq!(got.len(), 1, "one delivery");
-    assert!(took < Duration::from_secs(1), "delivered after {took:?}");
+    // Well under a second on a quiet machine; the bound leaves room for a loaded one and is
+    // still far below node B's own 30 s look.
+    assert!(took < Duration::from_secs(5), "delivered after {took:?}");
     let body: Value = serde_json::from_str(&got[0].body).unwrap();
     assert_eq!(body["subject"], "location.location.create");
 }

@@ -445,8 +445,9 @@ fn mail_queued_on_one_node_is_taken_by_another_at_once() {
     let tried = format!("id = '{id}' AND attempts = 1");
     while app.count(&tried, "mail_outbox") == 0 {
         assert!(
-            recorded.elapsed() < Duration::from_secs(1),
-            "node B took no attempt within a second"
+            // Far below node B's own 30 s look, with room for a loaded machine.
+            recorded.elapsed() < Duration::from_secs(5),
+            "node B took no attempt within five seconds"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
