@@ -525,15 +525,16 @@ pub fn set_preview(
 /// Records one more reference to a blob, creating its row on the first. One statement (an
 /// upsert), so that it holds the row (PostgreSQL: its row lock, or the key's entry in the unique
 /// index; SQLite: the one writer) until the transaction ends: the blob sweep cannot take the row
-/// meanwhile ([`forget_blob`]), and two first references to new content do not collide.
+/// meanwhile ([`forget_blob`]), and two first references to new content do not collide. Returns
+/// the references counted after it (1: the row was new, or counted by nothing before).
 pub fn reference_blob(
     conn: &mut DbConn,
     id: &str,
     size: i64,
     md5: &str,
     t: i64,
-) -> StoreResult<()> {
-    db_run!(conn => diesel::insert_into(blobs::table)
+) -> StoreResult<i64> {
+    Ok(db_run!(conn => diesel::insert_into(blobs::table)
         .values(&Blob {
             id: id.to_string(),
             size,
@@ -545,8 +546,8 @@ pub fn reference_blob(
         .on_conflict(blobs::id)
         .do_update()
         .set((blobs::refs.eq(blobs::refs + 1), blobs::unreferenced_at.eq(None::<i64>)))
-        .execute(conn))?;
-    Ok(())
+        .returning(blobs::refs)
+        .get_result::<i64>(conn))?)
 }
 
 /// Drops one reference to a blob; at none it becomes a candidate for the storage sweep.

@@ -29,7 +29,9 @@
 //! row with no reference counted deletes them.
 //!
 //! The price is a storage call inside a write transaction: a metadata lookup (local) or a HEAD
-//! request (S3) per commit, and a delete per swept blob. The calls run on a small runtime of
+//! request (S3) per commit that finds the content counted by nothing else (new content, or
+//! content the sweep could have claimed), and a delete per swept blob. Content already counted
+//! needs no look: the sweep never takes a counted row. The calls run on a small runtime of
 //! their own, so a transaction waits for them on any thread (the SQLite writer thread, a
 //! blocking thread of PostgreSQL's writes) without needing the caller's runtime.
 
@@ -83,7 +85,11 @@ pub(crate) fn reference_stored(
     md5: &str,
     t: i64,
 ) -> Result<()> {
-    coffer_store::content::reference_blob(c, id, size, md5, t)?;
+    // A row that was counted before this upsert cannot have been claimed by the sweep (it takes
+    // only rows counted by none, and deletes row and bytes together), so its bytes are there.
+    if coffer_store::content::reference_blob(c, id, size, md5, t)? > 1 {
+        return Ok(());
+    }
     let key = BlobKey::parse(id).map_err(|e| Error::internal_in("blob key", e))?;
     let store = storage.clone();
     if wait(async move { store.exists(&key).await })? {

@@ -104,7 +104,9 @@ pub(super) fn copy_current_version(
         None => None,
     };
     match shared_preview {
-        Some(p) => coffer_store::content::reference_blob(c, &p.id, p.size, &p.md5, t)?,
+        Some(p) => {
+            coffer_store::content::reference_blob(c, &p.id, p.size, &p.md5, t)?;
+        }
         None if nv.preview_blob_id.is_some() || nv.preview_status == "pending" => {
             nv.preview_blob_id = None;
             nv.preview_status = "pending".into();
