@@ -1857,10 +1857,22 @@ fn identical_uploads_racing_the_blob_sweep_lose_no_content() {
                 let (refused, swept, content) = (&refused, &swept, &content);
                 let app = &app;
                 s.spawn(move || {
-                    // At least 15 uploads each, and on until the sweep has freed the content.
+                    // At least 30 uploads each, and on until the sweep has freed the content.
                     for n in 0..200 {
-                        if n >= 15 && swept.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+                        let freed = swept.load(std::sync::atomic::Ordering::Relaxed) > 0;
+                        if n >= 30 && freed {
                             break;
+                        }
+                        // Four busy uploaders may keep the content counted at every moment the
+                        // sweeper looks: halfway, all wait (up to 30 s) until it has found the
+                        // content free once, then race it again.
+                        if n == 15 && !freed {
+                            let t0 = std::time::Instant::now();
+                            while swept.load(std::sync::atomic::Ordering::Relaxed) == 0
+                                && t0.elapsed() < std::time::Duration::from_secs(30)
+                            {
+                                std::thread::sleep(std::time::Duration::from_millis(5));
+                            }
                         }
                         let r = app.upload(token, folder, &format!("copy{n}.bin"), content);
                         match r.status {
