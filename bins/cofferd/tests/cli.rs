@@ -252,19 +252,39 @@ fn lines_of(pipe: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Recei
     rx
 }
 
-/// Starts `cofferd serve` and waits until it answers; returns it with its first lines of output
-/// (stdout and stderr are pipes, as under a service manager).
-fn serve(env: &Env, port: u16) -> Server {
+/// Starts `cofferd serve` with `args` on `port`, logging at `log` (`RUST_LOG`), its stdout and
+/// stderr piped (as under a service manager); with the receivers of the lines it writes on each.
+fn spawn_serve(
+    env: &Env,
+    port: u16,
+    base_url: &str,
+    log: &str,
+    args: &[&std::ffi::OsStr],
+) -> (
+    Child,
+    std::sync::mpsc::Receiver<String>,
+    std::sync::mpsc::Receiver<String>,
+) {
     let mut child = env
         .cmd(&["serve"])
+        .args(args)
         .env("COFFER_LISTEN", format!("127.0.0.1:{port}"))
-        .env("COFFER_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .env("COFFER_BASE_URL", base_url)
+        .env("RUST_LOG", log)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let rx = lines_of(child.stdout.take().unwrap());
-    let rx_err = lines_of(child.stderr.take().unwrap());
+    let out = lines_of(child.stdout.take().unwrap());
+    let err = lines_of(child.stderr.take().unwrap());
+    (child, out, err)
+}
+
+/// Starts `cofferd serve` and waits until it answers; returns it with its first lines of output
+/// (stdout and stderr are pipes, as under a service manager).
+fn serve(env: &Env, port: u16) -> Server {
+    let (child, rx, rx_err) =
+        spawn_serve(env, port, &format!("http://127.0.0.1:{port}"), "warn", &[]);
     let deadline = Instant::now() + Duration::from_secs(60);
     let agent = ureq::AgentBuilder::new()
         .timeout(Duration::from_secs(2))
@@ -651,21 +671,18 @@ fn serve_tls(
     key: &std::path::Path,
     ca: &str,
 ) -> (Server, std::sync::mpsc::Receiver<String>) {
-    let mut child = env
-        .cmd(&["serve"])
-        .arg("--tls-cert")
-        .arg(cert)
-        .arg("--tls-key")
-        .arg(key)
-        .env("COFFER_LISTEN", format!("127.0.0.1:{port}"))
-        .env("COFFER_BASE_URL", format!("https://localhost:{port}"))
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let rx = lines_of(child.stdout.take().unwrap());
-    let rx_err = lines_of(child.stderr.take().unwrap());
+    let (mut child, rx, rx_err) = spawn_serve(
+        env,
+        port,
+        &format!("https://localhost:{port}"),
+        "info",
+        &[
+            "--tls-cert".as_ref(),
+            cert.as_os_str(),
+            "--tls-key".as_ref(),
+            key.as_os_str(),
+        ],
+    );
     let deadline = Instant::now() + Duration::from_secs(60);
     while Https::connect(port, ca).is_err() {
         assert!(
