@@ -82,8 +82,9 @@ SCIM_TOKEN="$("$COFFERD" scim-token create --name openapi-fuzz | json_field toke
 
 # The fuzzer sends wrong current passwords by the thousand, which count like failed sign-ins;
 # with the usual limits the administrator's account and the loopback address would be locked
-# and the logout hook could not get its fresh token. The limits themselves are tested end to end.
-COFFER_AUTH_MAX_FAILURES=1000000000 \
+# and the logout hook could not get its fresh token, and each wrong password (or unknown form or
+# message link) would be answered up to 2 s late. The limits themselves are tested end to end.
+COFFER_AUTH_MAX_FAILURES=1000000000 COFFER_AUTH_SLOW_AFTER=1000000000 \
 COFFER_LISTEN="127.0.0.1:$PORT" COFFER_BASE_URL="$BASE" RUST_LOG="${OPENAPI_FUZZ_LOG:-warn}" "$COFFERD" serve >"$DATA/server.log" 2>&1 &
 PID=$!
 for _ in $(seq 1 100); do

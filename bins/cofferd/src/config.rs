@@ -51,6 +51,10 @@ pub struct Flags {
     /// Failed sign-ins of one account or address that lock it [default: 10]
     #[arg(long, global = true, env = "COFFER_AUTH_MAX_FAILURES")]
     pub auth_max_failures: Option<i32>,
+    /// Failed sign-ins of one account or address after which each further one is answered
+    /// 250 ms slower, up to 2 s [default: 3]
+    #[arg(long, global = true, env = "COFFER_AUTH_SLOW_AFTER")]
+    pub auth_slow_after: Option<i32>,
     /// Seconds a locked account or address stays locked [default: 900]
     #[arg(long, global = true, env = "COFFER_AUTH_LOCK_SECONDS")]
     pub auth_lock_seconds: Option<i64>,
@@ -176,6 +180,7 @@ struct FileConfig {
     webhook_retry_schedule: Option<String>,
     webhook_workers: Option<usize>,
     auth_max_failures: Option<i32>,
+    auth_slow_after: Option<i32>,
     auth_lock_seconds: Option<i64>,
     auth_window_seconds: Option<i64>,
     tfa_remember_seconds: Option<i64>,
@@ -314,6 +319,9 @@ impl Settings {
                 let mut t = coffer_service::platform::throttle::Limits::default();
                 if let Some(v) = flags.auth_max_failures.or(file.auth_max_failures) {
                     t.max_failures = v.max(1);
+                }
+                if let Some(v) = flags.auth_slow_after.or(file.auth_slow_after) {
+                    t.slow_after = v.max(0);
                 }
                 if let Some(v) = flags.auth_lock_seconds.or(file.auth_lock_seconds) {
                     t.lock_secs = v.max(1);
