@@ -513,7 +513,7 @@ fn serve(settings: Settings) -> Result<()> {
         }
     };
     let tls = match &settings.tls {
-        Some((cert, key)) => Some(coffer_http::tls::Tls::load(cert, key)?),
+        Some((cert, key)) => Some(coffer_http::plumbing::tls::Tls::load(cert, key)?),
         None => None,
     };
     let listener = std::net::TcpListener::bind(&settings.listen)
@@ -539,7 +539,7 @@ fn serve(settings: Settings) -> Result<()> {
 /// Reads the TLS certificate and key again on each `SIGHUP`: new connections get the new pair,
 /// open ones keep theirs. A pair that does not load leaves the one in use, and the log says why.
 #[cfg(unix)]
-async fn reload_on_hangup(tls: Option<std::sync::Arc<coffer_http::tls::Tls>>) {
+async fn reload_on_hangup(tls: Option<std::sync::Arc<coffer_http::plumbing::tls::Tls>>) {
     use actix_web::rt::signal::unix::{signal, SignalKind};
     let mut hangup = match signal(SignalKind::hangup()) {
         Ok(s) => s,

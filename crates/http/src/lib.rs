@@ -2,33 +2,13 @@
 //! thin handlers per interface area, the extractors that carry authorization, the envelopes,
 //! and the middleware every request passes.
 
-pub mod account;
-pub mod admin_users;
-pub mod clients;
-pub mod contacts;
 pub mod content;
-pub mod devices;
-pub mod error;
-pub mod external_dl;
-pub mod extract;
-pub mod locations;
+pub mod identity;
 pub mod mail;
-pub mod mail_pages;
-pub mod middleware;
 pub mod oauth;
-pub mod openapi;
-pub mod pages;
-pub mod reset_page;
-pub mod respond;
-pub mod schema;
-pub mod scim;
-pub mod shared_mailboxes;
-pub mod state;
-pub mod tls;
-pub mod transfer;
-pub mod waf;
+pub mod platform;
+pub mod plumbing;
 pub mod web_forms;
-pub mod webhooks;
 
 use actix_web::dev::{Server, ServiceResponse};
 use actix_web::http::StatusCode;
@@ -38,43 +18,43 @@ use actix_web::{App, HttpResponse, HttpServer};
 use coffer_errors::{ApiError, ErrorCode};
 use std::net::TcpListener;
 
-pub use state::{AppState, DEFAULT_BODY_TIMEOUT};
-pub use waf::Waf;
+pub use plumbing::state::{AppState, DEFAULT_BODY_TIMEOUT};
+pub use plumbing::waf::Waf;
 
 /// Every route of the server.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/").route(web::get().to(home)))
         .service(web::resource("/health").route(web::get().to(health)))
         .service(web::resource("/ready").route(web::get().to(ready)))
-        .service(web::resource("/openapi.json").route(web::get().to(openapi::serve)))
+        .service(web::resource("/openapi.json").route(web::get().to(plumbing::openapi::serve)))
         .configure(oauth::routes)
-        .configure(reset_page::routes)
-        .configure(mail_pages::routes)
+        .configure(identity::reset_page::routes)
+        .configure(mail::pages::routes)
         .configure(web_forms::page_routes)
-        .configure(webhooks::routes)
-        .configure(scim::routes)
+        .configure(platform::webhooks::routes)
+        .configure(identity::scim::routes)
         .service(
             web::scope("/rest")
-                .wrap(from_fn(middleware::rest_gate))
-                .configure(account::routes)
-                .configure(admin_users::routes)
-                .configure(devices::routes)
-                .configure(clients::routes)
-                .configure(locations::routes)
-                .configure(contacts::routes)
+                .wrap(from_fn(plumbing::middleware::rest_gate))
+                .configure(identity::account::routes)
+                .configure(identity::admin_users::routes)
+                .configure(identity::devices::routes)
+                .configure(identity::clients::routes)
+                .configure(platform::locations::routes)
+                .configure(mail::contacts::routes)
                 .configure(mail::routes)
-                .configure(external_dl::routes)
-                .configure(shared_mailboxes::routes)
+                .configure(identity::external_dl::routes)
+                .configure(mail::shared_mailboxes::routes)
                 .configure(web_forms::routes)
                 .configure(content::routes)
-                .configure(transfer::routes)
+                .configure(content::transfer::routes)
                 .default_service(web::to(not_found)),
         )
         // The chunk endpoint as the reference spells it, with a node's name first.
         .service(
             web::scope("/{host_name}/rest")
-                .wrap(from_fn(middleware::rest_gate))
-                .configure(transfer::host_routes)
+                .wrap(from_fn(plumbing::middleware::rest_gate))
+                .configure(content::transfer::host_routes)
                 .default_service(web::to(not_found)),
         );
 }
@@ -93,19 +73,19 @@ pub(crate) fn resource_with(
 /// The home page: what this server is, with links to its API description and OAuth metadata.
 #[utoipa::path(get, path = "/", tag = "operations", responses((status = 200, description = "An HTML page naming the server and its version", content_type = "text/html")))]
 pub async fn home() -> HttpResponse {
-    pages::home()
+    plumbing::pages::home()
 }
 
 /// Liveness: answers without touching the database.
-#[utoipa::path(get, path = "/health", tag = "operations", responses((status = 200, body = crate::schema::Status, description = "Alive")))]
+#[utoipa::path(get, path = "/health", tag = "operations", responses((status = 200, body = crate::plumbing::schema::Status, description = "Alive")))]
 pub async fn health() -> HttpResponse {
     HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
 }
 
 /// Readiness: the database answers.
-#[utoipa::path(get, path = "/ready", tag = "operations", responses((status = 200, body = crate::schema::Status, description = "The database answers"), (status = 503, body = crate::schema::Status, description = "The database does not answer")))]
+#[utoipa::path(get, path = "/ready", tag = "operations", responses((status = 200, body = crate::plumbing::schema::Status, description = "The database answers"), (status = 503, body = crate::plumbing::schema::Status, description = "The database does not answer")))]
 pub async fn ready(st: Data<AppState>) -> HttpResponse {
-    let ok = state::blocking(&st, |ctx| ctx.with_conn(|_| Ok(())))
+    let ok = plumbing::state::blocking(&st, |ctx| ctx.with_conn(|_| Ok(())))
         .await
         .is_ok();
     if ok {
@@ -116,7 +96,7 @@ pub async fn ready(st: Data<AppState>) -> HttpResponse {
 }
 
 async fn not_found() -> HttpResponse {
-    error::rest_error(&ApiError::new(ErrorCode::RequestNotFound))
+    plumbing::error::rest_error(&ApiError::new(ErrorCode::RequestNotFound))
 }
 
 /// A known path with a method it does not take: 405 in the area's envelope (REST, webhook or
@@ -125,11 +105,11 @@ fn method_not_allowed<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHand
     let allow = res.headers().get(actix_web::http::header::ALLOW).cloned();
     let path = res.request().path();
     let mut answer = if path.starts_with("/webhooks") {
-        webhooks::method_not_allowed()
+        platform::webhooks::method_not_allowed()
     } else if path.starts_with("/rest/scim") {
-        scim::method_not_allowed()
+        identity::scim::method_not_allowed()
     } else {
-        error::rest_error(&ApiError::new(ErrorCode::RequestMethodNotAllowed))
+        plumbing::error::rest_error(&ApiError::new(ErrorCode::RequestMethodNotAllowed))
     };
     if let Some(allow) = allow {
         answer
@@ -152,7 +132,7 @@ pub fn server_with_tls(
     state: AppState,
     listener: TcpListener,
     workers: usize,
-    tls: Option<std::sync::Arc<tls::Tls>>,
+    tls: Option<std::sync::Arc<plumbing::tls::Tls>>,
 ) -> std::io::Result<Server> {
     let workers = workers.max(1);
     // Handlers wait for the database on the blocking pool. More threads than connections only
@@ -163,10 +143,10 @@ pub fn server_with_tls(
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
-            .wrap(from_fn(middleware::body_deadline))
+            .wrap(from_fn(plumbing::middleware::body_deadline))
             .wrap(ErrorHandlers::new().handler(StatusCode::METHOD_NOT_ALLOWED, method_not_allowed))
-            .wrap(from_fn(middleware::waf))
-            .wrap(from_fn(middleware::log_and_headers))
+            .wrap(from_fn(plumbing::middleware::waf))
+            .wrap(from_fn(plumbing::middleware::log_and_headers))
             .configure(configure)
             .default_service(web::to(not_found))
     })

@@ -128,9 +128,9 @@ fn a_link_resets_once_ends_every_session_and_a_weak_password_leaves_it_usable() 
     assert_eq!(session.status, 200, "{}", session.text);
     let cookie = format!(
         "{}={}",
-        coffer_http::extract::SESSION_COOKIE,
+        coffer_http::plumbing::extract::SESSION_COOKIE,
         session
-            .cookie_value(coffer_http::extract::SESSION_COOKIE)
+            .cookie_value(coffer_http::plumbing::extract::SESSION_COOKIE)
             .unwrap()
     );
     let session_me = || {

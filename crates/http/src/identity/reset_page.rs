@@ -3,10 +3,10 @@
 //! `POST /rest/users/resetPassword`. CSRF as on the sign-in pages: a random value in an
 //! HTTP-only, `SameSite=Strict` cookie that the form must echo.
 
-use crate::error::RestError;
 use crate::oauth::{page_form, param};
-use crate::pages;
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::pages;
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data};
@@ -55,7 +55,7 @@ pub async fn show(req: HttpRequest, st: Data<AppState>) -> HttpResponse {
     page
 }
 
-#[utoipa::path(post, path = "/passwordReset", tag = "users", request_body(content = crate::schema::ResetPasswordForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = String, content_type = "text/html", description = "The password is set; every session and token of the user ended"), (status = 400, body = String, content_type = "text/html", description = "A malformed or expired form (CSRF): an error page"), (status = 403, body = String, content_type = "text/html", description = "The link is unknown, expired or used"), (status = 422, body = String, content_type = "text/html", description = "The password breaks the policy: the form again; the link stays usable")))]
+#[utoipa::path(post, path = "/passwordReset", tag = "users", request_body(content = crate::plumbing::schema::ResetPasswordForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = String, content_type = "text/html", description = "The password is set; every session and token of the user ended"), (status = 400, body = String, content_type = "text/html", description = "A malformed or expired form (CSRF): an error page"), (status = 403, body = String, content_type = "text/html", description = "The link is unknown, expired or used"), (status = 422, body = String, content_type = "text/html", description = "The password breaks the policy: the form again; the link stays usable")))]
 pub async fn submit(
     req: HttpRequest,
     st: Data<AppState>,

@@ -3,8 +3,8 @@
 //! service's permissions (`coffer_service::platform::auth::SystemAdmin`, …), which only the role
 //! check builds; handlers pass them to the service functions that require them.
 
-use crate::error::RestError;
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::dev::Payload;
 use actix_web::web::{Bytes, Data};
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
@@ -260,7 +260,7 @@ impl FromRequest for QueryPairs {
 pub const MAX_JSON_BODY: usize = 1024 * 1024;
 
 /// Reads a body up to `limit` bytes; a larger one answers 413, one that does not arrive within
-/// the body timeout (see [`crate::middleware::body_deadline`]) 408.
+/// the body timeout (see [`crate::plumbing::middleware::body_deadline`]) 408.
 pub async fn read_body<S>(payload: &mut S, limit: usize) -> Result<Bytes, RestError>
 where
     S: futures_util::Stream<Item = Result<Bytes, actix_web::error::PayloadError>> + Unpin,
@@ -268,7 +268,7 @@ where
     let mut buf = actix_web::web::BytesMut::new();
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| {
-            if crate::middleware::is_body_timeout(&e) {
+            if crate::plumbing::middleware::is_body_timeout(&e) {
                 return RestError(ApiError::new(ErrorCode::RequestTimeout));
             }
             RestError(

@@ -432,7 +432,7 @@ pub mod forms {
                  <script src=\"{SCRIPT}\" defer></script>",
                 esc(&f.name),
                 alert(error),
-                crate::middleware::API_VERSION,
+                crate::plumbing::middleware::API_VERSION,
                 hidden(&[&[("csrf", csrf)], carried].concat()),
                 action = esc(action),
             ),

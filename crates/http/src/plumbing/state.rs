@@ -1,6 +1,6 @@
 //! What every handler shares: the services' context and the HTTP layer's own settings.
 
-use crate::waf::Waf;
+use crate::plumbing::waf::Waf;
 use coffer_service::Ctx;
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,7 +58,7 @@ impl AppState {
 }
 
 /// Runs a service call on the blocking thread pool.
-pub async fn blocking<T, F>(state: &AppState, f: F) -> Result<T, crate::error::RestError>
+pub async fn blocking<T, F>(state: &AppState, f: F) -> Result<T, crate::plumbing::error::RestError>
 where
     T: Send + 'static,
     F: FnOnce(&Ctx) -> coffer_service::Result<T> + Send + 'static,

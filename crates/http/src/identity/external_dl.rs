@@ -2,10 +2,10 @@
 //! user administrators keep them) and `/rest/users/actions/getDistributionList` (which of some
 //! addresses are distribution lists).
 
-use crate::error::RestError;
-use crate::extract::{Caller, JsonBody, QueryPairs, UserAdmin};
-use crate::respond::{created, with_metadata};
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{Caller, JsonBody, QueryPairs, UserAdmin};
+use crate::plumbing::respond::{created, with_metadata};
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data};
 use actix_web::HttpResponse;
@@ -48,7 +48,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/users/actions/getDistributionList").route(web::get().to(check)));
 }
 
-#[utoipa::path(get, path = "/rest/externalDL", tag = "externalDL", params(("search" = Option<String>, Query, description = "Only addresses containing this text (without regard to case)")), responses((status = 200, body = crate::schema::WithMetadata<svc::ExternalDlView>, description = "The listed addresses, by address")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/externalDL", tag = "externalDL", params(("search" = Option<String>, Query, description = "Only addresses containing this text (without regard to case)")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<svc::ExternalDlView>, description = "The listed addresses, by address")), security(("bearer" = [])))]
 pub async fn list(
     Caller(_c): Caller,
     st: Data<AppState>,
@@ -60,7 +60,7 @@ pub async fn list(
     Ok(with_metadata(&l))
 }
 
-#[utoipa::path(post, path = "/rest/externalDL", tag = "externalDL", request_body(content = crate::schema::EmailsBody), responses((status = 201, body = crate::schema::DataOf<svc::ExternalDlView>, description = "Every address given, all listed now (those listed already stay as they were), with `Location`"), (status = 403, description = "`ERR_ACCESS_DENIED` (with `redirectUrl`): not a system or helpdesk administrator"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_INVALID_FORMAT` (`emails[i]` is not an address; more than 1000)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/externalDL", tag = "externalDL", request_body(content = crate::plumbing::schema::EmailsBody), responses((status = 201, body = crate::plumbing::schema::DataOf<svc::ExternalDlView>, description = "Every address given, all listed now (those listed already stay as they were), with `Location`"), (status = 403, description = "`ERR_ACCESS_DENIED` (with `redirectUrl`): not a system or helpdesk administrator"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_INVALID_FORMAT` (`emails[i]` is not an address; more than 1000)")), security(("bearer" = [])))]
 pub async fn add(
     UserAdmin(c): UserAdmin,
     st: Data<AppState>,
@@ -76,7 +76,7 @@ pub async fn add(
     ))
 }
 
-#[utoipa::path(delete, path = "/rest/externalDL", tag = "externalDL", request_body(content = crate::schema::EmailsBody), responses((status = 200, body = crate::schema::DataOf<svc::ExternalDlView>, description = "The addresses taken off the list (those that were not listed are left out)"), (status = 403, description = "`ERR_ACCESS_DENIED` (with `redirectUrl`): not a system or helpdesk administrator"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/externalDL", tag = "externalDL", request_body(content = crate::plumbing::schema::EmailsBody), responses((status = 200, body = crate::plumbing::schema::DataOf<svc::ExternalDlView>, description = "The addresses taken off the list (those that were not listed are left out)"), (status = 403, description = "`ERR_ACCESS_DENIED` (with `redirectUrl`): not a system or helpdesk administrator"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
 pub async fn remove(
     UserAdmin(c): UserAdmin,
     st: Data<AppState>,
@@ -87,7 +87,7 @@ pub async fn remove(
     Ok(HttpResponse::Ok().json(serde_json::json!({ "data": data })))
 }
 
-#[utoipa::path(get, path = "/rest/users/actions/getDistributionList", tag = "users", params(("email:in" = String, Query, description = "Comma-separated addresses, 1 to 1000 (one address may also come as `email`)")), responses((status = 200, body = crate::schema::DataOf<svc::DistributionListCheck>, description = "Each address (lower-cased, once) and whether it is an external distribution list"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an empty list, more than 1000 addresses, another parameter"), (status = 422, description = "`ERR_INPUT_REQUIRED`: no address; `ERR_INPUT_INVALID_FORMAT`: a value that is not an address")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/actions/getDistributionList", tag = "users", params(("email:in" = String, Query, description = "Comma-separated addresses, 1 to 1000 (one address may also come as `email`)")), responses((status = 200, body = crate::plumbing::schema::DataOf<svc::DistributionListCheck>, description = "Each address (lower-cased, once) and whether it is an external distribution list"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an empty list, more than 1000 addresses, another parameter"), (status = 422, description = "`ERR_INPUT_REQUIRED`: no address; `ERR_INPUT_INVALID_FORMAT`: a value that is not an address")), security(("bearer" = [])))]
 pub async fn check(
     Caller(_c): Caller,
     st: Data<AppState>,

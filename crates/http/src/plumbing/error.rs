@@ -2,7 +2,7 @@
 //! internal failure is logged with the request's id and its cause chain ([`log_internal`]) and
 //! answered as a generic 500 that carries neither.
 
-use crate::middleware::RequestId;
+use crate::plumbing::middleware::RequestId;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use coffer_errors::{ApiError, Error, InternalError, OAuthError};

@@ -4,10 +4,10 @@
 //! administrators only; the rank rules between them are the service's
 //! (`coffer_service::identity::admin_users`).
 
-use crate::error::RestError;
-use crate::extract::{AccountAdmin, Caller, JsonBody, QueryPairs};
-use crate::respond::{created, links, paged, with_metadata};
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{AccountAdmin, Caller, JsonBody, QueryPairs};
+use crate::plumbing::respond::{created, links, paged, with_metadata};
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
@@ -84,7 +84,7 @@ fn with_links(st: &AppState, mut v: AdminUserView, on: bool) -> AdminUserView {
     v
 }
 
-#[utoipa::path(get, path = "/rest/admin/users", tag = "users", responses((status = 200, body = crate::schema::WithMetadata<AdminUserView>, description = "The accounts (deleted ones only with `deleted=true`), by `email:asc` unless `orderBy` says otherwise"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not a system or helpdesk administrator")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/admin/users", tag = "users", responses((status = 200, body = crate::plumbing::schema::WithMetadata<AdminUserView>, description = "The accounts (deleted ones only with `deleted=true`), by `email:asc` unless `orderBy` says otherwise"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not a system or helpdesk administrator")), security(("bearer" = [])))]
 pub async fn list(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
@@ -101,7 +101,7 @@ pub async fn list(
     Ok(with_metadata(&l))
 }
 
-#[utoipa::path(post, path = "/rest/admin/users", tag = "users", request_body(content = crate::schema::AdminUserCreateBody), responses((status = 200, body = AdminUserView, description = "The new account (with its system folders), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not a system or helpdesk administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: a helpdesk administrator giving an administrator role; `ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST`: the address is an external distribution list"), (status = 409, description = "`ERR_ENTITY_EXISTS`: an account has this email"), (status = 422, description = "`ERR_INPUT_REQUIRED` (email), `ERR_INPUT_INVALID_FORMAT` (email, name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/admin/users", tag = "users", request_body(content = crate::plumbing::schema::AdminUserCreateBody), responses((status = 200, body = AdminUserView, description = "The new account (with its system folders), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not a system or helpdesk administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: a helpdesk administrator giving an administrator role; `ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST`: the address is an external distribution list"), (status = 409, description = "`ERR_ENTITY_EXISTS`: an account has this email"), (status = 422, description = "`ERR_INPUT_REQUIRED` (email), `ERR_INPUT_INVALID_FORMAT` (email, name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
 pub async fn create(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
@@ -150,7 +150,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(with_links(&st, u, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = Option<crate::schema::AdminUserUpdateBody>, description = "Only the fields to change; none changes nothing"), responses((status = 200, body = AdminUserView, description = "The updated account; deactivating it or setting its password ends its sessions"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account or role); `ERR_ACCESS_USER` (deactivating oneself or changing one's own role); `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account changed meanwhile"), (status = 422, description = "`ERR_INPUT_REQUIRED`/`ERR_INPUT_INVALID_FORMAT` (name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId; `suspended` and `deactivated` differing), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = Option<crate::plumbing::schema::AdminUserUpdateBody>, description = "Only the fields to change; none changes nothing"), responses((status = 200, body = AdminUserView, description = "The updated account; deactivating it or setting its password ends its sessions"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account or role); `ERR_ACCESS_USER` (deactivating oneself or changing one's own role); `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account changed meanwhile"), (status = 422, description = "`ERR_INPUT_REQUIRED`/`ERR_INPUT_INVALID_FORMAT` (name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId; `suspended` and `deactivated` differing), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
 pub async fn update(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
@@ -184,14 +184,14 @@ pub async fn update(
     Ok(HttpResponse::Ok().json(with_links(&st, u, on)))
 }
 
-#[utoipa::path(get, path = "/rest/admin/users/{id}/devices", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::schema::Paged<DeviceView>, description = "The user's devices (as `GET /rest/users/{id}/devices`)"), (status = 403, description = "`ERR_ACCESS_ADMIN`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/admin/users/{id}/devices", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::plumbing::schema::Paged<DeviceView>, description = "The user's devices (as `GET /rest/users/{id}/devices`)"), (status = 403, description = "`ERR_ACCESS_ADMIN`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn devices(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
-    let q = list::parse(&q, &crate::devices::LIST)?;
+    let q = list::parse(&q, &crate::identity::devices::LIST)?;
     let on = q.links();
     let id = id.into_inner();
     let mut l = blocking(&st, move |ctx| svc::devices(ctx, &c, &id, &q)).await?;
@@ -203,7 +203,7 @@ pub async fn devices(
     Ok(paged(&l))
 }
 
-#[utoipa::path(get, path = "/rest/admin/users/{id}/adminRoles", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::schema::AdminRoles, description = "The administrator roles the account holds; none for a plain user"), (status = 403, description = "`ERR_ACCESS_ADMIN`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/admin/users/{id}/adminRoles", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::plumbing::schema::AdminRoles, description = "The administrator roles the account holds; none for a plain user"), (status = 403, description = "`ERR_ACCESS_ADMIN`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn admin_roles(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
@@ -217,7 +217,7 @@ pub async fn admin_roles(
     Ok(HttpResponse::Ok().json(serde_json::json!({ "data": roles })))
 }
 
-#[utoipa::path(post, path = "/rest/admin/users/actions/deleteTotpSecret", tag = "users", request_body(content = crate::schema::IdsBody), responses((status = 200, description = "The TOTP secrets are deleted: the users enrol again at their next sign-in; their sessions ended"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account); `ERR_ENTITY_DELETED` (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INVALID_PARAMETER` (more than 100 ids)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/admin/users/actions/deleteTotpSecret", tag = "users", request_body(content = crate::plumbing::schema::IdsBody), responses((status = 200, description = "The TOTP secrets are deleted: the users enrol again at their next sign-in; their sessions ended"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account); `ERR_ENTITY_DELETED` (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INVALID_PARAMETER` (more than 100 ids)")), security(("bearer" = [])))]
 pub async fn delete_totp_secret(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
@@ -264,7 +264,7 @@ pub async fn settings(
     Ok(HttpResponse::Ok().json(settings_links(&st, &id, v, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/users/{id}/settings", tag = "users", params(("id" = String, Path, description = "The caller's own user id")), request_body(content = Option<crate::schema::UserSettingsBody>, description = "Only the fields to change; none changes nothing"), responses((status = 200, body = UserSettingsView, description = "The updated settings"), (status = 403, description = "`ERR_ACCESS_USER`: another user's settings"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: not a user id"), (status = 422, description = "`ERR_INPUT_MIN_VALUE` (languageId), `ERR_INVALID_PARAMETER` (locationId unknown), `ERR_INPUT_INVALID_FORMAT` (too long, control characters), a field of the wrong type")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/users/{id}/settings", tag = "users", params(("id" = String, Path, description = "The caller's own user id")), request_body(content = Option<crate::plumbing::schema::UserSettingsBody>, description = "Only the fields to change; none changes nothing"), responses((status = 200, body = UserSettingsView, description = "The updated settings"), (status = 403, description = "`ERR_ACCESS_USER`: another user's settings"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: not a user id"), (status = 422, description = "`ERR_INPUT_MIN_VALUE` (languageId), `ERR_INVALID_PARAMETER` (locationId unknown), `ERR_INPUT_INVALID_FORMAT` (too long, control characters), a field of the wrong type")), security(("bearer" = [])))]
 pub async fn update_settings(
     Caller(c): Caller,
     st: Data<AppState>,

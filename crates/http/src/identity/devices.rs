@@ -1,9 +1,9 @@
 //! `/rest/devices` and `/rest/users/{id}/devices`.
 
-use crate::error::RestError;
-use crate::extract::{int_id, Caller, JsonBody, QueryPairs};
-use crate::respond::{created, links, paged};
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{int_id, Caller, JsonBody, QueryPairs};
+use crate::plumbing::respond::{created, links, paged};
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
@@ -65,7 +65,7 @@ fn with_links(st: &AppState, mut d: DeviceView, on: bool) -> DeviceView {
     d
 }
 
-#[utoipa::path(get, path = "/rest/devices", tag = "devices", responses((status = 200, body = crate::schema::Paged<DeviceView>, description = "The caller's devices; an administrator's: every device")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/devices", tag = "devices", responses((status = 200, body = crate::plumbing::schema::Paged<DeviceView>, description = "The caller's devices; an administrator's: every device")), security(("bearer" = [])))]
 pub async fn list(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -82,7 +82,7 @@ pub async fn list(
     Ok(paged(&l))
 }
 
-#[utoipa::path(get, path = "/rest/users/{id}/devices", tag = "devices", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::schema::Paged<DeviceView>, description = "The user's devices"), (status = 403, description = "`ERR_ACCESS_USER`: another user's devices need an administrator"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such user")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/{id}/devices", tag = "devices", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::plumbing::schema::Paged<DeviceView>, description = "The user's devices"), (status = 403, description = "`ERR_ACCESS_USER`: another user's devices need an administrator"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such user")), security(("bearer" = [])))]
 pub async fn user_devices(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -101,7 +101,7 @@ pub async fn user_devices(
     Ok(paged(&l))
 }
 
-#[utoipa::path(post, path = "/rest/devices", tag = "devices", request_body(content = crate::schema::DeviceCreateBody), responses((status = 200, body = DeviceView, description = "The new device, with `Location`"), (status = 403, description = "`ERR_ACCESS_USER`: another user or client needs an administrator"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the user has this install tag on this client"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INVALID_PARAMETER` (userId or clientId unknown)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/devices", tag = "devices", request_body(content = crate::plumbing::schema::DeviceCreateBody), responses((status = 200, body = DeviceView, description = "The new device, with `Location`"), (status = 403, description = "`ERR_ACCESS_USER`: another user or client needs an administrator"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the user has this install tag on this client"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INVALID_PARAMETER` (userId or clientId unknown)")), security(("bearer" = [])))]
 pub async fn create(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -136,7 +136,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(with_links(&st, d, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path, description = "A device id", minimum = 1)), request_body(content = crate::schema::DeviceUpdateBody, description = "`mobileKeyStore`, `registrationToken`, or both"), responses((status = 200, body = DeviceView, description = "The updated device"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED` (neither field), `ERR_INPUT_NOT_STRING`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path, description = "A device id", minimum = 1)), request_body(content = crate::plumbing::schema::DeviceUpdateBody, description = "`mobileKeyStore`, `registrationToken`, or both"), responses((status = 200, body = DeviceView, description = "The updated device"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED` (neither field), `ERR_INPUT_NOT_STRING`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
 pub async fn update(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -163,7 +163,7 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(get, path = "/rest/devices/{install_tag_id}/wipe", tag = "devices", params(("install_tag_id" = String, Path, description = "The install tag of one of the caller's devices")), responses((status = 200, body = crate::schema::WipeStatus, description = "The wipe flag; reading a set flag (1) moves it to notified (2)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/devices/{install_tag_id}/wipe", tag = "devices", params(("install_tag_id" = String, Path, description = "The install tag of one of the caller's devices")), responses((status = 200, body = crate::plumbing::schema::WipeStatus, description = "The wipe flag; reading a set flag (1) moves it to notified (2)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn wipe_status(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -194,7 +194,7 @@ pub async fn request_wipe(
     Ok(HttpResponse::Ok().json(d))
 }
 
-#[utoipa::path(delete, path = "/rest/devices/me/actions/logout", tag = "devices", responses((status = 200, body = crate::schema::LogoutResponse, description = "Logged out: every token of the session stops working")), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/devices/me/actions/logout", tag = "devices", responses((status = 200, body = crate::plumbing::schema::LogoutResponse, description = "Logged out: every token of the session stops working")), security(("bearer" = [])))]
 pub async fn logout(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     let url = blocking(&st, move |ctx| svc::logout(ctx, &c)).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "redirectUri": url })))

@@ -2,10 +2,10 @@
 //! `/oauth/revoke` (RFC 7009), `/oauth/introspect` (RFC 7662), the RFC 8414 metadata, and the
 //! `/oauth_callback.php` landing page.
 
-use crate::error::{oauth_error, RestError};
-use crate::extract::read_body;
-use crate::pages;
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::{oauth_error, RestError};
+use crate::plumbing::extract::read_body;
+use crate::plumbing::pages;
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data};
@@ -197,7 +197,7 @@ pub async fn authorize(req: HttpRequest, st: Data<AppState>) -> Result<HttpRespo
     }
 }
 
-#[utoipa::path(post, path = "/oauth/authorize", tag = "oauth", request_body(content = crate::schema::SignInForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = String, content_type = "text/html", description = "The consent, two-factor or password-change page"), (status = 302, description = "To the client with a code, or an error"), (status = 400, body = String, content_type = "text/html", description = "A malformed form, an unknown client or redirect URI: an error page"), (status = 401, body = String, content_type = "text/html", description = "Wrong credentials or an expired form: the sign-in page again"), (status = 429, body = String, content_type = "text/html", description = "Too many failed sign-ins: the sign-in page again, with `Retry-After`")))]
+#[utoipa::path(post, path = "/oauth/authorize", tag = "oauth", request_body(content = crate::plumbing::schema::SignInForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = String, content_type = "text/html", description = "The consent, two-factor or password-change page"), (status = 302, description = "To the client with a code, or an error"), (status = 400, body = String, content_type = "text/html", description = "A malformed form, an unknown client or redirect URI: an error page"), (status = 401, body = String, content_type = "text/html", description = "Wrong credentials or an expired form: the sign-in page again"), (status = 429, body = String, content_type = "text/html", description = "Too many failed sign-ins: the sign-in page again, with `Retry-After`")))]
 pub async fn sign_in(
     req: HttpRequest,
     st: Data<AppState>,
@@ -264,7 +264,7 @@ pub async fn sign_in(
     Ok(next_page(next, &name, &scope, &csrf, mobile))
 }
 
-#[utoipa::path(post, path = "/oauth/tfa", tag = "oauth", request_body(content = crate::schema::SecondFactorForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = String, content_type = "text/html", description = "The consent page, or the page again after a new code was sent"), (status = 302, description = "To the client with a code"), (status = 400, body = String, content_type = "text/html", description = "An expired or malformed form: an error page"), (status = 401, body = String, content_type = "text/html", description = "A wrong code: the page again")))]
+#[utoipa::path(post, path = "/oauth/tfa", tag = "oauth", request_body(content = crate::plumbing::schema::SecondFactorForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = String, content_type = "text/html", description = "The consent page, or the page again after a new code was sent"), (status = 302, description = "To the client with a code"), (status = 400, body = String, content_type = "text/html", description = "An expired or malformed form: an error page"), (status = 401, body = String, content_type = "text/html", description = "A wrong code: the page again")))]
 pub async fn second_factor(
     req: HttpRequest,
     st: Data<AppState>,
@@ -303,7 +303,7 @@ pub async fn second_factor(
     })
 }
 
-#[utoipa::path(post, path = "/oauth/password", tag = "oauth", request_body(content = crate::schema::PasswordStepForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = String, content_type = "text/html", description = "The consent page"), (status = 302, description = "To the client with a code"), (status = 400, body = String, content_type = "text/html", description = "An expired or malformed form: an error page"), (status = 422, body = String, content_type = "text/html", description = "Refused: the page again"), (status = 429, body = String, content_type = "text/html", description = "Too many wrong passwords for the account or address: the page again, with `Retry-After`")))]
+#[utoipa::path(post, path = "/oauth/password", tag = "oauth", request_body(content = crate::plumbing::schema::PasswordStepForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = String, content_type = "text/html", description = "The consent page"), (status = 302, description = "To the client with a code"), (status = 400, body = String, content_type = "text/html", description = "An expired or malformed form: an error page"), (status = 422, body = String, content_type = "text/html", description = "Refused: the page again"), (status = 429, body = String, content_type = "text/html", description = "Too many wrong passwords for the account or address: the page again, with `Retry-After`")))]
 pub async fn password_step(
     req: HttpRequest,
     st: Data<AppState>,
@@ -357,7 +357,7 @@ pub async fn password_step(
     })
 }
 
-#[utoipa::path(post, path = "/oauth/consent", tag = "oauth", request_body(content = crate::schema::ConsentForm, content_type = "application/x-www-form-urlencoded"), responses((status = 302, description = "To the client with a code, or with access_denied"), (status = 400, body = String, content_type = "text/html", description = "An expired or malformed form: an error page")))]
+#[utoipa::path(post, path = "/oauth/consent", tag = "oauth", request_body(content = crate::plumbing::schema::ConsentForm, content_type = "application/x-www-form-urlencoded"), responses((status = 302, description = "To the client with a code, or with access_denied"), (status = 400, body = String, content_type = "text/html", description = "An expired or malformed form: an error page")))]
 pub async fn consent(
     req: HttpRequest,
     st: Data<AppState>,
@@ -439,7 +439,7 @@ async fn token_form(
     }))
 }
 
-#[utoipa::path(post, path = "/oauth/token", tag = "oauth", request_body(content = crate::schema::TokenForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = crate::schema::TokenResponseBody, description = "Tokens, with `Cache-Control: no-store`"), (status = 400, description = "`{error, error_description}`"), (status = 429, description = "Too many failures (`Retry-After`): `temporarily_unavailable`"), (status = 503, description = "`temporarily_unavailable`")))]
+#[utoipa::path(post, path = "/oauth/token", tag = "oauth", request_body(content = crate::plumbing::schema::TokenForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = crate::plumbing::schema::TokenResponseBody, description = "Tokens, with `Cache-Control: no-store`"), (status = 400, description = "`{error, error_description}`"), (status = 429, description = "Too many failures (`Retry-After`): `temporarily_unavailable`"), (status = 503, description = "`temporarily_unavailable`")))]
 pub async fn token(
     req: HttpRequest,
     st: Data<AppState>,
@@ -480,7 +480,7 @@ pub async fn token(
     })
 }
 
-#[utoipa::path(post, path = "/oauth/revoke", tag = "oauth", request_body(content = crate::schema::TokenOfClientForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, description = "Revoked, or an unknown token; no content"), (status = 400, description = "`{error, error_description}`")))]
+#[utoipa::path(post, path = "/oauth/revoke", tag = "oauth", request_body(content = crate::plumbing::schema::TokenOfClientForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, description = "Revoked, or an unknown token; no content"), (status = 400, description = "`{error, error_description}`")))]
 pub async fn revoke(
     req: HttpRequest,
     st: Data<AppState>,
@@ -500,7 +500,7 @@ pub async fn revoke(
     })
 }
 
-#[utoipa::path(post, path = "/oauth/introspect", tag = "oauth", request_body(content = crate::schema::TokenOfClientForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = crate::schema::IntrospectionBody, description = "The token, as the calling client may see it"), (status = 400, description = "`{error, error_description}`")))]
+#[utoipa::path(post, path = "/oauth/introspect", tag = "oauth", request_body(content = crate::plumbing::schema::TokenOfClientForm, content_type = "application/x-www-form-urlencoded"), responses((status = 200, body = crate::plumbing::schema::IntrospectionBody, description = "The token, as the calling client may see it"), (status = 400, description = "`{error, error_description}`")))]
 pub async fn introspect(
     req: HttpRequest,
     st: Data<AppState>,
@@ -523,7 +523,7 @@ pub async fn introspect(
     })
 }
 
-#[utoipa::path(get, path = "/.well-known/oauth-authorization-server", tag = "oauth", responses((status = 200, body = crate::schema::ServerMetadata, description = "RFC 8414 metadata")))]
+#[utoipa::path(get, path = "/.well-known/oauth-authorization-server", tag = "oauth", responses((status = 200, body = crate::plumbing::schema::ServerMetadata, description = "RFC 8414 metadata")))]
 pub async fn metadata(st: Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(svc::metadata(&st.ctx))
 }

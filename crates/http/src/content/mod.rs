@@ -1,10 +1,12 @@
 //! Folders, files, versions, members, roles and comments (`/rest/folders…`, `/rest/files…`,
-//! `/rest/roles`). Uploads and downloads are in [`crate::transfer`].
+//! `/rest/roles`). Uploads and downloads are in [`crate::content::transfer`].
 
-use crate::error::RestError;
-use crate::extract::{Caller, JsonBody, QueryPairs};
-use crate::respond::with_metadata;
-use crate::state::{blocking, AppState};
+pub mod transfer;
+
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{Caller, JsonBody, QueryPairs};
+use crate::plumbing::respond::with_metadata;
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
 use coffer_domain::input::Fields;
@@ -257,7 +259,7 @@ fn listed(
     with_metadata(l)
 }
 
-#[utoipa::path(get, path = "/rest/folders/top", tag = "folders", responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "The caller's top-level folders and the top-most folders shared with them")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/folders/top", tag = "folders", responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "The caller's top-level folders and the top-most folders shared with them")), security(("bearer" = [])))]
 pub async fn top(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -271,7 +273,7 @@ pub async fn top(
     ))
 }
 
-#[utoipa::path(get, path = "/rest/folders/shared", tag = "folders", responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "Folders shared with the caller (`sharedByMe=true`: by the caller)")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/folders/shared", tag = "folders", responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "Folders shared with the caller (`sharedByMe=true`: by the caller)")), security(("bearer" = [])))]
 pub async fn shared(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -305,7 +307,7 @@ pub async fn get_folder(
     Ok(HttpResponse::Ok().json(blocking(&st, move |ctx| folders::get(ctx, &user, &id)).await?))
 }
 
-#[utoipa::path(post, path = "/rest/folders/{id}/folders", tag = "folders", params(("id" = String, Path, description = "The parent folder")), request_body(content = crate::schema::FolderBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The new folder, with `Location`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken (without `rename`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/folders", tag = "folders", params(("id" = String, Path, description = "The parent folder")), request_body(content = crate::plumbing::schema::FolderBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The new folder, with `Location`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken (without `rename`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
 pub async fn create_folder(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -319,14 +321,14 @@ pub async fn create_folder(
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| folders::create(ctx, &user, &id, &input)).await?;
     let location = format!("{}/rest/folders/{}", st.base_url(), v.id);
-    Ok(crate::respond::created(
+    Ok(crate::plumbing::respond::created(
         actix_web::http::StatusCode::CREATED,
         location,
         &v,
     ))
 }
 
-#[utoipa::path(get, path = "/rest/folders/{id}/folders", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "The folders in the folder"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/folders/{id}/folders", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "The folders in the folder"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn subfolders(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -336,7 +338,7 @@ pub async fn subfolders(
     list_children(c, st, id.into_inner(), q, Some("d")).await
 }
 
-#[utoipa::path(get, path = "/rest/folders/{id}/children", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = crate::schema::WithMetadata<serde_json::Value>, description = "Folders, then files, in the order asked"), (status = 403, description = "`ERR_ENTITY_DELETED`: the folder is in the trash (ask with `deleted=true`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/folders/{id}/children", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<serde_json::Value>, description = "Folders, then files, in the order asked"), (status = 403, description = "`ERR_ENTITY_DELETED`: the folder is in the trash (ask with `deleted=true`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn children(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -346,7 +348,7 @@ pub async fn children(
     list_children(c, st, id.into_inner(), q, None).await
 }
 
-#[utoipa::path(get, path = "/rest/folders/{id}/files", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::FileView>, description = "The files in the folder"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/folders/{id}/files", tag = "folders", params(("id" = String, Path, description = "A folder id")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::FileView>, description = "The files in the folder"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn folder_files(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -371,7 +373,7 @@ async fn list_children(
         Some(body) => body.clone(),
         None => {
             let body = actix_web::web::Bytes::from(
-                crate::respond::metadata_body(&page.listed)
+                crate::plumbing::respond::metadata_body(&page.listed)
                     .map_err(coffer_service::Error::internal)?,
             );
             page.body.get_or_init(|| body).clone()
@@ -382,7 +384,7 @@ async fn list_children(
         .body(body))
 }
 
-#[utoipa::path(put, path = "/rest/folders/{id}", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::schema::FolderBody), responses((status = 200, body = coffer_service::content::views::FolderView, description = "The folder as changed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_SYNC_DIR`, `ERR_ENTITY_IS_MY_DIR`, `ERR_ENTITY_IS_BASE_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/folders/{id}", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::plumbing::schema::FolderBody), responses((status = 200, body = coffer_service::content::views::FolderView, description = "The folder as changed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_SYNC_DIR`, `ERR_ENTITY_IS_MY_DIR`, `ERR_ENTITY_IS_BASE_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
 pub async fn update_folder(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -433,7 +435,7 @@ fn destination(body: &serde_json::Value) -> Result<String, RestError> {
     Ok(f.req_str("destinationFolderId")?.to_string())
 }
 
-#[utoipa::path(post, path = "/rest/folders/{id}/actions/move", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::schema::DestinationBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The folder in its new place"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, system folders"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: the destination owner's quota"), (status = 422, description = "`ERR_CANNOT_MOVE_FOLDER_TO_SELF`, `ERR_CANNOT_MOVE_TO_CHILD`, `ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/actions/move", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::plumbing::schema::DestinationBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The folder in its new place"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, system folders"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: the destination owner's quota"), (status = 422, description = "`ERR_CANNOT_MOVE_FOLDER_TO_SELF`, `ERR_CANNOT_MOVE_TO_CHILD`, `ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
 pub async fn move_folder(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -449,7 +451,7 @@ pub async fn move_folder(
     Ok(HttpResponse::Created().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/folders/{id}/actions/copy", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::schema::DestinationBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The copy (named `name (n)` when the name is taken)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, system folders"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_CANNOT_MOVE_FOLDER_TO_SELF`, `ERR_CANNOT_MOVE_TO_CHILD`, `ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/actions/copy", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::plumbing::schema::DestinationBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The copy (named `name (n)` when the name is taken)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, system folders"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_CANNOT_MOVE_FOLDER_TO_SELF`, `ERR_CANNOT_MOVE_TO_CHILD`, `ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
 pub async fn copy_folder(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -465,7 +467,7 @@ pub async fn copy_folder(
     Ok(HttpResponse::Created().json(v))
 }
 
-#[utoipa::path(get, path = "/rest/folders/{id}/tree", tag = "folders", params(("id" = String, Path, description = "A folder id"), ("includeOwner" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::schema::WithMetadata<crate::schema::TreeItem>, description = "Every folder under the folder, parents first"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/folders/{id}/tree", tag = "folders", params(("id" = String, Path, description = "A folder id"), ("includeOwner" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<crate::plumbing::schema::TreeItem>, description = "Every folder under the folder, parents first"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn tree(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -483,7 +485,7 @@ pub async fn tree(
     Ok(unpaged(items))
 }
 
-#[utoipa::path(get, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<String>, Query, description = "Accepted and ignored"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::MemberView>, description = "Direct and inherited members"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<String>, Query, description = "Accepted and ignored"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::MemberView>, description = "Direct and inherited members"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn members(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -497,7 +499,7 @@ pub async fn members(
     Ok(unpaged(m))
 }
 
-#[utoipa::path(post, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<bool>, Query, description = "Change the role of who is a member already instead of failing them"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), request_body(content = crate::schema::MembersBody), responses((status = 201, body = coffer_service::content::sharing::AddMembers, description = "Everyone was added"), (status = 207, body = coffer_service::content::sharing::AddMembers, description = "Some failed (`errors`)"), (status = 403, description = "`ERR_ACCESS_USER`, system folders, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (roleId)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<bool>, Query, description = "Change the role of who is a member already instead of failing them"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), request_body(content = crate::plumbing::schema::MembersBody), responses((status = 201, body = coffer_service::content::sharing::AddMembers, description = "Everyone was added"), (status = 207, body = coffer_service::content::sharing::AddMembers, description = "Some failed (`errors`)"), (status = 403, description = "`ERR_ACCESS_USER`, system folders, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (roleId)")), security(("bearer" = [])))]
 pub async fn add_members(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -577,7 +579,7 @@ pub async fn remove_member(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(get, path = "/rest/roles", tag = "members", responses((status = 200, body = crate::schema::DataOf<coffer_service::content::views::RoleView>, description = "The folder (`d`) and file (`f`) roles")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/roles", tag = "members", responses((status = 200, body = crate::plumbing::schema::DataOf<coffer_service::content::views::RoleView>, description = "The folder (`d`) and file (`f`) roles")), security(("bearer" = [])))]
 pub async fn roles(
     Caller(_c): Caller,
     QueryPairs(q): QueryPairs,
@@ -609,7 +611,7 @@ pub async fn get_file(
     Ok(HttpResponse::Ok().json(blocking(&st, move |ctx| files::get(ctx, &user, &id)).await?))
 }
 
-#[utoipa::path(put, path = "/rest/files/{id}", tag = "files", params(("id" = String, Path, description = "A file id")), request_body(content = crate::schema::FileUpdateBody), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file as changed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/files/{id}", tag = "files", params(("id" = String, Path, description = "A file id")), request_body(content = crate::plumbing::schema::FileUpdateBody), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file as changed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
 pub async fn update_file(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -660,7 +662,7 @@ pub async fn recover_file(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(get, path = "/rest/files/{id}/path", tag = "files", params(("id" = String, Path, description = "A file id")), responses((status = 200, body = crate::schema::PathBody, description = "The folders from the caller's top down to the file, and the file"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/files/{id}/path", tag = "files", params(("id" = String, Path, description = "A file id")), responses((status = 200, body = crate::plumbing::schema::PathBody, description = "The folders from the caller's top down to the file, and the file"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn file_path(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -715,7 +717,7 @@ fn one_or_many(v: Vec<coffer_service::content::views::FileView>) -> HttpResponse
     }
 }
 
-#[utoipa::path(post, path = "/rest/files/actions/move", tag = "files", params(("id:in" = Option<String>, Query, description = "Comma-separated file ids (or `ids` in the body)"), ("partialSuccess" = Option<String>, Query, description = "Accepted; every file must succeed")), request_body(content = crate::schema::FilesDestinationBody), responses((status = 201, body = coffer_service::content::views::FileView, description = "The moved file (several: `{data}`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/files/actions/move", tag = "files", params(("id:in" = Option<String>, Query, description = "Comma-separated file ids (or `ids` in the body)"), ("partialSuccess" = Option<String>, Query, description = "Accepted; every file must succeed")), request_body(content = crate::plumbing::schema::FilesDestinationBody), responses((status = 201, body = coffer_service::content::views::FileView, description = "The moved file (several: `{data}`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
 pub async fn move_files(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -732,7 +734,7 @@ pub async fn move_files(
     ))
 }
 
-#[utoipa::path(post, path = "/rest/files/actions/copy", tag = "files", params(("id:in" = Option<String>, Query, description = "Comma-separated file ids (or `ids` in the body)"), ("partialSuccess" = Option<String>, Query, description = "Accepted; every file must succeed")), request_body(content = crate::schema::FilesDestinationBody), responses((status = 201, body = coffer_service::content::views::FileView, description = "The copy (several: `{data}`), named `name (n)` when the name is taken"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/files/actions/copy", tag = "files", params(("id:in" = Option<String>, Query, description = "Comma-separated file ids (or `ids` in the body)"), ("partialSuccess" = Option<String>, Query, description = "Accepted; every file must succeed")), request_body(content = crate::plumbing::schema::FilesDestinationBody), responses((status = 201, body = coffer_service::content::views::FileView, description = "The copy (several: `{data}`), named `name (n)` when the name is taken"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
 pub async fn copy_files(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -756,7 +758,7 @@ pub const BULK_OPTIONAL: ListSpec = ListSpec {
     ..ListSpec::PLAIN
 };
 
-#[utoipa::path(get, path = "/rest/files/{id}/comments", tag = "comments", params(("id" = String, Path, description = "A file id")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::CommentView>, description = "The comments"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/files/{id}/comments", tag = "comments", params(("id" = String, Path, description = "A file id")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::CommentView>, description = "The comments"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn comments(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -776,7 +778,7 @@ pub async fn comments(
     ))
 }
 
-#[utoipa::path(post, path = "/rest/files/{id}/comments", tag = "comments", params(("id" = String, Path, description = "A file id")), request_body(content = crate::schema::CommentBody), responses((status = 200, body = coffer_service::content::views::CommentView, description = "The new comment"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_MAX_VALUE`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INVALID_PARAMETER` (parentId)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/files/{id}/comments", tag = "comments", params(("id" = String, Path, description = "A file id")), request_body(content = crate::plumbing::schema::CommentBody), responses((status = 200, body = coffer_service::content::views::CommentView, description = "The new comment"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_MAX_VALUE`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INVALID_PARAMETER` (parentId)")), security(("bearer" = [])))]
 pub async fn add_comment(
     Caller(c): Caller,
     st: Data<AppState>,

@@ -1,9 +1,9 @@
 //! `/rest/locations`: everyone reads; system administrators write.
 
-use crate::error::RestError;
-use crate::extract::{int_id, Caller, JsonBody, QueryPairs, SystemAdmin};
-use crate::respond::{created, links, with_metadata};
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{int_id, Caller, JsonBody, QueryPairs, SystemAdmin};
+use crate::plumbing::respond::{created, links, with_metadata};
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
@@ -43,7 +43,7 @@ fn with_links(st: &AppState, mut v: LocationView, on: bool) -> LocationView {
     v
 }
 
-#[utoipa::path(get, path = "/rest/locations", tag = "locations", responses((status = 200, body = crate::schema::WithMetadata<LocationView>, description = "The locations")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/locations", tag = "locations", responses((status = 200, body = crate::plumbing::schema::WithMetadata<LocationView>, description = "The locations")), security(("bearer" = [])))]
 pub async fn list(
     Caller(_c): Caller,
     st: Data<AppState>,
@@ -60,7 +60,7 @@ pub async fn list(
     Ok(with_metadata(&l))
 }
 
-#[utoipa::path(post, path = "/rest/locations", tag = "locations", request_body(content = crate::schema::LocationBody), responses((status = 200, body = crate::schema::LocationCreated, description = "`{id, name, dns}`; the whole entity with `returnEntity=true` or links; with `Location`"), (status = 403, description = "`ERR_ACCESS_SYSTEM_ADMIN`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/locations", tag = "locations", request_body(content = crate::plumbing::schema::LocationBody), responses((status = 200, body = crate::plumbing::schema::LocationCreated, description = "`{id, name, dns}`; the whole entity with `returnEntity=true` or links; with `Location`"), (status = 403, description = "`ERR_ACCESS_SYSTEM_ADMIN`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
 pub async fn create(
     SystemAdmin(c): SystemAdmin,
     st: Data<AppState>,

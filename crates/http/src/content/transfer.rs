@@ -3,10 +3,10 @@
 //! JSON bodies (with their 1 MiB cap) and base64 chunks are read whole.
 
 use crate::content::{parse_date, ONE, VERSIONS};
-use crate::error::RestError;
-use crate::extract::{read_body, Caller, CallerOrRef, JsonBody, QueryPairs};
-use crate::respond::with_metadata;
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{read_body, Caller, CallerOrRef, JsonBody, QueryPairs};
+use crate::plumbing::respond::with_metadata;
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::header;
 use actix_web::web::{self, Bytes, Data, Path, Payload};
 use actix_web::{HttpRequest, HttpResponse};
@@ -56,7 +56,7 @@ pub fn host_routes(cfg: &mut web::ServiceConfig) {
 
 /// Upload session ids are integers; anything else is an unknown session.
 fn upload_id(raw: &str) -> Result<i64, RestError> {
-    crate::extract::int_id(raw)
+    crate::plumbing::extract::int_id(raw)
 }
 
 pub const UPLOADS: ListSpec = ListSpec {
@@ -88,7 +88,7 @@ pub(crate) fn initiate_input(body: &serde_json::Value) -> Result<InitiateInput, 
     })
 }
 
-#[utoipa::path(post, path = "/rest/folders/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The folder to upload into")), request_body(content = crate::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; send the chunks to its `uploadUrl`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a folder has the name"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: `totalSize` exceeds the quota"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The folder to upload into")), request_body(content = crate::plumbing::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; send the chunks to its `uploadUrl`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a folder has the name"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: `totalSize` exceeds the quota"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
 pub async fn initiate_in_folder(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -108,7 +108,7 @@ pub async fn initiate_in_folder(
     Ok(HttpResponse::Created().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/files/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The file to add a version to")), request_body(content = crate::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session of the new version (`filename` is required and checked; the version keeps the file's name)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/files/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The file to add a version to")), request_body(content = crate::plumbing::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session of the new version (`filename` is required and checked; the version keeps the file's name)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
 pub async fn initiate_version(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -129,7 +129,7 @@ pub async fn initiate_version(
     Ok(HttpResponse::Created().json(v))
 }
 
-#[utoipa::path(get, path = "/rest/uploads", tag = "uploads", params(("locate_id" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::UploadView>, description = "The caller's unfinished upload sessions")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/uploads", tag = "uploads", params(("locate_id" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::UploadView>, description = "The caller's unfinished upload sessions")), security(("bearer" = [])))]
 pub async fn list_uploads(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -178,7 +178,7 @@ pub async fn delete_upload(
 /// A multipart or JSON body's field errors as the body readers answer them.
 fn multipart_error(e: actix_multipart::MultipartError) -> BodyError {
     if let actix_multipart::MultipartError::Payload(p) = &e {
-        if crate::middleware::is_body_timeout(p) {
+        if crate::plumbing::middleware::is_body_timeout(p) {
             return BodyError(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 "body timeout",
@@ -200,7 +200,8 @@ fn rest_multipart_error(e: actix_multipart::MultipartError) -> RestError {
 }
 
 fn is_multipart(req: &HttpRequest) -> bool {
-    crate::extract::content_type(req).is_some_and(|ct| ct.starts_with("multipart/form-data"))
+    crate::plumbing::extract::content_type(req)
+        .is_some_and(|ct| ct.starts_with("multipart/form-data"))
 }
 
 /// A small multipart text field (at most 1 KiB).
@@ -290,7 +291,7 @@ impl ChunkFields {
     }
 }
 
-#[utoipa::path(post, path = "/rest/uploads/{id}", tag = "uploads", params(("id" = i64, Path, description = "An upload session id", minimum = 1), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of the web-form submission the session was opened for by `POST /rest/public/mail/{id}/actions/initiateUpload` (404 for any other reference, 429 after too many failures from the address)")), request_body(content = crate::schema::ChunkBody, content_type = "multipart/form-data"), responses((status = 200, body = coffer_service::content::views::UploadView, description = "The chunk was taken (or was a repeat of the last one); for a public upload (`ref`) also the last chunk, with the session `finished`"), (status = 201, body = coffer_service::content::views::FileView, description = "The last chunk completed the file"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such session of the caller's"), (status = 408, description = "`ERR_REQUEST_TIMEOUT`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (compressionMode), `ERR_INVALID_PARAMETER` (index, sizes, content)"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`: with `ref`, too many wrong references from this address"), (status = 503, description = "`ERR_SERVICE_UNAVAILABLE`: the content was freed while it was stored; send it again")), security(("bearer" = []), ()))]
+#[utoipa::path(post, path = "/rest/uploads/{id}", tag = "uploads", params(("id" = i64, Path, description = "An upload session id", minimum = 1), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of the web-form submission the session was opened for by `POST /rest/public/mail/{id}/actions/initiateUpload` (404 for any other reference, 429 after too many failures from the address)")), request_body(content = crate::plumbing::schema::ChunkBody, content_type = "multipart/form-data"), responses((status = 200, body = coffer_service::content::views::UploadView, description = "The chunk was taken (or was a repeat of the last one); for a public upload (`ref`) also the last chunk, with the session `finished`"), (status = 201, body = coffer_service::content::views::FileView, description = "The last chunk completed the file"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such session of the caller's"), (status = 408, description = "`ERR_REQUEST_TIMEOUT`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (compressionMode), `ERR_INVALID_PARAMETER` (index, sizes, content)"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`: with `ref`, too many wrong references from this address"), (status = 503, description = "`ERR_SERVICE_UNAVAILABLE`: the content was freed while it was stored; send it again")), security(("bearer" = []), ()))]
 pub async fn chunk(
     who: CallerOrRef,
     st: Data<AppState>,
@@ -545,7 +546,7 @@ async fn one_shot(
     }
 }
 
-#[utoipa::path(post, path = "/rest/folders/{id}/actions/file", tag = "uploads", params(("id" = String, Path, description = "The folder to upload into")), request_body(content = crate::schema::FileUploadBody, content_type = "multipart/form-data"), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file (a new version when the name exists)"), (status = 400, description = "`ERR_REQUEST_INVALID_JSON`: not multipart"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 408, description = "`ERR_REQUEST_TIMEOUT`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: `disableAutoVersion` and the name exists"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`"), (status = 503, description = "`ERR_SERVICE_UNAVAILABLE`: the content was freed while it was stored; send it again")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/actions/file", tag = "uploads", params(("id" = String, Path, description = "The folder to upload into")), request_body(content = crate::plumbing::schema::FileUploadBody, content_type = "multipart/form-data"), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file (a new version when the name exists)"), (status = 400, description = "`ERR_REQUEST_INVALID_JSON`: not multipart"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 408, description = "`ERR_REQUEST_TIMEOUT`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: `disableAutoVersion` and the name exists"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`"), (status = 503, description = "`ERR_SERVICE_UNAVAILABLE`: the content was freed while it was stored; send it again")), security(("bearer" = [])))]
 pub async fn upload_file(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -563,7 +564,7 @@ pub async fn upload_file(
     Ok(HttpResponse::Ok().json(one_shot(&c, &st, &req, payload, target).await?))
 }
 
-#[utoipa::path(post, path = "/rest/files/{id}/versions", tag = "files", params(("id" = String, Path, description = "A file id")), request_body(content = crate::schema::FileUploadBody, content_type = "multipart/form-data"), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file with its new current version"), (status = 400, description = "`ERR_REQUEST_INVALID_JSON`: not multipart"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 408, description = "`ERR_REQUEST_TIMEOUT`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_LICENSE_MAX_UPLOAD_SIZE`"), (status = 503, description = "`ERR_SERVICE_UNAVAILABLE`: the content was freed while it was stored; send it again")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/files/{id}/versions", tag = "files", params(("id" = String, Path, description = "A file id")), request_body(content = crate::plumbing::schema::FileUploadBody, content_type = "multipart/form-data"), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file with its new current version"), (status = 400, description = "`ERR_REQUEST_INVALID_JSON`: not multipart"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 408, description = "`ERR_REQUEST_TIMEOUT`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_LICENSE_MAX_UPLOAD_SIZE`"), (status = 503, description = "`ERR_SERVICE_UNAVAILABLE`: the content was freed while it was stored; send it again")), security(("bearer" = [])))]
 pub async fn new_version(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -579,7 +580,7 @@ pub async fn new_version(
     Ok(HttpResponse::Ok().json(one_shot(&c, &st, &req, payload, target).await?))
 }
 
-#[utoipa::path(get, path = "/rest/files/{id}/versions", tag = "files", params(("id" = String, Path, description = "A file id")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::content::views::VersionView>, description = "The versions, newest first unless asked otherwise"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/files/{id}/versions", tag = "files", params(("id" = String, Path, description = "A file id")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::VersionView>, description = "The versions, newest first unless asked otherwise"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn versions(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -704,7 +705,7 @@ pub(crate) async fn serve_as(
             let mut e = ApiError::field(ErrorCode::InvalidParameter, "Range")
                 .with_message("The range lies outside the content.");
             e.status = 416;
-            let mut res = crate::error::rest_error(&e);
+            let mut res = crate::plumbing::error::rest_error(&e);
             res.headers_mut().insert(
                 header::CONTENT_RANGE,
                 header::HeaderValue::from_str(&format!("bytes */{size}"))

@@ -1,10 +1,10 @@
 //! `/rest/clients`: the OAuth client registry (system and application administrators; keys and
 //! impersonation flows system administrators only), and `/rest/clients/me` for any caller.
 
-use crate::error::RestError;
-use crate::extract::{AppAdmin, Caller, JsonBody, QueryPairs};
-use crate::respond::{created, links, paged};
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{AppAdmin, Caller, JsonBody, QueryPairs};
+use crate::plumbing::respond::{created, links, paged};
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
@@ -79,7 +79,7 @@ fn input(body: &serde_json::Value) -> Result<(ClientInput, bool), RestError> {
     Ok((input, f.add_links()?))
 }
 
-#[utoipa::path(get, path = "/rest/clients", tag = "clients", responses((status = 200, body = crate::schema::Paged<ClientView>, description = "The clients; hidden clients are left out"), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/clients", tag = "clients", responses((status = 200, body = crate::plumbing::schema::Paged<ClientView>, description = "The clients; hidden clients are left out"), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator")), security(("bearer" = [])))]
 pub async fn list(
     AppAdmin(a): AppAdmin,
     st: Data<AppState>,
@@ -96,7 +96,7 @@ pub async fn list(
     Ok(paged(&l))
 }
 
-#[utoipa::path(post, path = "/rest/clients", tag = "clients", request_body(content = crate::schema::ClientBody), responses((status = 200, body = ClientView, description = "The new client with `client_secret`, shown only here, and `Location`"), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator; `ERR_ACCESS_SYSTEM_ADMIN`: `signatureKey`, `jwtPublicKey` or the signature or JWT flow from an application administrator"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_INTEGER`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/clients", tag = "clients", request_body(content = crate::plumbing::schema::ClientBody), responses((status = 200, body = ClientView, description = "The new client with `client_secret`, shown only here, and `Location`"), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator; `ERR_ACCESS_SYSTEM_ADMIN`: `signatureKey`, `jwtPublicKey` or the signature or JWT flow from an application administrator"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_INTEGER`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
 pub async fn create(
     AppAdmin(c): AppAdmin,
     st: Data<AppState>,
@@ -141,7 +141,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path, description = "A client id")), request_body(content = crate::schema::ClientBody, description = "As create; a built-in client changes only its two lifetimes"), responses((status = 200, body = ClientView, description = "The updated client"), (status = 403, description = "`ERR_ACCESS_USER`: not an administrator, or a change of a built-in client other than its lifetimes; `ERR_ACCESS_SYSTEM_ADMIN`: a new `signatureKey` or `jwtPublicKey`, or the signature or JWT flow added, by an application administrator"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken"), (status = 422, description = "As create")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path, description = "A client id")), request_body(content = crate::plumbing::schema::ClientBody, description = "As create; a built-in client changes only its two lifetimes"), responses((status = 200, body = ClientView, description = "The updated client"), (status = 403, description = "`ERR_ACCESS_USER`: not an administrator, or a change of a built-in client other than its lifetimes; `ERR_ACCESS_SYSTEM_ADMIN`: a new `signatureKey` or `jwtPublicKey`, or the signature or JWT flow added, by an application administrator"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken"), (status = 422, description = "As create")), security(("bearer" = [])))]
 pub async fn update(
     AppAdmin(c): AppAdmin,
     st: Data<AppState>,
@@ -168,7 +168,7 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(get, path = "/rest/clients/{id}/scopes", tag = "clients", params(("id" = String, Path, description = "A client id")), responses((status = 200, body = crate::schema::DataOf<String>, description = "The items of the client's scope"), (status = 403, description = "`ERR_ACCESS_USER`: another client needs an administrator"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/clients/{id}/scopes", tag = "clients", params(("id" = String, Path, description = "A client id")), responses((status = 200, body = crate::plumbing::schema::DataOf<String>, description = "The items of the client's scope"), (status = 403, description = "`ERR_ACCESS_USER`: another client needs an administrator"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn scopes(
     Caller(c): Caller,
     st: Data<AppState>,

@@ -1,8 +1,8 @@
 //! `/webhooks` (interface §4.17): management of the caller's webhooks, with no `/rest` prefix,
 //! no version header, and the webhook error envelope `{code, message: "[Status Text] detail"}`.
 
-use crate::extract::{bearer, read_body, MAX_JSON_BODY};
-use crate::state::AppState;
+use crate::plumbing::extract::{bearer, read_body, MAX_JSON_BODY};
+use crate::plumbing::state::AppState;
 use actix_web::dev::Payload;
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
@@ -51,7 +51,7 @@ impl From<coffer_errors::Error> for WebhookErr {
                 WebhookErr::new(a.status, a.message.trim_end_matches('.'))
             }
             coffer_errors::Error::Internal(cause) => {
-                crate::error::log_internal(&cause);
+                crate::plumbing::error::log_internal(&cause);
                 WebhookErr::new(500, "internal error")
             }
         }
@@ -268,7 +268,7 @@ fn page(req: &HttpRequest) -> Result<(i64, i64), WebhookErr> {
     Ok((offset, limit))
 }
 
-#[utoipa::path(get, path = "/webhooks", tag = "webhooks", params(("offset" = Option<i64>, Query, description = "Items to skip", minimum = 0), ("limit" = Option<i64>, Query, description = "Items per page: 0 (the default, 100) to 1000; more is cut to 1000", minimum = 0)), responses((status = 200, body = crate::schema::Items<WebhookView>, description = "The caller's webhooks")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/webhooks", tag = "webhooks", params(("offset" = Option<i64>, Query, description = "Items to skip", minimum = 0), ("limit" = Option<i64>, Query, description = "Items per page: 0 (the default, 100) to 1000; more is cut to 1000", minimum = 0)), responses((status = 200, body = crate::plumbing::schema::Items<WebhookView>, description = "The caller's webhooks")), security(("bearer" = [])))]
 pub async fn list(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,
@@ -279,7 +279,7 @@ pub async fn list(
     Ok(HttpResponse::Ok().json(serde_json::json!({"items": items, "totalItems": total})))
 }
 
-#[utoipa::path(post, path = "/webhooks", tag = "webhooks", request_body(content = crate::schema::WebhookBody), responses((status = 201, body = WebhookView, description = "The new webhook, with `Location`", headers(("ETag" = String, description = "The webhook's version, for `If-Match`"), ("Location" = String)))), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/webhooks", tag = "webhooks", request_body(content = crate::plumbing::schema::WebhookBody), responses((status = 201, body = WebhookView, description = "The new webhook, with `Location`", headers(("ETag" = String, description = "The webhook's version, for `If-Match`"), ("Location" = String)))), security(("bearer" = [])))]
 pub async fn create(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,
@@ -323,7 +323,7 @@ async fn update(
     Ok(HttpResponse::Ok().insert_header(("ETag", etag(&v))).json(v))
 }
 
-#[utoipa::path(put, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("If-Match" = Option<String>, Header, description = "The `ETag` the update starts from (`\"3\"`, `W/\"3\"`), or `*`", pattern = "^\\s*(\\*|(W/)?\"*[+-]?[0-9]+\"*)\\s*$")), request_body(content = crate::schema::WebhookBody, description = "As create; an absent `token` is removed"), responses((status = 200, body = WebhookView, description = "The updated webhook", headers(("ETag" = String, description = "The webhook's version, for `If-Match`"))), (status = 404, description = "No such webhook of the caller"), (status = 409, description = "Changed since the version in `If-Match`")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("If-Match" = Option<String>, Header, description = "The `ETag` the update starts from (`\"3\"`, `W/\"3\"`), or `*`", pattern = "^\\s*(\\*|(W/)?\"*[+-]?[0-9]+\"*)\\s*$")), request_body(content = crate::plumbing::schema::WebhookBody, description = "As create; an absent `token` is removed"), responses((status = 200, body = WebhookView, description = "The updated webhook", headers(("ETag" = String, description = "The webhook's version, for `If-Match`"))), (status = 404, description = "No such webhook of the caller"), (status = 409, description = "Changed since the version in `If-Match`")), security(("bearer" = [])))]
 pub async fn replace(
     c: WebhookCaller,
     st: Data<AppState>,
@@ -334,7 +334,7 @@ pub async fn replace(
     update(c, st, id, req, payload, UpdateKind::Replace).await
 }
 
-#[utoipa::path(patch, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("If-Match" = Option<String>, Header, description = "The `ETag` the update starts from (`\"3\"`, `W/\"3\"`), or `*`", pattern = "^\\s*(\\*|(W/)?\"*[+-]?[0-9]+\"*)\\s*$")), request_body(content = crate::schema::WebhookPatchBody, description = "Any of the create fields"), responses((status = 200, body = WebhookView, description = "The updated webhook", headers(("ETag" = String, description = "The webhook's version, for `If-Match`"))), (status = 404, description = "No such webhook of the caller"), (status = 409, description = "Changed since the version in `If-Match`")), security(("bearer" = [])))]
+#[utoipa::path(patch, path = "/webhooks/{id}", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("If-Match" = Option<String>, Header, description = "The `ETag` the update starts from (`\"3\"`, `W/\"3\"`), or `*`", pattern = "^\\s*(\\*|(W/)?\"*[+-]?[0-9]+\"*)\\s*$")), request_body(content = crate::plumbing::schema::WebhookPatchBody, description = "Any of the create fields"), responses((status = 200, body = WebhookView, description = "The updated webhook", headers(("ETag" = String, description = "The webhook's version, for `If-Match`"))), (status = 404, description = "No such webhook of the caller"), (status = 409, description = "Changed since the version in `If-Match`")), security(("bearer" = [])))]
 pub async fn patch(
     c: WebhookCaller,
     st: Data<AppState>,
@@ -356,7 +356,7 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("offset" = Option<i64>, Query, description = "Items to skip", minimum = 0), ("limit" = Option<i64>, Query, description = "Items per page: 0 (the default, 100) to 1000; more is cut to 1000", minimum = 0)), responses((status = 200, body = crate::schema::Items<coffer_service::platform::webhooks::DeliveryView>, description = "Coffer: the delivery log, newest first, each with its attempts"), (status = 404, description = "No such webhook of the caller")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("offset" = Option<i64>, Query, description = "Items to skip", minimum = 0), ("limit" = Option<i64>, Query, description = "Items per page: 0 (the default, 100) to 1000; more is cut to 1000", minimum = 0)), responses((status = 200, body = crate::plumbing::schema::Items<coffer_service::platform::webhooks::DeliveryView>, description = "Coffer: the delivery log, newest first, each with its attempts"), (status = 404, description = "No such webhook of the caller")), security(("bearer" = [])))]
 pub async fn deliveries(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,
@@ -369,7 +369,7 @@ pub async fn deliveries(
     Ok(HttpResponse::Ok().json(serde_json::json!({"items": items, "totalItems": total})))
 }
 
-#[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("delivery_id" = String, Path, description = "A delivery id")), responses((status = 202, body = crate::schema::DeliveryId, description = "Coffer: the delivery is sent again now, with the same webhook-id"), (status = 404, description = "No such webhook or delivery"), (status = 409, description = "The webhook is disabled")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("delivery_id" = String, Path, description = "A delivery id")), responses((status = 202, body = crate::plumbing::schema::DeliveryId, description = "Coffer: the delivery is sent again now, with the same webhook-id"), (status = 404, description = "No such webhook or delivery"), (status = 409, description = "The webhook is disabled")), security(("bearer" = [])))]
 pub async fn redeliver(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,
@@ -382,7 +382,7 @@ pub async fn redeliver(
     Ok(HttpResponse::Accepted().json(serde_json::json!({"id": delivery_id})))
 }
 
-#[utoipa::path(post, path = "/webhooks/{id}/ping", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")), responses((status = 202, body = crate::schema::DeliveryId, description = "Coffer: a `webhook.webhook.ping` delivery to this webhook"), (status = 404, description = "No such webhook of the caller"), (status = 409, description = "The webhook is disabled")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/webhooks/{id}/ping", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")), responses((status = 202, body = crate::plumbing::schema::DeliveryId, description = "Coffer: a `webhook.webhook.ping` delivery to this webhook"), (status = 404, description = "No such webhook of the caller"), (status = 409, description = "The webhook is disabled")), security(("bearer" = [])))]
 pub async fn ping(
     WebhookCaller(c): WebhookCaller,
     st: Data<AppState>,

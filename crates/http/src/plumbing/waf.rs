@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 /// The rules Coffer ships: path traversal and NUL bytes.
-pub const DEFAULT_RULES: &str = include_str!("../waf/default-rules.json");
+pub const DEFAULT_RULES: &str = include_str!("../../waf/default-rules.json");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -1,9 +1,9 @@
 //! `/rest/contacts`: each user's own contacts.
 
-use crate::error::RestError;
-use crate::extract::{int_id, Caller, JsonBody, QueryPairs};
-use crate::respond::{created, links, with_metadata};
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{int_id, Caller, JsonBody, QueryPairs};
+use crate::plumbing::respond::{created, links, with_metadata};
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
@@ -47,7 +47,7 @@ fn with_links(st: &AppState, mut v: ContactView, on: bool) -> ContactView {
     v
 }
 
-#[utoipa::path(get, path = "/rest/contacts", tag = "contacts", responses((status = 200, body = crate::schema::WithMetadata<ContactView>, description = "The caller's contacts (default order `name:asc`; never contacted counts as the oldest)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/contacts", tag = "contacts", responses((status = 200, body = crate::plumbing::schema::WithMetadata<ContactView>, description = "The caller's contacts (default order `name:asc`; never contacted counts as the oldest)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order")), security(("bearer" = [])))]
 pub async fn list(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -64,7 +64,7 @@ pub async fn list(
     Ok(with_metadata(&l))
 }
 
-#[utoipa::path(post, path = "/rest/contacts", tag = "contacts", request_body(content = crate::schema::ContactBody), responses((status = 200, body = ContactView, description = "The new contact, with `Location`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the caller has a contact with this name (without regard to case)"), (status = 422, description = "`ERR_INVALID_PARAMETER` naming the field: `name`, `items` or `items[i].email`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/contacts", tag = "contacts", request_body(content = crate::plumbing::schema::ContactBody), responses((status = 200, body = ContactView, description = "The new contact, with `Location`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the caller has a contact with this name (without regard to case)"), (status = 422, description = "`ERR_INVALID_PARAMETER` naming the field: `name`, `items` or `items[i].email`")), security(("bearer" = [])))]
 pub async fn create(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -92,7 +92,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/contacts/{id}", tag = "contacts", params(("id" = i64, Path, description = "A contact id", minimum = 1)), request_body(content = crate::schema::ContactBody), responses((status = 200, description = "Changed (no body)"), (status = 403, description = "`ERR_ACCESS_USER`: another user's contact"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: another contact of the caller has this name"), (status = 422, description = "`ERR_INVALID_PARAMETER` naming the field")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/contacts/{id}", tag = "contacts", params(("id" = i64, Path, description = "A contact id", minimum = 1)), request_body(content = crate::plumbing::schema::ContactBody), responses((status = 200, description = "Changed (no body)"), (status = 403, description = "`ERR_ACCESS_USER`: another user's contact"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: another contact of the caller has this name"), (status = 422, description = "`ERR_INVALID_PARAMETER` naming the field")), security(("bearer" = [])))]
 pub async fn update(
     Caller(c): Caller,
     st: Data<AppState>,

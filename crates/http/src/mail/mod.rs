@@ -1,12 +1,16 @@
 //! `/rest/mail`: secure mail (docs/mail.md). Handlers read the query and body and call
 //! `coffer_service::mail`, which decides who may see and change what.
 
+pub mod contacts;
+pub mod pages;
+pub mod shared_mailboxes;
+
 use crate::content::parse_date;
-use crate::error::RestError;
-use crate::extract::{Caller, CallerOrRef, JsonBody, QueryPairs};
-use crate::respond::with_metadata;
-use crate::state::{blocking, AppState};
-use crate::transfer::{initiate_input, serve_as, Served};
+use crate::content::transfer::{initiate_input, serve_as, Served};
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{Caller, CallerOrRef, JsonBody, QueryPairs};
+use crate::plumbing::respond::with_metadata;
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListQuery, ListSpec, Op};
@@ -231,7 +235,7 @@ fn mail_query(q: &ListQuery) -> Result<MailQuery, RestError> {
     Ok(m)
 }
 
-#[utoipa::path(get, path = "/rest/mail", tag = "mail", responses((status = 200, body = crate::schema::WithMetadata<coffer_service::mail::MailView>, description = "One mailbox's mail (default order `date:desc`)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 403, description = "`ERR_ACCESS_USER`: not an active member of the shared mailbox"), (status = 422, description = "`ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/mail", tag = "mail", responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::mail::MailView>, description = "One mailbox's mail (default order `date:desc`)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 403, description = "`ERR_ACCESS_USER`: not an active member of the shared mailbox"), (status = 422, description = "`ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
 pub async fn list(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -293,7 +297,7 @@ pub const SEND: ListSpec = ListSpec {
     ..ListSpec::PLAIN
 };
 
-#[utoipa::path(post, path = "/rest/mail/actions/sendFile", tag = "mail", request_body(content = crate::schema::SendFileBody), responses((status = 201, body = coffer_service::mail::MailView, description = "The email: a draft (`draft: true`), or sent (`sent`, `self_send`) or on its way to outside recipients (`queued`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`, `ERR_INPUT_EMAIL_WITH_NO_RECIPIENTS_NOT_ALLOWED`, `ERR_INPUT_SECURE_BODY_WITH_NO_AUTH_NOT_ALLOWED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a file or the parent email"), (status = 422, description = "`ERR_INVALID_PARAMETER`, `ERR_INPUT_EXCEEDS_MAX_VALUE`, `ERR_INPUT_PAST_DATE`, `ERR_INPUT_INVALID_DATE`, `ERR_INPUT_HTML_TAGS_INVALID`, `ERR_INPUT_NOT_IN_LIST`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_NOT_STRING`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/mail/actions/sendFile", tag = "mail", request_body(content = crate::plumbing::schema::SendFileBody), responses((status = 201, body = coffer_service::mail::MailView, description = "The email: a draft (`draft: true`), or sent (`sent`, `self_send`) or on its way to outside recipients (`queued`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`, `ERR_INPUT_EMAIL_WITH_NO_RECIPIENTS_NOT_ALLOWED`, `ERR_INPUT_SECURE_BODY_WITH_NO_AUTH_NOT_ALLOWED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a file or the parent email"), (status = 422, description = "`ERR_INVALID_PARAMETER`, `ERR_INPUT_EXCEEDS_MAX_VALUE`, `ERR_INPUT_PAST_DATE`, `ERR_INPUT_INVALID_DATE`, `ERR_INPUT_HTML_TAGS_INVALID`, `ERR_INPUT_NOT_IN_LIST`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_NOT_STRING`")), security(("bearer" = [])))]
 pub async fn send(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -304,14 +308,14 @@ pub async fn send(
     let input = coffer_domain::mail::parse_send(&body, coffer_service::now())?;
     let v = blocking(&st, move |ctx| svc::send(ctx, c.user_id(), None, &input)).await?;
     let location = format!("{}/rest/mail/{}", st.base_url(), v.id);
-    Ok(crate::respond::created(
+    Ok(crate::plumbing::respond::created(
         actix_web::http::StatusCode::CREATED,
         location,
         &v,
     ))
 }
 
-#[utoipa::path(put, path = "/rest/mail/{id}/actions/sendFile", tag = "mail", params(("id" = String, Path, description = "A draft of the caller's")), request_body(content = crate::schema::SendFileBody), responses((status = 200, body = coffer_service::mail::MailView, description = "The draft, changed, or sent"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`, `ERR_ENTITY_EMAIL_NOT_DRAFT`, and as for sending"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "As for sending")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/mail/{id}/actions/sendFile", tag = "mail", params(("id" = String, Path, description = "A draft of the caller's")), request_body(content = crate::plumbing::schema::SendFileBody), responses((status = 200, body = coffer_service::mail::MailView, description = "The draft, changed, or sent"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`, `ERR_ENTITY_EMAIL_NOT_DRAFT`, and as for sending"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "As for sending")), security(("bearer" = [])))]
 pub async fn send_draft(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -340,7 +344,7 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(post, path = "/rest/mail/{id}/actions/initiateUpload", tag = "mail", params(("id" = String, Path, description = "A draft of the caller's")), request_body(content = crate::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; its file attaches to the draft when the last chunk arrives"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`, `ERR_ENTITY_EMAIL_NOT_DRAFT`, `ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a folder has the name"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/mail/{id}/actions/initiateUpload", tag = "mail", params(("id" = String, Path, description = "A draft of the caller's")), request_body(content = crate::plumbing::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; its file attaches to the draft when the last chunk arrives"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`, `ERR_ENTITY_EMAIL_NOT_DRAFT`, `ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a folder has the name"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
 pub async fn initiate_upload(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -374,7 +378,7 @@ pub const RECIPIENTS: ListSpec = ListSpec {
     bulk: false,
 };
 
-#[utoipa::path(get, path = "/rest/mail/{id}/recipients", tag = "mail", params(("id" = String, Path, description = "An email id")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::mail::RecipientView>, description = "The recipients in the order given (bcc only for the sender)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/mail/{id}/recipients", tag = "mail", params(("id" = String, Path, description = "An email id")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::mail::RecipientView>, description = "The recipients in the order given (bcc only for the sender)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn recipients(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -416,7 +420,7 @@ pub const ATTACHMENTS: ListSpec = ListSpec {
     ..ListSpec::PLAIN
 };
 
-#[utoipa::path(get, path = "/rest/mail/{id}/attachments", tag = "mail", params(("id" = String, Path, description = "An email id"), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of an outside recipient's link, for `no_auth` mail (a capability read; 404 for any other reference, 429 after too many failures from the address)")), responses((status = 200, body = crate::schema::WithMetadata<coffer_service::mail::AttachmentView>, description = "The email's files"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = []), ()))]
+#[utoipa::path(get, path = "/rest/mail/{id}/attachments", tag = "mail", params(("id" = String, Path, description = "An email id"), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of an outside recipient's link, for `no_auth` mail (a capability read; 404 for any other reference, 429 after too many failures from the address)")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::mail::AttachmentView>, description = "The email's files"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = []), ()))]
 pub async fn attachments(
     reader: CallerOrRef,
     st: Data<AppState>,

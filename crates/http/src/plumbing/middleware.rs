@@ -2,8 +2,8 @@
 //! routes), the firewall (all routes), the body deadline (all routes), and for `/rest` the
 //! removed-endpoint answers and the API version check.
 
-use crate::error::rest_error;
-use crate::state::AppState;
+use crate::plumbing::error::rest_error;
+use crate::plumbing::state::AppState;
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
@@ -222,7 +222,9 @@ pub async fn body_deadline<B: MessageBody + 'static>(
     }
     let timeout = req
         .app_data::<Data<AppState>>()
-        .map_or(crate::state::DEFAULT_BODY_TIMEOUT, |s| s.body_timeout);
+        .map_or(crate::plumbing::state::DEFAULT_BODY_TIMEOUT, |s| {
+            s.body_timeout
+        });
     let body = Rc::new(RefCell::new(payload));
     let deadline = Deadline {
         inner: body.clone(),
@@ -363,7 +365,7 @@ pub async fn rest_gate<B: MessageBody>(
     }
     // The one rule for text (`coffer_domain::input::is_clean`): a path with a control character
     // names no entity, and never reaches a query of the database.
-    if !coffer_domain::input::is_clean(&crate::waf::percent_decode(req.path()), false) {
+    if !coffer_domain::input::is_clean(&crate::plumbing::waf::percent_decode(req.path()), false) {
         let e = ApiError::new(ErrorCode::EntityNotFound);
         return Ok(short_circuit(req, &e));
     }

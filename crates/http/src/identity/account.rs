@@ -1,8 +1,8 @@
 //! `/rest/users/me` and `/rest/settings`.
 
-use crate::error::RestError;
-use crate::extract::{Caller, JsonBody, QueryPairs};
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{Caller, JsonBody, QueryPairs};
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data};
 use actix_web::HttpResponse;
 use coffer_domain::input::Fields;
@@ -41,8 +41,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/users/me/tfa/auth").route(web::post().to(tfa_auth)))
     .service(
         web::resource("/admin/users/{id}")
-            .route(web::get().to(crate::admin_users::get))
-            .route(web::put().to(crate::admin_users::update))
+            .route(web::get().to(crate::identity::admin_users::get))
+            .route(web::put().to(crate::identity::admin_users::update))
             .route(web::delete().to(delete_user)),
     )
     .service(web::resource("/settings/passwordPolicy").route(web::get().to(password_policy)))
@@ -66,7 +66,7 @@ pub async fn me(
     Ok(HttpResponse::Ok().json(u))
 }
 
-#[utoipa::path(get, path = "/rest/settings/passwordPolicy", tag = "settings", responses((status = 200, body = crate::schema::PasswordPolicyView, description = "The password policy")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/settings/passwordPolicy", tag = "settings", responses((status = 200, body = crate::plumbing::schema::PasswordPolicyView, description = "The password policy")), security(("bearer" = [])))]
 pub async fn password_policy(
     Caller(_c): Caller,
     st: Data<AppState>,
@@ -84,7 +84,7 @@ pub async fn system(Caller(c): Caller, st: Data<AppState>) -> Result<HttpRespons
     Ok(HttpResponse::Ok().json(s))
 }
 
-#[utoipa::path(put, path = "/rest/users/me", tag = "users", request_body(content = crate::schema::UpdateMeBody, description = "`name`, or `password` with `previousPassword`, or both; a new password ends the user's other sessions"), responses((status = 200, body = CurrentUser, description = "The updated user"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT` (name), `ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the previous password does not match), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`"), (status = 429, description = "Too many wrong previous passwords (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/users/me", tag = "users", request_body(content = crate::plumbing::schema::UpdateMeBody, description = "`name`, or `password` with `previousPassword`, or both; a new password ends the user's other sessions"), responses((status = 200, body = CurrentUser, description = "The updated user"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT` (name), `ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the previous password does not match), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`"), (status = 429, description = "Too many wrong previous passwords (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn update_me(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
@@ -141,7 +141,7 @@ fn deleted_body(d: &coffer_service::identity::users::Deleted) -> serde_json::Val
     body
 }
 
-#[utoipa::path(delete, path = "/rest/users", tag = "users", request_body(content = Option<crate::schema::DeleteOptionsBody>, description = "The delete options; none: delete the unshared data"), responses((status = 200, body = crate::schema::DeletedUsers, description = "The users marked deleted; with `partialSuccess`, `failedIds`"), (status = 403, description = "`ERR_ACCESS_USER`: not a user administrator, the caller's own account, or an administrator a helpdesk administrator may not delete (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: an unknown id (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_ATTRIBUTE_FORBIDDEN`, `ERR_INVALID_PARAMETER` (retainToUser)")), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/users", tag = "users", request_body(content = Option<crate::plumbing::schema::DeleteOptionsBody>, description = "The delete options; none: delete the unshared data"), responses((status = 200, body = crate::plumbing::schema::DeletedUsers, description = "The users marked deleted; with `partialSuccess`, `failedIds`"), (status = 403, description = "`ERR_ACCESS_USER`: not a user administrator, the caller's own account, or an administrator a helpdesk administrator may not delete (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: an unknown id (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_ATTRIBUTE_FORBIDDEN`, `ERR_INVALID_PARAMETER` (retainToUser)")), security(("bearer" = [])))]
 pub async fn delete_users(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -164,7 +164,7 @@ pub async fn delete_users(
     Ok(HttpResponse::Ok().json(deleted_body(&d)))
 }
 
-#[utoipa::path(delete, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = Option<crate::schema::DeleteOptionsBody>, description = "The delete options, as for DELETE /rest/users"), responses((status = 204, description = "The user is marked deleted"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "The delete options are invalid")), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = Option<crate::plumbing::schema::DeleteOptionsBody>, description = "The delete options, as for DELETE /rest/users"), responses((status = 204, description = "The user is marked deleted"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "The delete options are invalid")), security(("bearer" = [])))]
 pub async fn delete_user(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -200,7 +200,7 @@ pub async fn quota(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(put, path = "/rest/users/me/mobileNumber", tag = "users", request_body(content = crate::schema::MobileNumberBody), responses((status = 200, body = crate::schema::UserSettings, description = "The user settings; with `testOnly` a test message was sent and the body is empty"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT` (mobileNumber), `ERR_INVALID_PARAMETER` (the password does not match), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (the number receives two-factor codes)"), (status = 429, description = "Too many wrong passwords, or too many test messages to this user or number (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/users/me/mobileNumber", tag = "users", request_body(content = crate::plumbing::schema::MobileNumberBody), responses((status = 200, body = crate::plumbing::schema::UserSettings, description = "The user settings; with `testOnly` a test message was sent and the body is empty"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT` (mobileNumber), `ERR_INVALID_PARAMETER` (the password does not match), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (the number receives two-factor codes)"), (status = 429, description = "Too many wrong passwords, or too many test messages to this user or number (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
 pub async fn mobile_number(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
@@ -235,7 +235,7 @@ pub(crate) const LDAP_SPEC: ListSpec = ListSpec {
     ..ListSpec::PLAIN
 };
 
-#[utoipa::path(get, path = "/rest/users/ldapSearch", tag = "users", params(("value" = String, Query, description = "Part of an email or a name, at most 256 characters", max_length = 256, pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]")), responses((status = 200, body = crate::schema::DirectoryMatches, description = "The matches"), (status = 503, description = "The directory server failed")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/ldapSearch", tag = "users", params(("value" = String, Query, description = "Part of an email or a name, at most 256 characters", max_length = 256, pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]")), responses((status = 200, body = crate::plumbing::schema::DirectoryMatches, description = "The matches"), (status = 503, description = "The directory server failed")), security(("bearer" = [])))]
 pub async fn ldap_search(
     Caller(_c): Caller,
     st: Data<AppState>,
@@ -250,7 +250,7 @@ pub async fn ldap_search(
     Ok(HttpResponse::Ok().json(serde_json::json!({ "matches": matches })))
 }
 
-#[utoipa::path(post, path = "/rest/users/actions/login", tag = "users", request_body(content = crate::schema::LoginBody), responses((status = 200, body = crate::schema::LoginResponse, description = "Signed in, with the session cookie and the `XSRF-TOKEN` cookie"), (status = 401, description = "`ERR_AUTH_UNAUTHORIZED`: wrong credentials"), (status = 422, description = "`ERR_INPUT_REQUIRED`"), (status = 429, description = "Too many failed sign-ins (`Retry-After`)")))]
+#[utoipa::path(post, path = "/rest/users/actions/login", tag = "users", request_body(content = crate::plumbing::schema::LoginBody), responses((status = 200, body = crate::plumbing::schema::LoginResponse, description = "Signed in, with the session cookie and the `XSRF-TOKEN` cookie"), (status = 401, description = "`ERR_AUTH_UNAUTHORIZED`: wrong credentials"), (status = 422, description = "`ERR_INPUT_REQUIRED`"), (status = 429, description = "Too many failed sign-ins (`Retry-After`)")))]
 pub async fn login(
     req: actix_web::HttpRequest,
     st: Data<AppState>,
@@ -274,25 +274,27 @@ pub async fn login(
     })
     .await?;
     let secure = st.secure_cookies;
-    let session = actix_web::cookie::Cookie::build(crate::extract::SESSION_COOKIE, l.session_token)
-        .path("/")
-        .http_only(true)
-        .secure(secure)
-        .same_site(actix_web::cookie::SameSite::Lax)
-        .finish();
+    let session =
+        actix_web::cookie::Cookie::build(crate::plumbing::extract::SESSION_COOKIE, l.session_token)
+            .path("/")
+            .http_only(true)
+            .secure(secure)
+            .same_site(actix_web::cookie::SameSite::Lax)
+            .finish();
     // Readable by the page, which echoes it in X-XSRF-TOKEN.
-    let csrf = actix_web::cookie::Cookie::build(crate::extract::CSRF_COOKIE, l.csrf_token)
-        .path("/")
-        .secure(secure)
-        .same_site(actix_web::cookie::SameSite::Strict)
-        .finish();
+    let csrf =
+        actix_web::cookie::Cookie::build(crate::plumbing::extract::CSRF_COOKIE, l.csrf_token)
+            .path("/")
+            .secure(secure)
+            .same_site(actix_web::cookie::SameSite::Strict)
+            .finish();
     Ok(HttpResponse::Ok()
         .cookie(session)
         .cookie(csrf)
         .json(serde_json::json!({"success": true, "redirectUrl": l.redirect_url})))
 }
 
-#[utoipa::path(put, path = "/rest/users/aliveToken", tag = "users", responses((status = 200, body = crate::schema::Empty, description = "The session goes on for another full period")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/users/aliveToken", tag = "users", responses((status = 200, body = crate::plumbing::schema::Empty, description = "The session goes on for another full period")), security(("bearer" = [])))]
 pub async fn alive_token(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     blocking(&st, move |ctx| {
         coffer_service::identity::sessions::keep_alive(ctx, &c)
@@ -301,7 +303,7 @@ pub async fn alive_token(Caller(c): Caller, st: Data<AppState>) -> Result<HttpRe
     Ok(HttpResponse::Ok().json(serde_json::json!({})))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/forcedPasswordChange", tag = "users", request_body(content = crate::schema::ForcedPasswordChangeBody), responses((status = 200, body = crate::schema::AuthRedirectResponse, description = "Changed; where the sign-in goes next"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the previous password does not match), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`"), (status = 429, description = "Too many wrong previous passwords (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/forcedPasswordChange", tag = "users", request_body(content = crate::plumbing::schema::ForcedPasswordChangeBody), responses((status = 200, body = crate::plumbing::schema::AuthRedirectResponse, description = "Changed; where the sign-in goes next"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the previous password does not match), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`"), (status = 429, description = "Too many wrong previous passwords (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn forced_password_change(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
@@ -327,7 +329,7 @@ pub async fn forced_password_change(
     Ok(HttpResponse::Ok().json(serde_json::json!({ "redirectUrl": next })))
 }
 
-#[utoipa::path(post, path = "/rest/users/requestPasswordReset", tag = "users", request_body(content = crate::schema::RequestPasswordResetBody), responses((status = 204, description = "Taken. When a usable account has this address, it is mailed a single-use reset link (valid one hour by default) that replaces any earlier one; the answer is the same for every well-formed address, known or not"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_INVALID_EMAIL`"), (status = 429, description = "Too many reset requests for this address or from this client (`Retry-After`)")))]
+#[utoipa::path(post, path = "/rest/users/requestPasswordReset", tag = "users", request_body(content = crate::plumbing::schema::RequestPasswordResetBody), responses((status = 204, description = "Taken. When a usable account has this address, it is mailed a single-use reset link (valid one hour by default) that replaces any earlier one; the answer is the same for every well-formed address, known or not"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_INVALID_EMAIL`"), (status = 429, description = "Too many reset requests for this address or from this client (`Retry-After`)")))]
 pub async fn request_password_reset(
     req: actix_web::HttpRequest,
     st: Data<AppState>,
@@ -343,7 +345,7 @@ pub async fn request_password_reset(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(post, path = "/rest/users/resetPassword", tag = "users", request_body(content = crate::schema::ResetPasswordBody), responses((status = 204, description = "The password is set, the link used up, and every session and token of the user ended"), (status = 403, description = "`ERR_ACCESS_USER`: the link is unknown, expired or used (one answer for all)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR` (the link stays usable)")))]
+#[utoipa::path(post, path = "/rest/users/resetPassword", tag = "users", request_body(content = crate::plumbing::schema::ResetPasswordBody), responses((status = 204, description = "The password is set, the link used up, and every session and token of the user ended"), (status = 403, description = "`ERR_ACCESS_USER`: the link is unknown, expired or used (one answer for all)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR` (the link stays usable)")))]
 pub async fn reset_password(
     st: Data<AppState>,
     JsonBody(body): JsonBody,
@@ -361,7 +363,7 @@ pub async fn reset_password(
 /// The cookie of a browser that passed two-factor sign-in with `rememberDevice`.
 pub const REMEMBER_COOKIE: &str = "coffer_tfa_remember";
 
-#[utoipa::path(get, path = "/rest/users/me/tfa/config", tag = "users", responses((status = 200, body = crate::schema::TfaConfig, description = "`{enabled, type, pendingSetup}`, and with a method on the module description")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/me/tfa/config", tag = "users", responses((status = 200, body = crate::plumbing::schema::TfaConfig, description = "`{enabled, type, pendingSetup}`, and with a method on the module description")), security(("bearer" = [])))]
 pub async fn tfa_config(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     let v = blocking(&st, move |ctx| {
         coffer_service::identity::tfa::sign_in::config(ctx, &c)
@@ -370,7 +372,7 @@ pub async fn tfa_config(Caller(c): Caller, st: Data<AppState>) -> Result<HttpRes
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/setupSms", tag = "users", responses((status = 200, body = crate::schema::SmsChallenge, description = "An enrolment code was sent to the saved mobile number"), (status = 404, description = "No mobile number is set"), (status = 409, description = "Two-factor sign-in is on"), (status = 429, description = "A code was sent less than 30 seconds ago, or the user or the number had as many codes as the window allows (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/setupSms", tag = "users", responses((status = 200, body = crate::plumbing::schema::SmsChallenge, description = "An enrolment code was sent to the saved mobile number"), (status = 404, description = "No mobile number is set"), (status = 409, description = "Two-factor sign-in is on"), (status = 429, description = "A code was sent less than 30 seconds ago, or the user or the number had as many codes as the window allows (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
 pub async fn tfa_setup_sms(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -382,7 +384,7 @@ pub async fn tfa_setup_sms(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/verifySms", tag = "users", request_body(content = crate::schema::OtpBody, description = "The enrolment code"), responses((status = 200, body = crate::schema::TfaState, description = "The number is verified and SMS two-factor sign-in is on"), (status = 404, description = "No enrolment code is pending"), (status = 409, description = "Two-factor sign-in is on"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (a wrong or expired code)"), (status = 429, description = "Too many wrong codes (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/verifySms", tag = "users", request_body(content = crate::plumbing::schema::OtpBody, description = "The enrolment code"), responses((status = 200, body = crate::plumbing::schema::TfaState, description = "The number is verified and SMS two-factor sign-in is on"), (status = 404, description = "No enrolment code is pending"), (status = 409, description = "Two-factor sign-in is on"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (a wrong or expired code)"), (status = 429, description = "Too many wrong codes (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_verify_sms(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -396,7 +398,7 @@ pub async fn tfa_verify_sms(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/resetSms", tag = "users", request_body(content = crate::schema::PasswordBody), responses((status = 200, body = crate::schema::TfaState, description = "SMS two-factor sign-in is off"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the password does not match)"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/resetSms", tag = "users", request_body(content = crate::plumbing::schema::PasswordBody), responses((status = 200, body = crate::plumbing::schema::TfaState, description = "SMS two-factor sign-in is off"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the password does not match)"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_reset_sms(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
@@ -412,7 +414,7 @@ pub async fn tfa_reset_sms(
     Ok(HttpResponse::Ok().json(serde_json::json!({"enabled": false})))
 }
 
-#[utoipa::path(get, path = "/rest/users/me/tfa/setupTotpSecret", tag = "users", responses((status = 200, body = crate::schema::TotpSetupResponse, description = "A new TOTP secret, pending until verified"), (status = 409, description = "Two-factor sign-in is on; reset it first")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/users/me/tfa/setupTotpSecret", tag = "users", responses((status = 200, body = crate::plumbing::schema::TotpSetupResponse, description = "A new TOTP secret, pending until verified"), (status = 409, description = "Two-factor sign-in is on; reset it first")), security(("bearer" = [])))]
 pub async fn tfa_setup(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResponse, RestError> {
     let v = blocking(&st, move |ctx| {
         coffer_service::identity::tfa::totp::setup(ctx, &c)
@@ -421,7 +423,7 @@ pub async fn tfa_setup(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResp
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/verifyTotpSecret", tag = "users", request_body(content = crate::schema::OtpBody), responses((status = 200, body = crate::schema::AuthRedirectResponse, description = "TOTP two-factor sign-in is on; `redirectUrl` is the referral when it stays on this server, else the base URL"), (status = 404, description = "No secret is pending"), (status = 409, description = "Two-factor sign-in is on"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (a wrong code)"), (status = 429, description = "Too many wrong codes (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/verifyTotpSecret", tag = "users", request_body(content = crate::plumbing::schema::OtpBody), responses((status = 200, body = crate::plumbing::schema::AuthRedirectResponse, description = "TOTP two-factor sign-in is on; `redirectUrl` is the referral when it stays on this server, else the base URL"), (status = 404, description = "No secret is pending"), (status = 409, description = "Two-factor sign-in is on"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (a wrong code)"), (status = 429, description = "Too many wrong codes (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_verify(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -437,7 +439,7 @@ pub async fn tfa_verify(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/resetTotpSecret", tag = "users", request_body(content = crate::schema::TotpResetBody), responses((status = 200, body = crate::schema::TotpResetResponse, description = "Without `otp`: TOTP sign-in is off and a new secret is pending; with `otp`: `{code: 1}`, TOTP sign-in is on again"), (status = 409, description = "SMS two-factor sign-in is on; with `otp`, TOTP sign-in is on already"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the password or the code does not match)"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/resetTotpSecret", tag = "users", request_body(content = crate::plumbing::schema::TotpResetBody), responses((status = 200, body = crate::plumbing::schema::TotpResetResponse, description = "Without `otp`: TOTP sign-in is off and a new secret is pending; with `otp`: `{code: 1}`, TOTP sign-in is on again"), (status = 409, description = "SMS two-factor sign-in is on; with `otp`, TOTP sign-in is on already"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (the password or the code does not match)"), (status = 429, description = "Too many wrong passwords for the account or address (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_reset(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
@@ -497,7 +499,7 @@ fn step_response(
     }
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/challenge", tag = "users", request_body(content = Option<crate::schema::ChallengeBody>), responses((status = 200, body = crate::schema::TfaStep, description = "`{challengeMsg}` or `{redirectUrl}`, never both; for an SMS user a new code is sent"), (status = 422, description = "`ERR_INPUT_NOT_STRING` (referral)"), (status = 429, description = "An SMS code was sent less than 30 seconds ago, or the user or the number had as many codes as the window allows (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/challenge", tag = "users", request_body(content = Option<crate::plumbing::schema::ChallengeBody>), responses((status = 200, body = crate::plumbing::schema::TfaStep, description = "`{challengeMsg}` or `{redirectUrl}`, never both; for an SMS user a new code is sent"), (status = 422, description = "`ERR_INPUT_NOT_STRING` (referral)"), (status = 429, description = "An SMS code was sent less than 30 seconds ago, or the user or the number had as many codes as the window allows (`Retry-After`)"), (status = 503, description = "The SMS gateway failed")), security(("bearer" = [])))]
 pub async fn tfa_challenge(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -511,7 +513,7 @@ pub async fn tfa_challenge(
     Ok(step_response(&st, step))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/auth", tag = "users", request_body(content = crate::schema::TfaAuthBody), responses((status = 200, body = crate::schema::TfaStep, description = "`{redirectUrl}` when accepted, `{challengeMsg}` for another round, never both"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (a wrong code)"), (status = 429, description = "Too many failed sign-ins (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/auth", tag = "users", request_body(content = crate::plumbing::schema::TfaAuthBody), responses((status = 200, body = crate::plumbing::schema::TfaStep, description = "`{redirectUrl}` when accepted, `{challengeMsg}` for another round, never both"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (a wrong code)"), (status = 429, description = "Too many failed sign-ins (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_auth(
     req: actix_web::HttpRequest,
     Caller(c): Caller,

@@ -6,10 +6,12 @@
 //! must match its cookie. A signed-in browser session (the `coffer_session` cookie) is the
 //! submitter of a form that needs one. The rules are `coffer_service::web_forms`'s.
 
-use crate::error::RestError;
-use crate::extract::{Caller, InternalCaller, JsonBody, MaybeCaller, QueryPairs, SESSION_COOKIE};
-use crate::pages::forms as pages;
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{
+    Caller, InternalCaller, JsonBody, MaybeCaller, QueryPairs, SESSION_COOKIE,
+};
+use crate::plumbing::pages::forms as pages;
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::{header, StatusCode};
 use actix_web::web::{self, Data, Path};
@@ -75,7 +77,7 @@ pub fn page_routes(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/forms/{id}/submissions").route(web::post().to(start)));
 }
 
-#[utoipa::path(get, path = "/rest/webForms", tag = "webForms", responses((status = 200, body = crate::schema::DataOf<WebFormView>, description = "The active web forms open to the caller's profile (`profiles` empty: every profile)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/webForms", tag = "webForms", responses((status = 200, body = crate::plumbing::schema::DataOf<WebFormView>, description = "The active web forms open to the caller's profile (`profiles` empty: every profile)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order")), security(("bearer" = [])))]
 pub async fn list(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -105,7 +107,7 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(get, path = "/rest/sharedMailboxes/{id}/webForms", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), responses((status = 200, body = crate::schema::DataOf<WebFormView>, description = "The web forms whose submissions reach the mailbox, disabled ones too"), (status = 403, description = "`ERR_ACCESS_USER`: the caller does not have the mailbox active (or is no member); `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: the id is not a user id")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/sharedMailboxes/{id}/webForms", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), responses((status = 200, body = crate::plumbing::schema::DataOf<WebFormView>, description = "The web forms whose submissions reach the mailbox, disabled ones too"), (status = 403, description = "`ERR_ACCESS_USER`: the caller does not have the mailbox active (or is no member); `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: the id is not a user id")), security(("bearer" = [])))]
 pub async fn mailbox_forms(
     InternalCaller(c): InternalCaller,
     st: Data<AppState>,
@@ -128,11 +130,11 @@ fn csrf_cookie(st: &AppState, value: &str, embedded: bool) -> Cookie<'static> {
     } else {
         SameSite::Strict
     };
-    crate::pages::csrf_cookie(CSRF_COOKIE, value, "/forms", st.secure_cookies, same_site)
+    crate::plumbing::pages::csrf_cookie(CSRF_COOKIE, value, "/forms", st.secure_cookies, same_site)
 }
 
 fn csrf_ok(req: &HttpRequest, form_value: &str) -> bool {
-    crate::pages::csrf_matches(req, CSRF_COOKIE, Some(form_value))
+    crate::plumbing::pages::csrf_matches(req, CSRF_COOKIE, Some(form_value))
 }
 
 /// A form's pages run the page's own script (which talks to this origin only); an embedded
@@ -155,7 +157,7 @@ pub async fn script() -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/javascript; charset=utf-8")
         .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
-        .body(include_str!("../assets/web-form.js"))
+        .body(include_str!("../../assets/web-form.js"))
 }
 
 /// The signed-in user of the browser, if its session cookie is good.
@@ -309,8 +311,8 @@ async fn read_submission(
     payload: web::Payload,
     max_bytes: i64,
 ) -> Result<Submission, BodyRefusal> {
-    let multipart =
-        crate::extract::content_type(req).is_some_and(|ct| ct.starts_with("multipart/form-data"));
+    let multipart = crate::plumbing::extract::content_type(req)
+        .is_some_and(|ct| ct.starts_with("multipart/form-data"));
     if !multipart {
         return Err(BodyRefusal::Malformed);
     }
@@ -368,7 +370,7 @@ async fn read_submission(
     Ok(out)
 }
 
-#[utoipa::path(post, path = "/forms/{id}", tag = "webForms", params(("id" = String, Path, description = "A web form id")), request_body(content = crate::schema::WebFormSubmission, content_type = "multipart/form-data"), responses((status = 200, body = String, content_type = "text/html", description = "Delivered into the owner's inbox: the thank-you page"), (status = 400, body = String, content_type = "text/html", description = "A malformed or expired form (CSRF): an error page"), (status = 401, body = String, content_type = "text/html", description = "The form is for signed-in users and this browser has no session"), (status = 403, body = String, content_type = "text/html", description = "The form is disabled, or not open to the signed-in user's profile"), (status = 404, body = String, content_type = "text/html", description = "No such form"), (status = 422, body = String, content_type = "text/html", description = "A mandatory field is empty (`ERR_INPUT_REQUIRED`), a value does not fit its field, or the files are too large: the form again with the message; nothing is stored"), (status = 429, body = String, content_type = "text/html", description = "Too many unknown ids from this address")))]
+#[utoipa::path(post, path = "/forms/{id}", tag = "webForms", params(("id" = String, Path, description = "A web form id")), request_body(content = crate::plumbing::schema::WebFormSubmission, content_type = "multipart/form-data"), responses((status = 200, body = String, content_type = "text/html", description = "Delivered into the owner's inbox: the thank-you page"), (status = 400, body = String, content_type = "text/html", description = "A malformed or expired form (CSRF): an error page"), (status = 401, body = String, content_type = "text/html", description = "The form is for signed-in users and this browser has no session"), (status = 403, body = String, content_type = "text/html", description = "The form is disabled, or not open to the signed-in user's profile"), (status = 404, body = String, content_type = "text/html", description = "No such form"), (status = 422, body = String, content_type = "text/html", description = "A mandatory field is empty (`ERR_INPUT_REQUIRED`), a value does not fit its field, or the files are too large: the form again with the message; nothing is stored"), (status = 429, body = String, content_type = "text/html", description = "Too many unknown ids from this address")))]
 pub async fn submit(
     req: HttpRequest,
     st: Data<AppState>,
@@ -488,7 +490,7 @@ pub async fn submit(
 
 // Submissions whose files go through the public upload.
 
-#[utoipa::path(post, path = "/forms/{id}/submissions", tag = "webForms", params(("id" = String, Path, description = "A web form id"), ("X-Coffer-CSRF" = String, Header, description = "The CSRF value of the form's page (its hidden `csrf`), which must match the page's cookie")), responses((status = 201, body = crate::schema::StartedSubmission, description = "A submission started: its draft email and the reference that opens the public upload onto it"), (status = 401, description = "`ERR_AUTH_INVALID_CSRF`: no page's CSRF value; `ERR_AUTH_UNAUTHORIZED`: the form is for signed-in users and this browser has no session"), (status = 403, description = "`ERR_ACCESS_USER`: the form is disabled, or not open to the signed-in user's profile"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such form"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`: too many submissions started (or unknown ids) from this address; `Retry-After` says when to try again")))]
+#[utoipa::path(post, path = "/forms/{id}/submissions", tag = "webForms", params(("id" = String, Path, description = "A web form id"), ("X-Coffer-CSRF" = String, Header, description = "The CSRF value of the form's page (its hidden `csrf`), which must match the page's cookie")), responses((status = 201, body = crate::plumbing::schema::StartedSubmission, description = "A submission started: its draft email and the reference that opens the public upload onto it"), (status = 401, description = "`ERR_AUTH_INVALID_CSRF`: no page's CSRF value; `ERR_AUTH_UNAUTHORIZED`: the form is for signed-in users and this browser has no session"), (status = 403, description = "`ERR_ACCESS_USER`: the form is disabled, or not open to the signed-in user's profile"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such form"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`: too many submissions started (or unknown ids) from this address; `Retry-After` says when to try again")))]
 pub async fn start(
     req: HttpRequest,
     st: Data<AppState>,
@@ -498,7 +500,7 @@ pub async fn start(
         .headers()
         .get("x-coffer-csrf")
         .and_then(|v| v.to_str().ok());
-    if !crate::pages::csrf_matches(&req, CSRF_COOKIE, presented) {
+    if !crate::plumbing::pages::csrf_matches(&req, CSRF_COOKIE, presented) {
         return Err(RestError(coffer_errors::ApiError::new(
             ErrorCode::AuthInvalidCsrf,
         )));
@@ -521,7 +523,7 @@ pub async fn start(
     })))
 }
 
-#[utoipa::path(post, path = "/rest/public/mail/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The email id of a web-form submission started on the form's page"), ("ref" = String, Query, description = "The submission's reference (from `POST /forms/{id}/submissions`)")), request_body(content = crate::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; send the chunks to its `uri` with the same `ref` in the query"), (status = 403, description = "`ERR_ACCESS_USER`: the form was disabled, or its owner deleted"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no submission with this id and reference (or it expired, or was sent)"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a folder of the owner's has the name"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: `totalSize` exceeds the owner's quota"), (status = 422, description = "`ERR_INPUT_REQUIRED` (`filename`, `totalSize`), `ERR_INPUT_EXCEEDS_MAX_VALUE` (`files`: 20 per submission), `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`: too many wrong references from this address; `Retry-After` says when to try again")), security(()))]
+#[utoipa::path(post, path = "/rest/public/mail/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The email id of a web-form submission started on the form's page"), ("ref" = String, Query, description = "The submission's reference (from `POST /forms/{id}/submissions`)")), request_body(content = crate::plumbing::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; send the chunks to its `uri` with the same `ref` in the query"), (status = 403, description = "`ERR_ACCESS_USER`: the form was disabled, or its owner deleted"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no submission with this id and reference (or it expired, or was sent)"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a folder of the owner's has the name"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: `totalSize` exceeds the owner's quota"), (status = 422, description = "`ERR_INPUT_REQUIRED` (`filename`, `totalSize`), `ERR_INPUT_EXCEEDS_MAX_VALUE` (`files`: 20 per submission), `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`: too many wrong references from this address; `Retry-After` says when to try again")), security(()))]
 pub async fn public_initiate(
     req: HttpRequest,
     st: Data<AppState>,
@@ -534,7 +536,7 @@ pub async fn public_initiate(
         .find(|(k, _)| k == "ref")
         .map(|(_, v)| v.clone())
         .unwrap_or_default();
-    let input = crate::transfer::initiate_input(&body)?;
+    let input = crate::content::transfer::initiate_input(&body)?;
     let client_ip = st.client_ip(&req);
     let id = id.into_inner();
     let upload = blocking(&st, move |ctx| {

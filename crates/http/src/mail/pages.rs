@@ -7,11 +7,11 @@
 //! Every POST carries a CSRF token that must match its cookie (as on the sign-in pages). The
 //! session a correct code opens is a cookie scoped to the email's path.
 
-use crate::error::RestError;
+use crate::content::transfer::{serve_as, Served};
 use crate::oauth::{page_form, param};
-use crate::pages::mail as pages;
-use crate::state::{blocking, AppState};
-use crate::transfer::{serve_as, Served};
+use crate::plumbing::error::RestError;
+use crate::plumbing::pages::mail as pages;
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::http::{header, StatusCode};
 use actix_web::web::{self, Data, Path};
@@ -44,7 +44,7 @@ fn session(req: &HttpRequest) -> Option<String> {
 }
 
 fn csrf_cookie(st: &AppState, value: &str) -> Cookie<'static> {
-    crate::pages::csrf_cookie(
+    crate::plumbing::pages::csrf_cookie(
         CSRF_COOKIE,
         value,
         "/mail",
@@ -54,7 +54,7 @@ fn csrf_cookie(st: &AppState, value: &str) -> Cookie<'static> {
 }
 
 fn csrf_ok(req: &HttpRequest, form_value: &str) -> bool {
-    crate::pages::csrf_matches(req, CSRF_COOKIE, Some(form_value))
+    crate::plumbing::pages::csrf_matches(req, CSRF_COOKIE, Some(form_value))
 }
 
 /// The page for a refusal. Every bad reference gets the same one.

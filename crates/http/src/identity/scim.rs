@@ -2,8 +2,8 @@
 //! discovery documents. Callers authenticate with a SCIM token ([`ScimCaller`]); answers and
 //! errors are `application/scim+json`. No API version header is needed here.
 
-use crate::extract::{bearer, content_type, is_json, read_body, MAX_JSON_BODY};
-use crate::state::AppState;
+use crate::plumbing::extract::{bearer, content_type, is_json, read_body, MAX_JSON_BODY};
+use crate::plumbing::state::AppState;
 use actix_web::dev::Payload;
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Bytes, Data, Path};
@@ -59,7 +59,7 @@ impl ResponseError for ScimHttpError {
         let body = match &self.0 {
             ScimFail::Client(e) => e.clone(),
             ScimFail::Internal(cause) => {
-                crate::error::log_internal(cause);
+                crate::plumbing::error::log_internal(cause);
                 coffer_errors::ScimError::new(500, None, "An internal error occurred.")
             }
         };
@@ -229,7 +229,7 @@ fn user_response(
 }
 
 /// `GET /rest/scim/Users`: a listing, streamed from the database.
-#[utoipa::path(get, path = "/rest/scim/Users", tag = "scim", params(("filter" = Option<String>, Query, description = "A SCIM filter (RFC 7644 §3.4.2.2)"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated"), ("sortBy" = Option<String>, Query), ("sortOrder" = Option<String>, Query, description = "`ascending` or `descending`"), ("startIndex" = Option<i64>, Query, description = "1-based; less than 1 counts as 1"), ("count" = Option<i64>, Query, description = "0 to 1,000,000; negative counts as 0")), responses((status = 200, body = crate::schema::ScimListResponse, content_type = "application/scim+json", description = "The users"), (status = 400, description = "`invalidFilter`, `invalidValue`")), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/Users", tag = "scim", params(("filter" = Option<String>, Query, description = "A SCIM filter (RFC 7644 §3.4.2.2)"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated"), ("sortBy" = Option<String>, Query), ("sortOrder" = Option<String>, Query, description = "`ascending` or `descending`"), ("startIndex" = Option<i64>, Query, description = "1-based; less than 1 counts as 1"), ("count" = Option<i64>, Query, description = "0 to 1,000,000; negative counts as 0")), responses((status = 200, body = crate::plumbing::schema::ScimListResponse, content_type = "application/scim+json", description = "The users"), (status = 400, description = "`invalidFilter`, `invalidValue`")), security(("scim" = [])))]
 pub async fn list(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -248,7 +248,7 @@ pub async fn list(
 }
 
 /// `POST /rest/scim/Users/.search` and `POST /rest/scim/.search`.
-#[utoipa::path(post, path = "/rest/scim/Users/.search", tag = "scim", request_body(content = crate::schema::ScimSearchBody, content_type = "application/scim+json"), responses((status = 200, body = crate::schema::ScimListResponse, content_type = "application/scim+json", description = "The users"), (status = 400, description = "`invalidFilter`, `invalidValue`, `invalidSyntax`")), security(("scim" = [])))]
+#[utoipa::path(post, path = "/rest/scim/Users/.search", tag = "scim", request_body(content = crate::plumbing::schema::ScimSearchBody, content_type = "application/scim+json"), responses((status = 200, body = crate::plumbing::schema::ScimListResponse, content_type = "application/scim+json", description = "The users"), (status = 400, description = "`invalidFilter`, `invalidValue`, `invalidSyntax`")), security(("scim" = [])))]
 pub async fn search(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -291,7 +291,7 @@ async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpRespo
         done: bool,
         finished: bool,
         /// The request's id: the body streams after the handler's task has returned.
-        request: Option<crate::middleware::RequestId>,
+        request: Option<crate::plumbing::middleware::RequestId>,
     }
     /// Appends resources to the body, comma-separated after the first one sent.
     fn write_items(buf: &mut Vec<u8>, sent: &mut i64, items: &[Value]) {
@@ -315,7 +315,7 @@ async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpRespo
         after: next,
         sent: 0,
         finished: false,
-        request: crate::middleware::RequestId::current(),
+        request: crate::plumbing::middleware::RequestId::current(),
     };
     let body = futures_util::stream::unfold(state, |mut s| async move {
         if s.finished {
@@ -347,7 +347,7 @@ async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpRespo
                 // The status line is sent: end the body early so the client sees a broken
                 // document rather than a short list.
                 if let ScimFail::Internal(cause) = &e.0 {
-                    crate::error::log_internal_for(s.request, cause);
+                    crate::plumbing::error::log_internal_for(s.request, cause);
                 }
                 s.finished = true;
                 Some((
@@ -365,7 +365,7 @@ async fn listing(st: Data<AppState>, params: ListParams) -> ScimResult<HttpRespo
 }
 
 /// `POST /rest/scim/Users`.
-#[utoipa::path(post, path = "/rest/scim/Users", tag = "scim", params(("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), request_body(content = crate::schema::ScimUserBody, content_type = "application/scim+json"), responses((status = 201, body = crate::schema::ScimUser, content_type = "application/scim+json", description = "The new user, with `Location` and `ETag`"), (status = 400, description = "`invalidValue`, `invalidSyntax`"), (status = 409, description = "`uniqueness`: the userName is taken")), security(("scim" = [])))]
+#[utoipa::path(post, path = "/rest/scim/Users", tag = "scim", params(("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), request_body(content = crate::plumbing::schema::ScimUserBody, content_type = "application/scim+json"), responses((status = 201, body = crate::plumbing::schema::ScimUser, content_type = "application/scim+json", description = "The new user, with `Location` and `ETag`"), (status = 400, description = "`invalidValue`, `invalidSyntax`"), (status = 409, description = "`uniqueness`: the userName is taken")), security(("scim" = [])))]
 pub async fn create(
     ScimCaller(token): ScimCaller,
     st: Data<AppState>,
@@ -378,7 +378,7 @@ pub async fn create(
 }
 
 /// `GET /rest/scim/Users/{id}`.
-#[utoipa::path(get, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path, description = "A user id"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), responses((status = 200, body = crate::schema::ScimUser, content_type = "application/scim+json", description = "The user, with `ETag`"), (status = 404, description = "No such user")), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path, description = "A user id"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), responses((status = 200, body = crate::plumbing::schema::ScimUser, content_type = "application/scim+json", description = "The user, with `ETag`"), (status = 404, description = "No such user")), security(("scim" = [])))]
 pub async fn get(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -392,7 +392,7 @@ pub async fn get(
 }
 
 /// `PUT /rest/scim/Users/{id}`.
-#[utoipa::path(put, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path, description = "A user id"), ("If-Match" = Option<String>, Header, description = "The `ETag` the change starts from"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), request_body(content = crate::schema::ScimUserBody, content_type = "application/scim+json", description = "The whole user"), responses((status = 200, body = crate::schema::ScimUser, content_type = "application/scim+json", description = "The replaced user, with `ETag`"), (status = 404, description = "No such user"), (status = 409, description = "`uniqueness`, or a concurrent change"), (status = 412, description = "Changed since the version in `If-Match`")), security(("scim" = [])))]
+#[utoipa::path(put, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path, description = "A user id"), ("If-Match" = Option<String>, Header, description = "The `ETag` the change starts from"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), request_body(content = crate::plumbing::schema::ScimUserBody, content_type = "application/scim+json", description = "The whole user"), responses((status = 200, body = crate::plumbing::schema::ScimUser, content_type = "application/scim+json", description = "The replaced user, with `ETag`"), (status = 404, description = "No such user"), (status = 409, description = "`uniqueness`, or a concurrent change"), (status = 412, description = "Changed since the version in `If-Match`")), security(("scim" = [])))]
 pub async fn replace(
     caller: ScimCaller,
     st: Data<AppState>,
@@ -404,7 +404,7 @@ pub async fn replace(
 }
 
 /// `PATCH /rest/scim/Users/{id}`.
-#[utoipa::path(patch, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path, description = "A user id"), ("If-Match" = Option<String>, Header, description = "The `ETag` the change starts from"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), request_body(content = crate::schema::ScimPatchBody, content_type = "application/scim+json", description = "PatchOp: add, remove, replace"), responses((status = 200, body = crate::schema::ScimUser, content_type = "application/scim+json", description = "The changed user, with `ETag`"), (status = 404, description = "No such user"), (status = 409, description = "`uniqueness`, or a concurrent change"), (status = 412, description = "Changed since the version in `If-Match`")), security(("scim" = [])))]
+#[utoipa::path(patch, path = "/rest/scim/Users/{id}", tag = "scim", params(("id" = String, Path, description = "A user id"), ("If-Match" = Option<String>, Header, description = "The `ETag` the change starts from"), ("attributes" = Option<String>, Query, description = "Attributes to return, comma-separated"), ("excludedAttributes" = Option<String>, Query, description = "Attributes to leave out, comma-separated")), request_body(content = crate::plumbing::schema::ScimPatchBody, content_type = "application/scim+json", description = "PatchOp: add, remove, replace"), responses((status = 200, body = crate::plumbing::schema::ScimUser, content_type = "application/scim+json", description = "The changed user, with `ETag`"), (status = 404, description = "No such user"), (status = 409, description = "`uniqueness`, or a concurrent change"), (status = 412, description = "Changed since the version in `If-Match`")), security(("scim" = [])))]
 pub async fn patch(
     caller: ScimCaller,
     st: Data<AppState>,
@@ -495,7 +495,7 @@ fn not_found(what: &str) -> ScimHttpError {
 }
 
 /// `GET /rest/scim/ServiceProviderConfig`.
-#[utoipa::path(get, path = "/rest/scim/ServiceProviderConfig", tag = "scim", responses((status = 200, body = crate::schema::ScimDocument, content_type = "application/scim+json", description = "What this SCIM service supports")), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/ServiceProviderConfig", tag = "scim", responses((status = 200, body = crate::plumbing::schema::ScimDocument, content_type = "application/scim+json", description = "What this SCIM service supports")), security(("scim" = [])))]
 pub async fn service_provider_config(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -507,7 +507,7 @@ pub async fn service_provider_config(
 }
 
 /// `GET /rest/scim/Schemas`.
-#[utoipa::path(get, path = "/rest/scim/Schemas", tag = "scim", responses((status = 200, body = crate::schema::ScimListResponse, content_type = "application/scim+json", description = "The schemas")), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/Schemas", tag = "scim", responses((status = 200, body = crate::plumbing::schema::ScimListResponse, content_type = "application/scim+json", description = "The schemas")), security(("scim" = [])))]
 pub async fn schemas(_caller: ScimCaller, st: Data<AppState>) -> ScimResult<HttpResponse> {
     Ok(scim_json(
         StatusCode::OK,
@@ -516,7 +516,7 @@ pub async fn schemas(_caller: ScimCaller, st: Data<AppState>) -> ScimResult<Http
 }
 
 /// `GET /rest/scim/Schemas/{id}`.
-#[utoipa::path(get, path = "/rest/scim/Schemas/{id}", tag = "scim", params(("id" = String, Path, description = "A schema URN")), responses((status = 200, body = crate::schema::ScimDocument, content_type = "application/scim+json", description = "The schema"), (status = 404, description = "No such schema")), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/Schemas/{id}", tag = "scim", params(("id" = String, Path, description = "A schema URN")), responses((status = 200, body = crate::plumbing::schema::ScimDocument, content_type = "application/scim+json", description = "The schema"), (status = 404, description = "No such schema")), security(("scim" = [])))]
 pub async fn schema(
     _caller: ScimCaller,
     st: Data<AppState>,
@@ -527,7 +527,7 @@ pub async fn schema(
 }
 
 /// `GET /rest/scim/ResourceTypes`.
-#[utoipa::path(get, path = "/rest/scim/ResourceTypes", tag = "scim", responses((status = 200, body = crate::schema::ScimListResponse, content_type = "application/scim+json", description = "The resource types")), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/ResourceTypes", tag = "scim", responses((status = 200, body = crate::plumbing::schema::ScimListResponse, content_type = "application/scim+json", description = "The resource types")), security(("scim" = [])))]
 pub async fn resource_types(_caller: ScimCaller, st: Data<AppState>) -> ScimResult<HttpResponse> {
     Ok(scim_json(
         StatusCode::OK,
@@ -536,7 +536,7 @@ pub async fn resource_types(_caller: ScimCaller, st: Data<AppState>) -> ScimResu
 }
 
 /// `GET /rest/scim/ResourceTypes/{id}`.
-#[utoipa::path(get, path = "/rest/scim/ResourceTypes/{id}", tag = "scim", params(("id" = String, Path, description = "A resource type name")), responses((status = 200, body = crate::schema::ScimDocument, content_type = "application/scim+json", description = "The resource type"), (status = 404, description = "No such resource type")), security(("scim" = [])))]
+#[utoipa::path(get, path = "/rest/scim/ResourceTypes/{id}", tag = "scim", params(("id" = String, Path, description = "A resource type name")), responses((status = 200, body = crate::plumbing::schema::ScimDocument, content_type = "application/scim+json", description = "The resource type"), (status = 404, description = "No such resource type")), security(("scim" = [])))]
 pub async fn resource_type(
     _caller: ScimCaller,
     st: Data<AppState>,

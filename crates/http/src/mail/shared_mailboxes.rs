@@ -5,10 +5,10 @@
 //! [`AnyAdmin`] (system, application or helpdesk administrators). The rank rules between
 //! administrators are the service's (`coffer_service::mail::shared_mailboxes`).
 
-use crate::error::RestError;
-use crate::extract::{AnyAdmin, InternalCaller, JsonBody, QueryPairs};
-use crate::respond::{created, with_metadata};
-use crate::state::{blocking, AppState};
+use crate::plumbing::error::RestError;
+use crate::plumbing::extract::{AnyAdmin, InternalCaller, JsonBody, QueryPairs};
+use crate::plumbing::respond::{created, with_metadata};
+use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
@@ -89,7 +89,7 @@ fn string_array(f: &Fields<'_>, name: &str) -> Result<Vec<String>, RestError> {
         .collect()
 }
 
-#[utoipa::path(get, path = "/rest/sharedMailboxes", tag = "sharedMailboxes", responses((status = 200, body = crate::schema::WithMetadata<SharedMailboxView>, description = "The shared mailboxes the caller is a member of; `active` is the caller's own flag (default order `modified:asc`: when the membership or its flag last changed)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal; `ERR_ACCESS_USER`: outside the token's scope")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/sharedMailboxes", tag = "sharedMailboxes", responses((status = 200, body = crate::plumbing::schema::WithMetadata<SharedMailboxView>, description = "The shared mailboxes the caller is a member of; `active` is the caller's own flag (default order `modified:asc`: when the membership or its flag last changed)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal; `ERR_ACCESS_USER`: outside the token's scope")), security(("bearer" = [])))]
 pub async fn list(
     InternalCaller(c): InternalCaller,
     st: Data<AppState>,
@@ -100,7 +100,7 @@ pub async fn list(
     Ok(with_metadata(&l))
 }
 
-#[utoipa::path(patch, path = "/rest/sharedMailboxes", tag = "sharedMailboxes", request_body(content = crate::schema::SharedMailboxStatusBody), responses((status = 200, body = crate::schema::WithMetadata<SharedMailboxView>, description = "Applied, all or nothing (turning off before turning on, so one call can swap mailboxes at the limit); the caller's list, first page"), (status = 403, description = "`ERR_ACCESS_USER`: an id names no mailbox the caller is a member of (`failedIds`), or outside the token's scope; `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal"), (status = 422, description = "`ERR_MAX_ACTIVED_SHAREDMAILBOX`: more active mailboxes than the setting `sharedMailboxMaxActive` allows; `ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INVALID_PARAMETER` naming the field")), security(("bearer" = [])))]
+#[utoipa::path(patch, path = "/rest/sharedMailboxes", tag = "sharedMailboxes", request_body(content = crate::plumbing::schema::SharedMailboxStatusBody), responses((status = 200, body = crate::plumbing::schema::WithMetadata<SharedMailboxView>, description = "Applied, all or nothing (turning off before turning on, so one call can swap mailboxes at the limit); the caller's list, first page"), (status = 403, description = "`ERR_ACCESS_USER`: an id names no mailbox the caller is a member of (`failedIds`), or outside the token's scope; `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal"), (status = 422, description = "`ERR_MAX_ACTIVED_SHAREDMAILBOX`: more active mailboxes than the setting `sharedMailboxMaxActive` allows; `ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INVALID_PARAMETER` naming the field")), security(("bearer" = [])))]
 pub async fn set_status(
     InternalCaller(c): InternalCaller,
     st: Data<AppState>,
@@ -172,7 +172,7 @@ pub async fn settings(
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(get, path = "/rest/admin/sharedMailboxes", tag = "sharedMailboxes", responses((status = 200, body = crate::schema::WithMetadata<SharedMailboxView>, description = "Every shared mailbox; `active` when any member has it active (default order `modified:asc`: the mailbox's last change)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/admin/sharedMailboxes", tag = "sharedMailboxes", responses((status = 200, body = crate::plumbing::schema::WithMetadata<SharedMailboxView>, description = "Every shared mailbox; `active` when any member has it active (default order `modified:asc`: the mailbox's last change)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator")), security(("bearer" = [])))]
 pub async fn admin_list(
     AnyAdmin(a): AnyAdmin,
     st: Data<AppState>,
@@ -183,7 +183,7 @@ pub async fn admin_list(
     Ok(with_metadata(&l))
 }
 
-#[utoipa::path(post, path = "/rest/admin/sharedMailboxes", tag = "sharedMailboxes", request_body(content = crate::schema::SharedMailboxPostBody), responses((status = 201, body = SharedMailboxView, description = "The account is a shared mailbox (it can no longer sign in), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ACCESS_USER`: the caller's own account; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator converts an administrator's account; `ERR_NOT_INTERNAL_DOMAIN`: the account is not internal"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account is a shared mailbox already"), (status = 422, description = "`ERR_INVALID_PARAMETER` (userId: no active account; memberIds: an item that is not an id), `ERR_USER_IS_NOT_INTERNAL_DL_OR_INTERNAL_ACCOUNT` (memberIds, with `failedIds`), `ERR_CANNOT_RETAIN_DATA_TO_THE_SAME_USER`, `ERR_CANNOT_RETAIN_DATA_TO_UNVERIFIED_USER`, `ERR_INPUT_REQUIRED`, `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (the delete options, as for DELETE /rest/users), a field of the wrong type")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/admin/sharedMailboxes", tag = "sharedMailboxes", request_body(content = crate::plumbing::schema::SharedMailboxPostBody), responses((status = 201, body = SharedMailboxView, description = "The account is a shared mailbox (it can no longer sign in), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ACCESS_USER`: the caller's own account; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator converts an administrator's account; `ERR_NOT_INTERNAL_DOMAIN`: the account is not internal"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account is a shared mailbox already"), (status = 422, description = "`ERR_INVALID_PARAMETER` (userId: no active account; memberIds: an item that is not an id), `ERR_USER_IS_NOT_INTERNAL_DL_OR_INTERNAL_ACCOUNT` (memberIds, with `failedIds`), `ERR_CANNOT_RETAIN_DATA_TO_THE_SAME_USER`, `ERR_CANNOT_RETAIN_DATA_TO_UNVERIFIED_USER`, `ERR_INPUT_REQUIRED`, `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (the delete options, as for DELETE /rest/users), a field of the wrong type")), security(("bearer" = [])))]
 pub async fn convert(
     AnyAdmin(c): AnyAdmin,
     st: Data<AppState>,
@@ -241,7 +241,7 @@ pub async fn dissolve(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(patch, path = "/rest/admin/sharedMailboxes/{id}", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), request_body(content = crate::schema::SharedMailboxPatchBody), responses((status = 200, body = SharedMailboxView, description = "The members are the ones given: kept ones keep their flag, new ones start inactive, removed ones lose access at once"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator changes an administrator's account"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no shared mailbox has this id"), (status = 422, description = "`ERR_USER_IS_NOT_INTERNAL_DL_OR_INTERNAL_ACCOUNT` (memberIds, with `failedIds`), `ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INVALID_PARAMETER` (memberIds)")), security(("bearer" = [])))]
+#[utoipa::path(patch, path = "/rest/admin/sharedMailboxes/{id}", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), request_body(content = crate::plumbing::schema::SharedMailboxPatchBody), responses((status = 200, body = SharedMailboxView, description = "The members are the ones given: kept ones keep their flag, new ones start inactive, removed ones lose access at once"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator changes an administrator's account"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no shared mailbox has this id"), (status = 422, description = "`ERR_USER_IS_NOT_INTERNAL_DL_OR_INTERNAL_ACCOUNT` (memberIds, with `failedIds`), `ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INVALID_PARAMETER` (memberIds)")), security(("bearer" = [])))]
 pub async fn replace_members(
     AnyAdmin(c): AnyAdmin,
     st: Data<AppState>,
