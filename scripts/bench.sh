@@ -9,7 +9,7 @@
 #   (b) GET /rest/users/me                            Bearer token + X-Coffer-Version: 28
 #   (c) POST /oauth/token  grant_type=refresh_token   one rotating token chain per connection
 #   (d) POST /oauth/token  JWT bearer assertion       pre-generated single-use RS256 assertions
-#   (e) oidc-peer POST /token client_credentials      ../shared/bench/oidc-peer
+#   (e) oidc-peer POST /token client_credentials      scripts/bench/oidc-peer
 # and cofferd's peak RSS (VmHWM) after (a)-(d) and the SQLite WAL's peak size during (c). Then the
 # content benchmarks, scripts/bench-content.sh (a fresh cofferd of their own; runs alone too),
 # whose results go in the same page:
@@ -35,7 +35,7 @@
 #   BENCH_SKIP_BUILD=1      use the existing release binary;  COFFERD_BIN=path  use that binary
 #   CARGO_TARGET_DIR        default /var/tmp/coffer-target (as .ci/run)
 #   BENCH_OUT=./bench-out   raw wrk output and logs;  BENCH_REPORT=docs/benchmarks.md
-#   BENCH_PEER_DIR          default ../shared/bench/oidc-peer
+#   BENCH_PEER_DIR          default scripts/bench/oidc-peer
 #   BENCH_STRICT=1          exit 1 when a target check fails or a run had errors
 #   BENCH_KEEP=1            keep the temporary directory (data dir, keys, tokens)
 #   BENCH_DELIVERIES=20000  events for the webhook delivery throughput run
@@ -75,7 +75,7 @@ JWT_MAX=${BENCH_JWT_MAX:-400000}
 COFFERD_EXTRA_ENV=${BENCH_COFFERD_ENV-}
 OUT=${BENCH_OUT:-$ROOT/bench-out}
 REPORT=${BENCH_REPORT:-$ROOT/docs/benchmarks.md}
-PEER_SRC=${BENCH_PEER_DIR:-$ROOT/../shared/bench/oidc-peer}
+PEER_SRC=${BENCH_PEER_DIR:-$ROOT/scripts/bench/oidc-peer}
 BIN=${COFFERD_BIN:-$CARGO_TARGET_DIR/release/cofferd}
 
 BENCH_EMAIL=bench@example.com

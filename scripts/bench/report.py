@@ -508,7 +508,7 @@ def main():
     w(f"- cofferd: release build (`cargo build --release -p cofferd`), SQLite in a fresh data directory, "
       f"`RUST_LOG=warn`, listening on 127.0.0.1; extra environment: `{meta.get('cofferd_env') or 'none'}`")
     w(f"- Peer: oidc-provider {meta.get('peer_version')} on Node.js {meta.get('node_version')} "
-      f"(`../shared/bench/oidc-peer`, in-memory store), 127.0.0.1")
+      f"(`scripts/bench/oidc-peer`, in-memory store), 127.0.0.1")
     w(f"- Load generator: {meta.get('wrk_version')}, one wrk per scenario, "
       f"`-t {meta.get('threads')} -c {meta.get('connections')} -d {meta.get('seconds')}s "
       f"--timeout {meta.get('timeout')} --latency` for all five scenarios (one connection per wrk "
