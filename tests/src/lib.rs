@@ -263,6 +263,7 @@ impl TestApp {
         // The areas plug into the content core as `cofferd serve` plugs them in.
         ctx.jobs.register(coffer_service::content::jobs::KINDS);
         ctx.jobs.register(coffer_service::web_forms::drafts::JOBS);
+        ctx.jobs.register(coffer_service::mail::outbox::JOBS);
         ctx.upload_completion
             .set(coffer_service::mail::attach_uploaded);
         let admin = coffer_service::identity::accounts::bootstrap(&ctx)
@@ -713,6 +714,34 @@ pub fn assert_error(r: &Resp, status: u16, code: &str) {
         "an error carries a message: {}",
         r.text
     );
+}
+
+/// The body of a raw message (as a relay receives it, or an `.eml` file of the development
+/// relay), decoded from quoted-printable when it is so encoded.
+pub fn decoded_body(data: &str) -> String {
+    let (head, body) = data.split_once("\r\n\r\n").expect("headers and body");
+    let qp = head
+        .lines()
+        .any(|l| l.eq_ignore_ascii_case("content-transfer-encoding: quoted-printable"));
+    if !qp {
+        return body.to_string();
+    }
+    let joined = body.replace("=\r\n", "").replace("=\n", "");
+    let bytes = joined.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'=' && i + 3 <= bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&joined[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).expect("UTF-8 body")
 }
 
 /// The outbox rows to `to` (mail the server wrote for its senders), oldest first.

@@ -124,7 +124,7 @@ pub struct Flags {
     /// This node's name, shown as an upload session's location [default: the host name]
     #[arg(long, global = true, env = "COFFER_NODE_NAME")]
     pub node_name: Option<String>,
-    /// The SMTP relay outgoing mail is sent through: smtp://host:port or smtps://host:port [default: none, mail stays in the outbox]
+    /// The SMTP relay outgoing mail is sent through: smtp://host:port or smtps://host:port, or file:///dir to write each message as an .eml file there (development) [default: none, mail stays in the outbox]
     #[arg(long, global = true, env = "COFFER_SMTP_URL")]
     pub smtp_url: Option<String>,
     /// STARTTLS on an smtp:// relay: required, opportunistic or never [default: required]
@@ -141,7 +141,7 @@ pub struct Flags {
         hide_env_values = true
     )]
     pub smtp_password: Option<String>,
-    /// The From of outgoing mail, e.g. "Coffer <no-reply@example.com>" (needed with a relay)
+    /// The From of outgoing mail, e.g. "Coffer <no-reply@example.com>" (needed with an SMTP relay; file:// defaults to Coffer <no-reply@localhost>)
     #[arg(long, global = true, env = "COFFER_SMTP_FROM")]
     pub smtp_from: Option<String>,
     /// A PEM file of CA certificates trusted for the relay beside the system's [default: none]
@@ -464,21 +464,29 @@ fn mail_settings(
         return Ok(None);
     };
     let pick = |f: &Option<String>, c: &Option<String>| f.clone().or(c.clone());
-    let mut relay = mail::Relay::parse(
+    let mut destination = mail::Destination::parse(
         &url,
         pick(&flags.smtp_starttls, &file.smtp_starttls).as_deref(),
     )
     .map_err(|e| anyhow::anyhow!("COFFER_SMTP_URL: {e}"))?;
-    relay.user = pick(&flags.smtp_user, &file.smtp_user).filter(|u| !u.is_empty());
-    relay.password = pick(&flags.smtp_password, &file.smtp_password).map(mail::Password);
-    if let Some(path) = flags.smtp_ca_file.clone().or(file.smtp_ca_file.clone()) {
-        relay.ca_pem =
-            Some(std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?);
+    if let mail::Destination::Smtp(relay) = &mut destination {
+        relay.user = pick(&flags.smtp_user, &file.smtp_user).filter(|u| !u.is_empty());
+        relay.password = pick(&flags.smtp_password, &file.smtp_password).map(mail::Password);
+        if let Some(path) = flags.smtp_ca_file.clone().or(file.smtp_ca_file.clone()) {
+            relay.ca_pem =
+                Some(std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?);
+        }
     }
-    let from = pick(&flags.smtp_from, &file.smtp_from)
-        .ok_or_else(|| anyhow::anyhow!("COFFER_SMTP_URL needs COFFER_SMTP_FROM"))?;
+    // The development relay delivers nowhere, so any sender does.
+    let from = match (pick(&flags.smtp_from, &file.smtp_from), &destination) {
+        (Some(from), _) => from,
+        (None, mail::Destination::Files(_)) => "Coffer <no-reply@localhost>".into(),
+        (None, mail::Destination::Smtp(_)) => {
+            anyhow::bail!("COFFER_SMTP_URL needs COFFER_SMTP_FROM")
+        }
+    };
     let from = mail::parse_from(&from).map_err(|e| anyhow::anyhow!("COFFER_SMTP_FROM: {e}"))?;
-    let mut c = mail::Config::new(relay, from, "");
+    let mut c = mail::Config::new(destination, from, "");
     if let Some(v) = flags.smtp_timeout.or(file.smtp_timeout) {
         c.timeout = std::time::Duration::from_secs(v.max(1));
     }

@@ -1,6 +1,7 @@
 //! `cofferd`: the Coffer server and its operator commands.
 
 mod config;
+mod mail_cmd;
 
 /// mimalloc returns freed memory to the system (glibc kept each thread's 19 MiB password-hash
 /// buffers) and allocates faster under many threads.
@@ -62,6 +63,11 @@ enum Command {
     Storage {
         #[command(subcommand)]
         command: StorageCommand,
+    },
+    /// Outgoing mail.
+    Mail {
+        #[command(subcommand)]
+        command: mail_cmd::MailCommand,
     },
 }
 
@@ -381,6 +387,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Webform { command } => webform(&settings, command),
+        Command::Mail { command } => mail_cmd::run(&open(&settings, 1)?, command),
         Command::Storage {
             command: StorageCommand::Check { repair },
         } => {
@@ -642,6 +649,7 @@ fn first_start_text(s: &Settings, b: &coffer_service::identity::accounts::Bootst
 fn plug_in_areas(ctx: &Ctx) {
     ctx.jobs.register(coffer_service::content::jobs::KINDS);
     ctx.jobs.register(coffer_service::web_forms::drafts::JOBS);
+    ctx.jobs.register(coffer_service::mail::outbox::JOBS);
     ctx.upload_completion
         .set(coffer_service::mail::attach_uploaded);
 }

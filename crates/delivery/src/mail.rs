@@ -9,6 +9,10 @@
 //!   at once. Nothing is deleted.
 //! - Every attempt of a message sends the same Message-ID, so a receiver can tell a repeat (after
 //!   a node died mid-send and its lease ran out) from a new message.
+//! - A message whose link or code expired before it could be sent is marked `expired` and never
+//!   sent; a message that will not be sent again has its body erased (`coffer_store::mail`).
+//! - The development relay (`file:///dir`) writes each message as an `.eml` file instead of
+//!   sending it, so an operator or developer reads links and codes without an SMTP server.
 //! - Without a relay nothing here runs: messages stay `queued` in the outbox for an external
 //!   relay, as before Coffer spoke SMTP.
 
@@ -21,9 +25,10 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::transport::smtp::PoolConfig;
 use lettre::{Message, SmtpTransport, Transport};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How the connection to the relay is protected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,10 +164,67 @@ impl Relay {
     }
 }
 
+/// Where messages go: an SMTP relay, or a directory that receives each message as a file.
+#[derive(Debug, Clone)]
+pub enum Destination {
+    Smtp(Relay),
+    /// The development relay: one `{id}.eml` file (RFC 5322, CRLF line ends) per message,
+    /// readable by its owner only.
+    Files(PathBuf),
+}
+
+impl From<Relay> for Destination {
+    fn from(r: Relay) -> Destination {
+        Destination::Smtp(r)
+    }
+}
+
+impl Destination {
+    /// Parses `file:///dir` (the development relay; an absolute path, no host, and no STARTTLS
+    /// setting) or an SMTP URL as [`Relay::parse`] does.
+    pub fn parse(url: &str, starttls: Option<&str>) -> Result<Destination, String> {
+        if !url.trim_start().to_ascii_lowercase().starts_with("file:") {
+            return Relay::parse(url, starttls).map(Destination::Smtp);
+        }
+        let u =
+            url::Url::parse(url.trim()).map_err(|e| format!("the mail URL does not parse: {e}"))?;
+        if u.host_str()
+            .is_some_and(|h| !h.is_empty() && h != "localhost")
+        {
+            return Err("a file:// mail URL names a local directory: file:///path".into());
+        }
+        if starttls.is_some_and(|s| !s.trim().is_empty()) {
+            return Err("STARTTLS does not apply to a file:// mail URL".into());
+        }
+        if u.query().is_some() || u.fragment().is_some() {
+            return Err("a file:// mail URL is file:///path, without a query".into());
+        }
+        let dir = u
+            .to_file_path()
+            .map_err(|()| "a file:// mail URL needs an absolute path".to_string())?;
+        Ok(Destination::Files(dir))
+    }
+
+    /// What the log says about the destination (never a credential).
+    fn describe(&self) -> String {
+        match self {
+            Destination::Smtp(r) => format!("through {}:{} ({:?})", r.host, r.port, r.security),
+            Destination::Files(dir) => format!("as .eml files into {}", dir.display()),
+        }
+    }
+}
+
+/// How messages leave: the SMTP connection pool, or the directory of the development relay.
+#[derive(Clone)]
+enum Outlet {
+    Smtp(SmtpTransport),
+    Files(PathBuf),
+}
+
 /// Sending settings.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub relay: Relay,
+    pub destination: Destination,
     /// The `From` of every message (`COFFER_SMTP_FROM`, e.g. `Coffer <no-reply@example.com>`).
     pub from: Mailbox,
     /// How long one step of the SMTP conversation may take.
@@ -182,10 +244,11 @@ pub struct Config {
 }
 
 impl Config {
-    /// The defaults for a relay and a sender address.
-    pub fn new(relay: Relay, from: Mailbox, node: &str) -> Config {
+    /// The defaults for a destination (an SMTP [`Relay`] or the development relay's directory)
+    /// and a sender address.
+    pub fn new(destination: impl Into<Destination>, from: Mailbox, node: &str) -> Config {
         Config {
-            relay,
+            destination: destination.into(),
             from,
             timeout: Duration::from_secs(30),
             max_attempts: 10,
@@ -221,6 +284,8 @@ pub enum Sent {
     Ok,
     Retry(String),
     Permanent(String),
+    /// Not tried: the link or code in the message expired.
+    Expired,
 }
 
 /// The delay before the retry after attempt number `attempt` (1-based): `base · 2^(attempt-1)`
@@ -253,6 +318,11 @@ pub fn decide(
     };
     match result {
         Sent::Ok => base("sent", now_ms, None),
+        // Not an attempt: the count stays.
+        Sent::Expired => Attempt {
+            attempt: m.attempts,
+            ..base("expired", now_ms, Some(mail::EXPIRED.to_string()))
+        },
         Sent::Permanent(e) => base("error", now_ms, Some(format!("{e}; not retried"))),
         Sent::Retry(e) if attempt >= config.max_attempts => base(
             "error",
@@ -293,8 +363,17 @@ pub fn build(m: &OutboxMail, from: &Mailbox, message_id: &str) -> Result<Message
         .map_err(|e| format!("the message cannot be built: {e}"))
 }
 
-/// Sends one message.
-fn send(transport: &SmtpTransport, message: &Message) -> Sent {
+/// Sends one message (`id` is its outbox id, the file name on the development relay).
+fn send(transport: &Outlet, id: &str, message: &Message) -> Sent {
+    let transport = match transport {
+        Outlet::Smtp(t) => t,
+        Outlet::Files(dir) => {
+            return match write_eml(dir, id, &message.formatted()) {
+                Ok(()) => Sent::Ok,
+                Err(e) => Sent::Retry(format!("writing the message into {}: {e}", dir.display())),
+            }
+        }
+    };
     match transport.send(message) {
         Ok(_) => Sent::Ok,
         Err(e) => {
@@ -310,6 +389,44 @@ fn send(transport: &SmtpTransport, message: &Message) -> Sent {
         }
     }
 }
+
+/// Writes a message as `{id}.eml` into `dir`, readable and writable by its owner only: first
+/// under a hidden temporary name, then renamed, so a reader never sees half a message. A repeat
+/// of the message (after a lost lease) writes the same file again.
+fn write_eml(dir: &Path, id: &str, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    // Outbox ids are UUIDs; anything else never becomes a path.
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return Err(std::io::Error::other("the message id is not a file name"));
+    }
+    let tmp = dir.join(format!(".{id}.eml.tmp"));
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    // `create_new` refuses an existing file or symlink, so the mode below is the file's mode.
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&tmp, dir.join(format!("{id}.eml")))
+}
+
+/// Creates the development relay's directory (owner-only, as the data directory) if missing.
+fn make_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// How often the pump finishes messages whose link or code expired.
+const EXPIRE_EVERY: Duration = Duration::from_secs(60);
 
 /// The running mail senders; dropping the handle tells them to stop, [`Workers::stop`] also
 /// waits until they have.
@@ -343,10 +460,17 @@ impl Drop for Workers {
 /// Starts the pump and the sender threads. `message_domain` is the right-hand side of the
 /// Message-ID of a message written before Coffer sent mail itself.
 pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Workers> {
-    let transport = config
-        .relay
-        .transport(config.timeout, config.workers.max(1))
-        .map_err(std::io::Error::other)?;
+    let transport = match &config.destination {
+        Destination::Smtp(relay) => Outlet::Smtp(
+            relay
+                .transport(config.timeout, config.workers.max(1))
+                .map_err(std::io::Error::other)?,
+        ),
+        Destination::Files(dir) => {
+            make_dir(dir)?;
+            Outlet::Files(dir.clone())
+        }
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let in_flight = Arc::new(AtomicUsize::new(0));
     let (tx, rx) = mpsc::channel::<OutboxMail>();
@@ -378,10 +502,8 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
         threads.push(t);
     }
     log::info!(
-        "sending mail through {}:{} ({:?}) as node {}",
-        config.relay.host,
-        config.relay.port,
-        config.relay.security,
+        "sending mail {} as node {}",
+        config.destination.describe(),
         config.node
     );
     let pump_stop = stop.clone();
@@ -393,7 +515,17 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
             let lease_ms = config.lease_ms();
             // Made before the first look, so that no mail queued after it goes unnoticed.
             let mut waiter = db.waiter(Work::Mail);
+            let mut expired_at: Option<Instant> = None;
             while !pump_stop.load(Ordering::SeqCst) {
+                // Messages whose link or code expired are finished (expired, body erased) rather
+                // than left queued. Claims skip them anyway, so once a minute keeps an idle node
+                // quiet and no body waits long.
+                if expired_at.is_none_or(|t| t.elapsed() >= EXPIRE_EVERY) {
+                    expired_at = Some(Instant::now());
+                    if let Err(e) = db.write(|c| mail::expire(c, now_ms().div_euclid(1000))) {
+                        log::warn!("expiring outgoing mail failed: {e}");
+                    }
+                }
                 // The node holds up to twice as many messages as it has senders (those being sent
                 // and those waiting for a sender), so a sender that finishes finds the next one at
                 // hand, and claims come in batches of at least half the senders while every
@@ -451,11 +583,19 @@ fn until_due(db: &Db, poll: Duration) -> Duration {
     }
 }
 
-fn deliver(db: &Db, transport: &SmtpTransport, config: &Config, domain: &str, m: &OutboxMail) {
+fn deliver(db: &Db, transport: &Outlet, config: &Config, domain: &str, m: &OutboxMail) {
     let message_id = m.message_id_or(domain);
-    let result = match build(m, &config.from, &message_id) {
-        Ok(message) => send(transport, &message),
-        Err(e) => Sent::Permanent(e),
+    // A link or code that no longer works is not sent (it may have expired while queued).
+    let expired = m
+        .expires_at
+        .is_some_and(|e| e.saturating_mul(1000) <= now_ms());
+    let result = if expired {
+        Sent::Expired
+    } else {
+        match build(m, &config.from, &message_id) {
+            Ok(message) => send(transport, &m.id, &message),
+            Err(e) => Sent::Permanent(e),
+        }
     };
     let attempt = m.attempts + 1;
     let outcome = decide(
@@ -470,6 +610,7 @@ fn deliver(db: &Db, transport: &SmtpTransport, config: &Config, domain: &str, m:
     // The log names the message, never its body or the relay's credentials.
     match &outcome.error {
         None => log::info!("mail {} sent ({message_id})", m.id),
+        Some(_) if expired => log::info!("mail {} expired before it was sent", m.id),
         Some(e) => log::warn!("mail {} attempt {attempt}: {e}", m.id),
     }
     match db.write(|c| mail::record(c, &config.node, &outcome)) {
@@ -503,6 +644,7 @@ mod tests {
             last_error: None,
             sent_at: None,
             message_id: None,
+            expires_at: None,
         }
     }
 
@@ -581,6 +723,51 @@ mod tests {
             0.0,
         );
         assert_eq!(refused.state, "error");
+        let mut tried = mail();
+        tried.attempts = 2;
+        let expired = decide(&tried, 3, &Sent::Expired, &c, "<m1@x>", 5_000, 0.0);
+        assert_eq!((expired.state, expired.attempt), ("expired", 2));
+        assert_eq!(expired.error.as_deref(), Some(mail::EXPIRED));
+    }
+
+    #[test]
+    fn file_urls_name_a_directory() {
+        match Destination::parse("file:///var/tmp/coffer-mail", None).unwrap() {
+            Destination::Files(dir) => assert_eq!(dir, PathBuf::from("/var/tmp/coffer-mail")),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            Destination::parse("smtp://mail.example.com", None).unwrap(),
+            Destination::Smtp(_)
+        ));
+        assert!(Destination::parse("file://mail.example.com/x", None).is_err());
+        assert!(Destination::parse("file:///x", Some("required")).is_err());
+        assert!(Destination::parse("file:///x?y=1", None).is_err());
+    }
+
+    #[test]
+    fn the_development_relay_writes_owner_only_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("outbox");
+        make_dir(&target).unwrap();
+        write_eml(&target, "m-1", b"Subject: x\r\n\r\nbody\r\n").unwrap();
+        // A repeat replaces the file rather than failing.
+        write_eml(&target, "m-1", b"Subject: x\r\n\r\nbody\r\n").unwrap();
+        let file = target.join("m-1.eml");
+        assert_eq!(std::fs::read(&file).unwrap(), b"Subject: x\r\n\r\nbody\r\n");
+        let names: Vec<_> = std::fs::read_dir(&target)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("m-1.eml")]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&file), 0o600);
+            assert_eq!(mode(&target), 0o700);
+        }
+        assert!(write_eml(&target, "../escape", b"x").is_err());
     }
 
     #[test]

@@ -466,7 +466,7 @@ pub fn email_of_message(conn: &mut DbConn, message_id: &str) -> StoreResult<Opti
 }
 
 /// Settles a queued email once its outbox messages are all done: `sent` when each was sent,
-/// `error` when one failed for good. An email with messages still queued stays `queued`.
+/// `error` when one failed for good or expired unsent. An email with messages still queued stays `queued`.
 pub fn settle(conn: &mut DbConn, email_id: &str, t: i64) -> StoreResult<Option<&'static str>> {
     let Some(e) = by_id(conn, email_id)? else {
         return Ok(None);
@@ -478,7 +478,7 @@ pub fn settle(conn: &mut DbConn, email_id: &str, t: i64) -> StoreResult<Option<&
     if states.iter().any(|(s, _)| s == "queued") {
         return Ok(None);
     }
-    let failed = states.iter().find(|(s, _)| s == "error");
+    let failed = states.iter().find(|(s, _)| s == "error" || s == "expired");
     let status = if failed.is_some() { "error" } else { "sent" };
     let error = failed.map(|_| "A recipient's message could not be delivered.");
     set_status(conn, email_id, status, error, t)?;

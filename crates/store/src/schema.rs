@@ -344,6 +344,7 @@ diesel::table! {
         sent_at -> Nullable<BigInt>,
         message_id -> Nullable<Text>,
         email_id -> Nullable<Text>,
+        expires_at -> Nullable<BigInt>,
     }
 }
 

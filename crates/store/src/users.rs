@@ -175,9 +175,10 @@ pub fn record_sms(
     Ok(())
 }
 
-/// Puts an email message in the outbox, `queued` and due at once: the SMTP sender
-/// (coffer-delivery's `mail`) sends it when a relay is configured, else an external relay reads
-/// it. Its Message-ID, fixed here so that every attempt sends the same one, is
+/// Puts an email message that carries no expiring link or code in the outbox, `queued` and due
+/// at once (a message with one goes through [`crate::mail::queue`] with its `expires_at`): the
+/// SMTP sender (coffer-delivery's `mail`) sends it when a relay is configured, else an external
+/// relay reads it. Its Message-ID, fixed here so that every attempt sends the same one, is
 /// `<id@message_domain>`.
 pub fn queue_mail(
     conn: &mut DbConn,
@@ -196,6 +197,7 @@ pub fn queue_mail(
             to,
             subject,
             body,
+            expires_at: None,
         },
         message_domain,
         now,

@@ -8,7 +8,8 @@
 use coffer_delivery::mail::{self, Config, Password, Relay};
 use coffer_domain::Role;
 use coffer_tests::{
-    hidden_field, outbox, received, sign_in, smtp, wait_until, Body, Resp, Smtp, TestApp,
+    decoded_body, hidden_field, outbox, received, sign_in, smtp, wait_until, Body, Resp, Smtp,
+    TestApp,
 };
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -315,33 +316,6 @@ fn the_link_opens_a_page_that_resets_with_csrf_protection() {
 }
 
 // ---- The mail as received by a real SMTP server ----
-
-/// The body of a raw message, decoded from quoted-printable when it is so encoded.
-fn decoded_body(data: &str) -> String {
-    let (head, body) = data.split_once("\r\n\r\n").expect("headers and body");
-    let qp = head
-        .lines()
-        .any(|l| l.eq_ignore_ascii_case("content-transfer-encoding: quoted-printable"));
-    if !qp {
-        return body.to_string();
-    }
-    let joined = body.replace("=\r\n", "").replace("=\n", "");
-    let bytes = joined.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'=' && i + 3 <= bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&joined[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8(out).expect("UTF-8 body")
-}
 
 #[test]
 fn the_reset_mail_arrives_over_smtp_and_its_link_resets_the_password() {

@@ -2,12 +2,14 @@
 //! (`COFFER_TEST_SMTP_URL` and friends; every test is skipped with a note when it is unset):
 //! a message written to the outbox arrives with its headers and body, a relay that refuses or
 //! is down leads to retries and at last to `error` with the reason kept, and two senders on one
-//! database never send one message twice. Runs on SQLite or PostgreSQL
-//! (`COFFER_TEST_POSTGRES_URL`). One test needs no SMTP server: mail queued through one node is
+//! database never send one message twice; a sent message keeps no body. Runs on SQLite or
+//! PostgreSQL (`COFFER_TEST_POSTGRES_URL`). The tests of the development relay (`file:///dir`)
+//! and of expiry need no SMTP server, nor does the one where mail queued through one node is
 //! taken by another's sender at once.
 
-use coffer_delivery::mail::{self, Config, Password, Relay};
-use coffer_tests::{outbox, received, smtp, wait_until, Body, Smtp, TestApp};
+use coffer_delivery::mail::{self, Config, Destination, Password, Relay};
+use coffer_domain::Role;
+use coffer_tests::{decoded_body, outbox, received, smtp, wait_until, Body, Smtp, TestApp};
 use serde_json::json;
 use std::time::Duration;
 
@@ -118,6 +120,9 @@ fn a_scim_welcome_message_arrives_with_its_headers_and_body() {
     assert!(row.sent_at.is_some());
     assert_eq!(row.last_error, None);
     assert_eq!(row.lease_node, None);
+    // Sent, the message keeps no body; what the operator reads stays.
+    assert_eq!(row.body, "");
+    assert_eq!(row.subject, "Your Coffer account");
     let id = row.message_id.clone().unwrap();
     assert!(id.starts_with(&format!("<{}@", row.id)), "{id}");
     assert_eq!(header(data, "Message-ID"), Some(id.as_str()));
@@ -167,7 +172,10 @@ fn a_wrong_password_is_retried_and_never_shown() {
     queue(&app, &to, "Hello", "Body");
     let mut c = config(&s, &s.url, "node-a");
     let wrong = format!("wrong-{}", uuid::Uuid::new_v4().simple());
-    c.relay.password = Some(Password(wrong.clone()));
+    let mut relay = Relay::parse(&s.url, Some("never")).unwrap();
+    relay.user = Some(s.user.clone());
+    relay.password = Some(Password(wrong.clone()));
+    c.destination = relay.into();
     c.max_attempts = 2;
     let _sender = start(&app, c);
     wait_until("the retries to be spent", 20, || {
@@ -283,10 +291,11 @@ fn starttls_protects_the_conversation_when_required() {
     let to = unique("lovelace");
     queue(&app, &to, "Private", "Over TLS");
     let mut c = config(&s, &url, "node-a");
-    c.relay = Relay::parse(&url, Some("required")).unwrap();
-    c.relay.user = Some(s.user.clone());
-    c.relay.password = Some(Password(s.password.clone()));
-    c.relay.ca_pem = Some(std::fs::read(ca).unwrap());
+    let mut relay = Relay::parse(&url, Some("required")).unwrap();
+    relay.user = Some(s.user.clone());
+    relay.password = Some(Password(s.password.clone()));
+    relay.ca_pem = Some(std::fs::read(ca).unwrap());
+    c.destination = relay.into();
     let sender = start(&app, c);
     wait_until("the message", 20, || received(&s, &to).len() == 1);
     let got = &received(&s, &to)[0];
@@ -298,7 +307,7 @@ fn starttls_protects_the_conversation_when_required() {
     let other = unique("babbage");
     queue(&app, &other, "Private", "Not in the clear");
     let mut untrusting = config(&s, &url, "node-b");
-    untrusting.relay = Relay::parse(&url, Some("required")).unwrap();
+    untrusting.destination = Relay::parse(&url, Some("required")).unwrap().into();
     untrusting.max_attempts = 1;
     let _untrusting = start(&app, untrusting);
     wait_until("the refusal", 20, || {
@@ -433,6 +442,7 @@ fn mail_queued_on_one_node_is_taken_by_another_at_once() {
                     to: "someone@example.com",
                     subject: "Hello",
                     body: "Hello from node A",
+                    expires_at: None,
                 },
                 "coffer.test",
                 std::time::SystemTime::now()
@@ -452,4 +462,196 @@ fn mail_queued_on_one_node_is_taken_by_another_at_once() {
         std::thread::sleep(Duration::from_millis(20));
     }
     node_b.stop();
+}
+
+// ---- The development relay and expiry (no SMTP server needed) ----
+
+/// A sender to the development relay writing into `dir`.
+fn file_config(dir: &std::path::Path, node: &str) -> Config {
+    let url = format!("file://{}", dir.display());
+    let mut c = Config::new(
+        Destination::parse(&url, None).expect("file URL"),
+        mail::parse_from("Coffer <no-reply@coffer.test>").unwrap(),
+        node,
+    );
+    c.poll = Duration::from_millis(20);
+    c
+}
+
+/// Queues a message whose link or code stops working at `expires_at`.
+fn queue_expiring(app: &TestApp, to: &str, body: &str, expires_at: i64) -> String {
+    app.ctx
+        .write(|c| {
+            coffer_store::mail::queue(
+                c,
+                &coffer_store::mail::NewMessage {
+                    email_id: None,
+                    user_id: None,
+                    to,
+                    subject: "Your code",
+                    body,
+                    expires_at: Some(expires_at),
+                },
+                "coffer.test",
+                coffer_service::now(),
+            )
+            .map_err(Into::into)
+        })
+        .expect("queue")
+}
+
+#[test]
+fn the_development_relay_writes_each_message_as_an_eml_file_whose_link_opens() {
+    let app = TestApp::spawn();
+    let dir = tempfile::tempdir().unwrap();
+    let drop_dir = dir.path().join("mail");
+    let _sender = start(&app, file_config(&drop_dir, "node-a"));
+    let (_, token) = app.user_token("ann@example.com", Role::User);
+    let to = unique("outside");
+    let sent = app.send_mail(
+        &token,
+        json!({"to": [to], "subject": "Quarterly figures", "body": "Here they are.",
+               "acl": "no_auth"}),
+    );
+    let email = sent["id"].as_str().unwrap().to_string();
+
+    wait_until("the message to be written", 20, || {
+        outbox(&app, &to).first().is_some_and(|m| m.state == "sent")
+    });
+    let row = outbox(&app, &to).remove(0);
+    let file = drop_dir.join(format!("{}.eml", row.id));
+    let raw = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    // One file per message, nothing else (no temporary file left).
+    let names: Vec<_> = std::fs::read_dir(&drop_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, vec![format!("{}.eml", row.id)]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode();
+        assert_eq!(mode(&file) & 0o777, 0o600);
+        assert_eq!(mode(&drop_dir) & 0o777, 0o700);
+    }
+
+    // RFC 5322: CRLF line ends only, headers, an empty line, the body.
+    let data = String::from_utf8(raw).expect("UTF-8 message");
+    assert!(
+        !data.replace("\r\n", "").contains('\n'),
+        "a bare LF in {data:?}"
+    );
+    assert_eq!(header(&data, "From"), Some("Coffer <no-reply@coffer.test>"));
+    assert_eq!(header(&data, "To"), Some(to.as_str()));
+    assert!(
+        header(&data, "Subject").is_some_and(|s| s.contains("Quarterly figures")),
+        "{data}"
+    );
+    assert!(header(&data, "Date").is_some(), "{data}");
+    assert_eq!(header(&data, "Message-ID"), row.message_id.as_deref());
+    let body = decoded_body(&data);
+    assert!(body.contains("Here they are."), "{body}");
+    let marker = format!("{}/mail/{email}?ref=", app.base);
+    let link = body
+        .split_whitespace()
+        .find(|w| w.starts_with(&marker))
+        .unwrap_or_else(|| panic!("no link in {body}"));
+
+    // The link in the file opens the message, and the outbox kept no copy of it.
+    let path = link.strip_prefix(&app.base).unwrap();
+    let page = app.send("GET", path, &[], None);
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.text.contains("Here they are."), "{}", page.text);
+    assert_eq!(row.body, "");
+    assert_eq!((row.attempts, row.last_error.clone()), (1, None));
+    assert!(row.sent_at.is_some());
+    let mail = app.rest("GET", &format!("/rest/mail/{email}"), &token, None);
+    assert_eq!(mail.json()["status"], "sent", "{}", mail.text);
+}
+
+#[test]
+fn a_queued_message_whose_code_expired_is_never_sent_and_keeps_no_body() {
+    let app = TestApp::spawn();
+    let now = coffer_service::now();
+    let stale = unique("stale");
+    let live = unique("live");
+    let stale_id = queue_expiring(&app, &stale, "Your code is 123456.", now - 1);
+    let live_id = queue_expiring(&app, &live, "Your code is 654321.", now + 600);
+
+    let dir = tempfile::tempdir().unwrap();
+    let _sender = start(&app, file_config(dir.path(), "node-a"));
+    wait_until("the live message to be written", 20, || {
+        outbox(&app, &live)[0].state == "sent"
+    });
+    wait_until("the stale message to expire", 20, || {
+        outbox(&app, &stale)[0].state == "expired"
+    });
+    let row = &outbox(&app, &stale)[0];
+    assert_eq!(row.id, stale_id);
+    assert_eq!(row.body, "");
+    assert_eq!(row.attempts, 0);
+    assert_eq!(row.sent_at, None);
+    assert_eq!(row.lease_node, None);
+    assert_eq!(row.last_error.as_deref(), Some(coffer_store::mail::EXPIRED));
+    assert!(!dir.path().join(format!("{stale_id}.eml")).exists());
+    assert!(dir.path().join(format!("{live_id}.eml")).exists());
+    // Nothing anywhere still holds the stale code.
+    assert_eq!(app.count("body LIKE '%123456%'", "mail_outbox"), 0);
+}
+
+#[test]
+fn without_a_relay_the_outbox_expires_queued_messages_with_their_codes() {
+    let app = TestApp::spawn();
+    let now = coffer_service::now();
+    let stale = unique("stale");
+    let live = unique("live");
+    queue_expiring(&app, &stale, "Your code is 123456.", now);
+    queue_expiring(&app, &live, "Your code is 654321.", now + 600);
+    let expired = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(coffer_service::mail::outbox::expire(&app.ctx))
+        .expect("expire");
+    assert_eq!(expired, 1);
+    let row = &outbox(&app, &stale)[0];
+    assert_eq!((row.state.as_str(), row.body.as_str()), ("expired", ""));
+    // The live one waits for a relay, body and all.
+    let row = &outbox(&app, &live)[0];
+    assert_eq!(
+        (row.state.as_str(), row.body.as_str()),
+        ("queued", "Your code is 654321.")
+    );
+}
+
+#[test]
+fn an_outside_message_carries_its_emails_expiry_and_a_reset_mail_its_links() {
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("ann@example.com", Role::User);
+    let to = unique("outside");
+    let day = coffer_service::now() / 86_400 + 3;
+    let expire = coffer_service::rfc3339(day * 86_400)[..10].to_string();
+    app.send_mail(
+        &token,
+        json!({"to": [to], "subject": "S", "body": "B", "acl": "no_auth", "expire": expire}),
+    );
+    let row = &outbox(&app, &to)[0];
+    // The link works through the last second of the expiry day; the message expires after it.
+    let end_of_day = (day + 1) * 86_400;
+    assert_eq!(row.expires_at, Some(end_of_day));
+
+    app.user("reset-me@example.com", Role::User);
+    let r = app.send(
+        "POST",
+        "/rest/users/requestPasswordReset",
+        &[("X-Coffer-Version", "28")],
+        Some(Body::Json(json!({"email": "reset-me@example.com"}))),
+    );
+    assert_eq!(r.status, 204, "{}", r.text);
+    let row = &outbox(&app, "reset-me@example.com")[0];
+    let stored = app.count(
+        &format!("expires_at = {}", row.expires_at.expect("an expiry")),
+        "password_resets",
+    );
+    assert_eq!(stored, 1, "the message expires with the link");
 }

@@ -552,7 +552,7 @@ fn the_authorization_page_sends_and_takes_an_sms_code() {
     );
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(
-        r.text.contains("A code was sent a moment ago"),
+        r.text.contains("A code was requested a moment ago"),
         "{}",
         r.text
     );

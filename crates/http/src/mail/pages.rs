@@ -182,7 +182,7 @@ pub async fn send_code(
             &reference,
             &csrf,
             Some(&format!(
-                "We sent a 6-digit code to {to}. It works for {} minutes.",
+                "A 6-digit code is being mailed to {to}; it may take a moment to arrive. It works for {} minutes.",
                 svc::CODE_SECS / 60
             )),
             None,

@@ -80,17 +80,22 @@ pub fn request(ctx: &Ctx, email: &str, client_ip: Option<&str>) -> Result<()> {
         }
         coffer_store::password_resets::replace(c, &user.id, &token_hash, t, expires_at)?;
         let link = reset_link(&ctx.config.base_url, &token);
-        coffer_store::users::queue_mail(
+        // The message expires with its link: not sent by then, it never is.
+        coffer_store::mail::queue(
             c,
-            Some(&user.id),
-            &user.email,
-            &format!("Reset your {} password", ctx.config.service_name),
-            &mail_body(
-                &ctx.config.service_name,
-                &user.email,
-                &link,
-                ctx.config.password_reset_secs,
-            ),
+            &coffer_store::mail::NewMessage {
+                email_id: None,
+                user_id: Some(&user.id),
+                to: &user.email,
+                subject: &format!("Reset your {} password", ctx.config.service_name),
+                body: &mail_body(
+                    &ctx.config.service_name,
+                    &user.email,
+                    &link,
+                    ctx.config.password_reset_secs,
+                ),
+                expires_at: Some(expires_at),
+            },
             &ctx.config.message_domain(),
             t,
         )?;

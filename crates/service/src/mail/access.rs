@@ -332,12 +332,17 @@ pub fn send_code(
                  It works for {} minutes, once. If you did not ask for it, ignore this message.\n",
                 CODE_SECS / 60
             );
-            coffer_store::users::queue_mail(
+            // The message expires with its code: not sent by then, it never is.
+            coffer_store::mail::queue(
                 c,
-                None,
-                &r.address,
-                "Your code for a secure message",
-                &body,
+                &coffer_store::mail::NewMessage {
+                    email_id: None,
+                    user_id: None,
+                    to: &r.address,
+                    subject: "Your code for a secure message",
+                    body: &body,
+                    expires_at: Some(t + CODE_SECS),
+                },
                 &domain,
                 t,
             )?;

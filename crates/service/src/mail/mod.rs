@@ -10,11 +10,13 @@
 //! ([`attach_uploaded`], the content core's upload completion).
 //!
 //! The area: this module (mail and what its parts share), outside recipients and their reads by
-//! reference ([`access`]), shared mailboxes ([`shared_mailboxes`]) and the address book
-//! ([`contacts`]). It builds on `content` and `identity`.
+//! reference ([`access`]), shared mailboxes ([`shared_mailboxes`]), the address book
+//! ([`contacts`]) and the outbox as the operator sees it, with the expiry of queued messages
+//! ([`outbox`]). It builds on `content` and `identity`.
 
 pub mod access;
 pub mod contacts;
+pub mod outbox;
 pub mod shared_mailboxes;
 
 use crate::content::files::Download;
@@ -1019,6 +1021,9 @@ pub fn send(ctx: &Ctx, caller: &str, draft: Option<&str>, input: &SendInput) -> 
                     to: &r.address,
                     subject: &subject_line(&from, &email),
                     body: &text,
+                    // The link works through the expiry second (`expire_at`); a message not sent
+                    // by the second after it never is.
+                    expires_at: email.expire_at.map(|x| x.saturating_add(1)),
                 },
                 &domain,
                 t,

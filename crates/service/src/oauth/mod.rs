@@ -224,10 +224,10 @@ fn send_sign_in_code(ctx: &Ctx, user: &User) -> Result<Option<String>> {
                 .retry_after
                 .unwrap_or(crate::identity::tfa::sms::RESEND_SECS);
             Ok(Some(if wait <= crate::identity::tfa::sms::RESEND_SECS {
-                format!("A code was sent a moment ago: enter it, or ask for a new one in {wait} seconds.")
+                format!("A code was requested a moment ago: enter it when it arrives, or ask for a new one in {wait} seconds.")
             } else {
                 format!(
-                    "Too many codes were sent: enter the last one, or ask for a new one in {} minutes.",
+                    "Too many codes were requested: enter the last one, or ask for a new one in {} minutes.",
                     (wait + 59) / 60
                 )
             }))

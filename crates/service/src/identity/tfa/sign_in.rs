@@ -40,7 +40,7 @@ pub fn config(ctx: &Ctx, caller: &Caller) -> Result<serde_json::Value> {
         Some(Method::Sms) => serde_json::json!({
             "module": "SMSOTP",
             "passcodeLabel": "Enter passcode",
-            "passcodeDescription": "Enter the code sent to your mobile phone.",
+            "passcodeDescription": "Enter the code from the text message to your mobile phone.",
             "rechallengeLabel": "Resend code",
             "challengeWaitMessage": "Sending code...",
             "rechallengeMessage": "Resend the passcode",
@@ -97,7 +97,7 @@ pub fn check_second_step(
         Method::Sms => match sms::check(ctx, user, Purpose::SignIn, otp)? {
             Check::Passed { .. } => None,
             Check::Wrong => Some(format!(
-                "The code is not valid. Enter the code sent to your mobile phone (at most {} tries per code).",
+                "The code is not valid. Enter the code from the text message to your mobile phone (at most {} tries per code).",
                 sms::MAX_ATTEMPTS
             )),
             Check::NoCode => Some(

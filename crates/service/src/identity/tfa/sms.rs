@@ -62,7 +62,7 @@ fn last_digits(number: &str) -> String {
 /// What the second step asks of an SMS user.
 pub fn prompt(number: &str) -> String {
     format!(
-        "A code has been sent to your mobile phone (number ending in {}). Enter it to continue.",
+        "A code is being sent to your mobile phone (number ending in {}). Enter it when it arrives.",
         last_digits(number)
     )
 }

@@ -1,0 +1,2 @@
+DROP INDEX mail_outbox_state;
+ALTER TABLE mail_outbox DROP COLUMN expires_at;
