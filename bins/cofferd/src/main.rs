@@ -1,5 +1,7 @@
 //! `cofferd`: the Coffer server and its operator commands.
 
+mod admin;
+mod backup;
 mod config;
 
 /// mimalloc returns freed memory to the system (glibc kept each thread's 19 MiB password-hash
@@ -8,10 +10,10 @@ mod config;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use coffer_domain::Role;
 use coffer_service::Ctx;
-use config::{Flags, Settings};
+use config::{Global, ServerFlags, Settings, StorageArg};
 use serde_json::json;
 
 #[derive(Parser)]
@@ -22,15 +24,26 @@ use serde_json::json;
 )]
 struct Cli {
     #[command(flatten)]
-    flags: Flags,
+    global: Global,
+    /// The server's settings, for the bare `cofferd` (which serves); every other command reads
+    /// them here too, before its name (`cofferd --storage-url … storage check`).
+    #[command(flatten, next_help_heading = "Server options (also of `serve`)")]
+    server: ServerFlags,
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+/// `serve`'s own options: the server's settings.
+#[derive(Args, Default)]
+struct ServeArgs {
+    #[command(flatten)]
+    server: ServerFlags,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Apply migrations, then serve HTTP (the default).
-    Serve,
+    Serve(ServeArgs),
     /// Apply pending migrations and exit.
     Migrate,
     /// Manage user accounts.
@@ -63,6 +76,32 @@ enum Command {
         #[command(subcommand)]
         command: StorageCommand,
     },
+    /// Copy the database and the file content, consistently, while the server runs.
+    Backup(backup::BackupArgs),
+    /// Put a backup back into an empty data directory or database.
+    Restore(backup::RestoreArgs),
+}
+
+impl Command {
+    /// The server settings given after the command's name (they win over those before it).
+    fn server_options(&self) -> ServerFlags {
+        let storage = |s: &StorageArg| ServerFlags {
+            storage_url: s.storage_url.clone(),
+            ..ServerFlags::default()
+        };
+        match self {
+            Command::Serve(a) => a.server.clone(),
+            Command::Storage {
+                command: StorageCommand::Check { storage: s, .. },
+            } => storage(s),
+            Command::Backup(a) => storage(&a.storage),
+            Command::Restore(a) => storage(&a.storage),
+            Command::User {
+                command: UserCommand::Manage(m),
+            } => m.server_options(),
+            _ => ServerFlags::default(),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -72,6 +111,8 @@ enum StorageCommand {
         /// Delete the blobs no version refers to.
         #[arg(long)]
         repair: bool,
+        #[command(flatten)]
+        storage: StorageArg,
     },
 }
 
@@ -92,6 +133,8 @@ enum UserCommand {
         #[arg(long)]
         profile: Option<String>,
     },
+    #[command(flatten)]
+    Manage(admin::UserManage),
 }
 
 #[derive(Subcommand)]
@@ -122,6 +165,8 @@ enum ClientCommand {
         #[arg(long)]
         no_consent: bool,
     },
+    #[command(flatten)]
+    Manage(admin::ClientManage),
 }
 
 #[derive(Subcommand)]
@@ -252,9 +297,13 @@ fn main() {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let settings = Settings::resolve(&cli.flags)?;
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve(settings),
+    let command = cli
+        .command
+        .unwrap_or_else(|| Command::Serve(ServeArgs::default()));
+    let server = cli.server.overlay(&command.server_options())?;
+    let settings = Settings::resolve(&cli.global, &server)?;
+    match command {
+        Command::Serve(_) => serve(settings),
         Command::Migrate => {
             let _ = open(&settings, 1)?;
             println!(
@@ -263,6 +312,14 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
+        Command::User {
+            command: UserCommand::Manage(m),
+        } => admin::user(&open(&settings, 1)?, m),
+        Command::Client {
+            command: ClientCommand::Manage(m),
+        } => admin::client(&open(&settings, 1)?, m),
+        Command::Backup(a) => backup::backup(&open(&settings, 2)?, &a),
+        Command::Restore(a) => backup::restore(&settings, &a),
         Command::User {
             command:
                 UserCommand::Create {
@@ -382,7 +439,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Webform { command } => webform(&settings, command),
         Command::Storage {
-            command: StorageCommand::Check { repair },
+            command: StorageCommand::Check { repair, .. },
         } => {
             let ctx = open(&settings, 2)?;
             let report = tokio::runtime::Builder::new_current_thread()
@@ -469,7 +526,7 @@ fn webform(settings: &Settings, command: WebformCommand) -> Result<()> {
 }
 
 /// An operator-facing error: the catalogue message, or the internal cause.
-fn api(e: coffer_service::Error) -> anyhow::Error {
+pub(crate) fn api(e: coffer_service::Error) -> anyhow::Error {
     match e {
         coffer_service::Error::Api(a) => anyhow::anyhow!("{}", a.message),
         // The cause stays a value: anyhow prints its chain ("Caused by: …").
@@ -478,7 +535,7 @@ fn api(e: coffer_service::Error) -> anyhow::Error {
 }
 
 /// Opens the database and brings it up to date (every command that touches it does).
-fn open(settings: &Settings, pool: u32) -> Result<Ctx> {
+pub(crate) fn open(settings: &Settings, pool: u32) -> Result<Ctx> {
     coffer_service::open(&settings.database_url, pool, settings.service_config())
         .map_err(api)
         .context("opening the database")
