@@ -120,10 +120,13 @@ enum StorageCommand {
 enum UserCommand {
     /// Create an account; prints `{id, email, password}` (the password is generated when not given).
     Create {
+        /// The account's email address (its sign-in name).
         #[arg(long)]
         email: String,
+        /// The display name.
         #[arg(long)]
         name: String,
+        /// The password; it must pass the password policy [default: a generated one]
         #[arg(long)]
         password: Option<String>,
         /// user, system-admin, application-admin or helpdesk-admin
@@ -141,24 +144,31 @@ enum UserCommand {
 enum ClientCommand {
     /// Register a client; prints it with `client_secret`, shown only here.
     Create {
+        /// The client's name, unique in the registry.
         #[arg(long)]
         name: String,
+        /// Where the authorization flow sends the browser back to.
         #[arg(long)]
         redirect_uri: String,
+        /// The scope the client may ask for, space-separated items ("*": everything).
         #[arg(long, default_value = "*")]
         scope: String,
+        /// A free text shown to administrators.
         #[arg(long, default_value = "")]
         description: String,
         /// Comma-separated: authorization_code, refresh_token, signature, password, jwt_bearer
         #[arg(long, default_value = "authorization_code,refresh_token")]
         flows: String,
+        /// The shared key of the signature flow.
         #[arg(long)]
         signature_key: Option<String>,
         /// A file with the client's RSA public key (PEM), for the JWT assertion flow.
         #[arg(long)]
         jwt_public_key: Option<std::path::PathBuf>,
+        /// Hours an access token lives [default: the server's default]
         #[arg(long)]
         access_token_lifetime: Option<i32>,
+        /// Hours a refresh token lives [default: the server's default]
         #[arg(long)]
         refresh_token_lifetime: Option<i32>,
         /// Skip the consent page for this client.
@@ -173,13 +183,17 @@ enum ClientCommand {
 enum ScimTokenCommand {
     /// Create a SCIM token; prints `{token}`, shown only here.
     Create {
+        /// A name to tell the token apart by.
         #[arg(long, default_value = "scim")]
         name: String,
     },
     /// List the SCIM tokens (ids, names, whether revoked; never the tokens).
     List,
     /// Revoke a SCIM token by id: it stops working at once.
-    Revoke { id: String },
+    Revoke {
+        /// The token's id (from `scim-token list`).
+        id: String,
+    },
 }
 
 /// Where a form's fields come from: a JSON array given inline, or a file holding one.
@@ -218,8 +232,10 @@ fn profile_list(s: &str) -> Vec<String> {
 enum WebformCommand {
     /// Define a form; prints it (with its `url`).
     Create {
+        /// The form's name.
         #[arg(long)]
         name: String,
+        /// A text shown above the form.
         #[arg(long, default_value = "")]
         description: String,
         /// The email address of the owner: a user, or a shared mailbox.
@@ -245,11 +261,15 @@ enum WebformCommand {
     },
     /// Change a form; what is not given stays.
     Update {
+        /// The form's id.
         id: String,
+        /// A new name.
         #[arg(long)]
         name: Option<String>,
+        /// A new text shown above the form.
         #[arg(long)]
         description: Option<String>,
+        /// The email address of the new owner: a user, or a shared mailbox.
         #[arg(long)]
         owner: Option<String>,
         #[command(flatten)]
@@ -257,18 +277,24 @@ enum WebformCommand {
         /// Comma-separated profile names or ids; an empty value opens it to every profile.
         #[arg(long)]
         profiles: Option<String>,
+        /// Whether only signed-in users (of the allowed profiles) may read and submit it.
         #[arg(long)]
         auth_required: Option<bool>,
         /// Enable (true) or disable (false) the form.
         #[arg(long)]
         active: Option<bool>,
+        /// Whether other sites may show the page in a frame.
         #[arg(long)]
         embedded: Option<bool>,
+        /// Whether the page may be opened on its own.
         #[arg(long)]
         standalone: Option<bool>,
     },
     /// Delete a form (the mail its submissions made stays).
-    Delete { id: String },
+    Delete {
+        /// The form's id.
+        id: String,
+    },
     /// List every form, disabled ones too.
     List,
 }
@@ -276,9 +302,17 @@ enum WebformCommand {
 #[derive(Subcommand)]
 enum SettingsCommand {
     /// Print a setting's value.
-    Get { key: String },
+    Get {
+        /// The setting's name.
+        key: String,
+    },
     /// Change a setting.
-    Set { key: String, value: String },
+    Set {
+        /// The setting's name.
+        key: String,
+        /// Its new value.
+        value: String,
+    },
 }
 
 fn main() {

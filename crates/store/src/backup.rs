@@ -190,6 +190,25 @@ pub fn pg_import(
             let list: Vec<String> = data.iter().map(|t| ident(t)).collect();
             c.batch_execute(&format!("TRUNCATE {}", list.join(", ")))?;
         }
+        // A table whose rows point at rows of the same table (a folder's parent) is checked
+        // once all its rows are in, whatever order they come in.
+        let self_refs: Vec<Two> = diesel::sql_query(
+            "SELECT conrelid::regclass::text AS a, conname::text AS b FROM pg_constraint \
+             WHERE contype = 'f' AND conrelid = confrelid \
+             AND connamespace = current_schema()::regnamespace",
+        )
+        .load(&mut *c)?;
+        let alter = |c: &mut diesel::PgConnection, how: &str| -> StoreResult<()> {
+            for s in &self_refs {
+                c.batch_execute(&format!(
+                    "ALTER TABLE {} ALTER CONSTRAINT {} {how}",
+                    s.a,
+                    ident(&s.b)
+                ))?;
+            }
+            Ok(())
+        };
+        alter(c, "DEFERRABLE INITIALLY DEFERRED")?;
         for table in data {
             let sql = format!(
                 "INSERT INTO {t} OVERRIDING SYSTEM VALUE SELECT * FROM json_populate_recordset(NULL::{t}, $1::json)",
@@ -204,6 +223,8 @@ pub fn pg_import(
             };
             rows(table, &mut insert)?;
         }
+        c.batch_execute("SET CONSTRAINTS ALL IMMEDIATE")?;
+        alter(c, "NOT DEFERRABLE")?;
         let serial: Vec<Two> = diesel::sql_query(
             "SELECT table_name::text AS a, column_name::text AS b FROM information_schema.columns \
              WHERE table_schema = current_schema() \

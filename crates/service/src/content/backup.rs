@@ -19,6 +19,7 @@ use crate::{now, Ctx, Result};
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_storage::{BlobKey, BlobStore, StorageError};
 use coffer_store::{Backend, DatabaseUrl, DbConn};
+use std::collections::hash_map::Entry;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
@@ -165,11 +166,13 @@ fn snapshot(c: &mut DbConn, into: &Path) -> Result<Snapshot> {
                     std::io::BufWriter<std::fs::File>,
                 > = Default::default();
                 let tables = coffer_store::backup::pg_export(c, |table, row| {
-                    if !files.contains_key(table) {
-                        let f = std::fs::File::create(into.join(format!("{table}.jsonl")))?;
-                        files.insert(table.to_string(), std::io::BufWriter::new(f));
-                    }
-                    let w = files.get_mut(table).expect("inserted above");
+                    let w = match files.entry(table.to_string()) {
+                        Entry::Occupied(e) => e.into_mut(),
+                        Entry::Vacant(e) => {
+                            let f = std::fs::File::create(into.join(format!("{table}.jsonl")))?;
+                            e.insert(std::io::BufWriter::new(f))
+                        }
+                    };
                     w.write_all(row.as_bytes())?;
                     w.write_all(b"\n")
                 })?;
