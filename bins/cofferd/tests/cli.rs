@@ -1163,6 +1163,19 @@ fn backup_under_write_load_restores_with_nothing_missing() {
     assert_eq!(check["stored"], manifest["blobs"], "{check}");
     let users = target.json(&["user", "list"]).to_string();
     assert!(users.contains(&app.admin.admin_email), "{users}");
+    // The accounts come back with their passwords.
+    let restored_ctx = ctx_of(&target);
+    let admin = coffer_service::identity::accounts::check_credentials(
+        &restored_ctx,
+        &app.admin.admin_email,
+        &app.admin.admin_password,
+    )
+    .unwrap();
+    assert!(
+        admin.is_some(),
+        "the administrator signs in on the restored database"
+    );
+    drop(restored_ctx);
     // The restored installation serves.
     drop(serve(&target, free_port()));
 

@@ -115,7 +115,7 @@ pub fn pg_export(
     let mut counts = Vec::new();
     for table in pg_tables(c)? {
         c.batch_execute(&format!(
-            "DECLARE coffer_backup NO SCROLL CURSOR FOR SELECT row_to_json(r)::text FROM {} r",
+            "DECLARE coffer_backup NO SCROLL CURSOR FOR SELECT row_to_json(r)::text AS t FROM {} r",
             ident(&table)
         ))?;
         let mut n = 0;
