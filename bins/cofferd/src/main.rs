@@ -40,6 +40,8 @@ struct ServeArgs {
     server: ServerFlags,
 }
 
+// Parsed once at start: serve's many options cost nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Apply migrations, then serve HTTP (the default).
