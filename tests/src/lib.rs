@@ -403,6 +403,11 @@ impl TestApp {
         )
     }
 
+    /// The server's database, for tools run beside it (`cofferd backup`).
+    pub fn database_url(&self) -> &DatabaseUrl {
+        &self.url
+    }
+
     /// Runs the job queue until nothing is due (scans, previews, sweeps), as a node's worker
     /// would.
     pub fn run_jobs(&self) -> usize {

@@ -4,164 +4,186 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use coffer_service::DatabaseUrl;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+/// Where the installation is: every command takes these, before or after its name.
 #[derive(Args, Debug, Clone)]
-pub struct Flags {
-    /// A TOML file with any setting below by its flag's name with underscores (listen, base_url, database_url, smtp_url, …).
+pub struct Global {
+    /// A TOML file holding any setting by its option's name with underscores (listen, base_url, database_url, smtp_url, …)
     #[arg(long, global = true, env = "COFFER_CONFIG")]
     pub config: Option<PathBuf>,
-    /// The address to listen on [default: 127.0.0.1:8080]
-    #[arg(long, global = true, env = "COFFER_LISTEN")]
-    pub listen: Option<String>,
-    /// The public base URL [default: http://127.0.0.1:8080]
-    #[arg(long, global = true, env = "COFFER_BASE_URL")]
-    pub base_url: Option<String>,
-    /// sqlite://<path> or postgres://… [default: sqlite://<data dir>/coffer.db]
+    /// The database: sqlite://<path> or postgres://… [default: sqlite://<data dir>/coffer.db]
     #[arg(long, global = true, env = "COFFER_DATABASE_URL")]
     pub database_url: Option<String>,
-    /// Database, file content and exports [default: ./coffer-data]
+    /// The directory of the SQLite database, file content and exports [default: ./coffer-data]
     #[arg(long, global = true, env = "COFFER_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+}
+
+/// The server's settings: options of `serve` (and of the bare `cofferd`, which serves). The
+/// other commands read them from the environment and the `--config` file, and take them as
+/// options before the command's name.
+#[derive(Args, Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ServerFlags {
+    /// The address and port to listen on, host:port [default: 127.0.0.1:8080]
+    #[arg(long, env = "COFFER_LISTEN")]
+    pub listen: Option<String>,
+    /// The public base URL, used in links and as the JWT audience [default: http://127.0.0.1:8080]
+    #[arg(long, env = "COFFER_BASE_URL")]
+    pub base_url: Option<String>,
     /// The brand of the version header, X-<brand>-Version [default: Coffer]
-    #[arg(long, global = true, env = "COFFER_VERSION_BRAND")]
+    #[arg(long, env = "COFFER_VERSION_BRAND")]
     pub version_brand: Option<String>,
     /// HTTP worker threads [default: the number of cores]
-    #[arg(long, global = true, env = "COFFER_WORKERS")]
+    #[arg(long, env = "COFFER_WORKERS")]
     pub workers: Option<usize>,
     /// Database connections in the pool [default: 16]
-    #[arg(long, global = true, env = "COFFER_DB_POOL")]
+    #[arg(long, env = "COFFER_DB_POOL")]
     pub pool_size: Option<u32>,
-    /// A JSON file of firewall rules replacing the shipped ones.
-    #[arg(long, global = true, env = "COFFER_WAF_RULES")]
+    /// A JSON file of firewall rules replacing the shipped ones [default: the shipped rules]
+    #[arg(long, env = "COFFER_WAF_RULES")]
     pub waf_rules: Option<PathBuf>,
     /// Deliver webhooks to loopback, private and link-local addresses [default: false]
-    #[arg(long, global = true, env = "COFFER_WEBHOOK_ALLOW_PRIVATE")]
+    #[arg(long, env = "COFFER_WEBHOOK_ALLOW_PRIVATE")]
     pub webhook_allow_private: Option<bool>,
     /// Seconds one webhook request may take [default: 15]
-    #[arg(long, global = true, env = "COFFER_WEBHOOK_TIMEOUT")]
+    #[arg(long, env = "COFFER_WEBHOOK_TIMEOUT")]
     pub webhook_timeout: Option<u64>,
-    /// Delays before each webhook retry [default: 5s,5m,30m,2h,5h,10h,10h]
-    #[arg(long, global = true, env = "COFFER_WEBHOOK_RETRY_SCHEDULE")]
+    /// Delays before each webhook retry, comma-separated durations (s, m or h) [default: 5s,5m,30m,2h,5h,10h,10h]
+    #[arg(long, env = "COFFER_WEBHOOK_RETRY_SCHEDULE")]
     pub webhook_retry_schedule: Option<String>,
     /// Webhook requests in flight at most [default: 32]
-    #[arg(long, global = true, env = "COFFER_WEBHOOK_WORKERS")]
+    #[arg(long, env = "COFFER_WEBHOOK_WORKERS")]
     pub webhook_workers: Option<usize>,
     /// Failed sign-ins of one account or address that lock it [default: 10]
-    #[arg(long, global = true, env = "COFFER_AUTH_MAX_FAILURES")]
+    #[arg(long, env = "COFFER_AUTH_MAX_FAILURES")]
     pub auth_max_failures: Option<i32>,
     /// Failed sign-ins of one account or address after which each further one is answered
     /// 250 ms slower, up to 2 s [default: 3]
-    #[arg(long, global = true, env = "COFFER_AUTH_SLOW_AFTER")]
+    #[arg(long, env = "COFFER_AUTH_SLOW_AFTER")]
     pub auth_slow_after: Option<i32>,
     /// Seconds a locked account or address stays locked [default: 900]
-    #[arg(long, global = true, env = "COFFER_AUTH_LOCK_SECONDS")]
+    #[arg(long, env = "COFFER_AUTH_LOCK_SECONDS")]
     pub auth_lock_seconds: Option<i64>,
     /// Seconds failed sign-ins are remembered [default: 900]
-    #[arg(long, global = true, env = "COFFER_AUTH_WINDOW_SECONDS")]
+    #[arg(long, env = "COFFER_AUTH_WINDOW_SECONDS")]
     pub auth_window_seconds: Option<i64>,
     /// Seconds a browser remembered at two-factor sign-in skips the step [default: 2592000, 30 days]
-    #[arg(long, global = true, env = "COFFER_TFA_REMEMBER_SECONDS")]
+    #[arg(long, env = "COFFER_TFA_REMEMBER_SECONDS")]
     pub tfa_remember_seconds: Option<i64>,
     /// Seconds a password-reset link sent by mail works [default: 3600]
-    #[arg(long, global = true, env = "COFFER_PASSWORD_RESET_SECONDS")]
+    #[arg(long, env = "COFFER_PASSWORD_RESET_SECONDS")]
     pub password_reset_seconds: Option<i64>,
     /// An LDAP directory for user lookups, ldap:// or ldaps:// [default: the local users]
-    #[arg(long, global = true, env = "COFFER_LDAP_URL")]
+    #[arg(long, env = "COFFER_LDAP_URL")]
     pub ldap_url: Option<String>,
-    #[arg(long, global = true, env = "COFFER_LDAP_BIND_DN")]
+    /// The DN to bind to the directory as [default: an anonymous bind]
+    #[arg(long, env = "COFFER_LDAP_BIND_DN")]
     pub ldap_bind_dn: Option<String>,
-    /// The bind password (prefer the environment or the file to a flag)
-    #[arg(
-        long,
-        global = true,
-        env = "COFFER_LDAP_BIND_PASSWORD",
-        hide_env_values = true
-    )]
+    /// The LDAP bind password (prefer the environment or the file to a flag)
+    #[arg(long, env = "COFFER_LDAP_BIND_PASSWORD", hide_env_values = true)]
     pub ldap_bind_password: Option<String>,
-    #[arg(long, global = true, env = "COFFER_LDAP_BASE_DN")]
+    /// The DN under which accounts are searched (required with --ldap-url)
+    #[arg(long, env = "COFFER_LDAP_BASE_DN")]
     pub ldap_base_dn: Option<String>,
-    /// [default: mail]
-    #[arg(long, global = true, env = "COFFER_LDAP_MAIL_ATTRIBUTE")]
+    /// The directory attribute holding an account's email address [default: mail]
+    #[arg(long, env = "COFFER_LDAP_MAIL_ATTRIBUTE")]
     pub ldap_mail_attribute: Option<String>,
-    /// [default: cn]
-    #[arg(long, global = true, env = "COFFER_LDAP_NAME_ATTRIBUTE")]
+    /// The directory attribute holding an account's display name [default: cn]
+    #[arg(long, env = "COFFER_LDAP_NAME_ATTRIBUTE")]
     pub ldap_name_attribute: Option<String>,
     /// An HTTP SMS gateway that takes POST {to, body} [default: record messages in the database]
-    #[arg(long, global = true, env = "COFFER_SMS_GATEWAY_URL")]
+    #[arg(long, env = "COFFER_SMS_GATEWAY_URL")]
     pub sms_gateway_url: Option<String>,
     /// Seconds over which text messages are counted against their limits [default: 3600]
-    #[arg(long, global = true, env = "COFFER_SMS_WINDOW_SECONDS")]
+    #[arg(long, env = "COFFER_SMS_WINDOW_SECONDS")]
     pub sms_window_seconds: Option<i64>,
     /// Two-factor codes sent per user, and per number, in the window [default: 10]
-    #[arg(long, global = true, env = "COFFER_SMS_MAX_CODES")]
+    #[arg(long, env = "COFFER_SMS_MAX_CODES")]
     pub sms_max_codes: Option<i32>,
     /// Test messages sent per user, and per number, in the window [default: 3]
-    #[arg(long, global = true, env = "COFFER_SMS_MAX_TESTS")]
+    #[arg(long, env = "COFFER_SMS_MAX_TESTS")]
     pub sms_max_tests: Option<i32>,
     /// Reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For names the client [default: none]
-    #[arg(long, global = true, env = "COFFER_TRUSTED_PROXIES")]
+    #[arg(long, env = "COFFER_TRUSTED_PROXIES")]
     pub trusted_proxies: Option<String>,
     /// Seconds a request body may take to arrive after the headers; then 408 [default: 30]
-    #[arg(long, global = true, env = "COFFER_BODY_TIMEOUT_SECONDS")]
+    #[arg(long, env = "COFFER_BODY_TIMEOUT_SECONDS")]
     pub body_timeout_seconds: Option<u64>,
     /// A PEM file with the server's certificate chain: serve HTTPS (with --tls-key); reloaded on SIGHUP [default: plain HTTP]
-    #[arg(long, global = true, env = "COFFER_TLS_CERT")]
+    #[arg(long, env = "COFFER_TLS_CERT")]
     pub tls_cert: Option<PathBuf>,
     /// A PEM file with the private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)
-    #[arg(long, global = true, env = "COFFER_TLS_KEY")]
+    #[arg(long, env = "COFFER_TLS_KEY")]
     pub tls_key: Option<PathBuf>,
     /// Where file content is stored: a directory, or s3://bucket/prefix?endpoint=…&region=… [default: <data dir>/storage]
-    #[arg(long, global = true, env = "COFFER_STORAGE_URL")]
+    #[arg(long, env = "COFFER_STORAGE_URL")]
     pub storage_url: Option<String>,
     /// A clamd to scan uploads with: tcp://host:port or unix:///path [default: no scanning]
-    #[arg(long, global = true, env = "COFFER_CLAMD")]
+    #[arg(long, env = "COFFER_CLAMD")]
     pub clamd: Option<String>,
     /// A command that converts other file types to a PDF preview, run as CMD <input-file> <output-dir> [default: none]
-    #[arg(long, global = true, env = "COFFER_PREVIEW_CONVERTER")]
+    #[arg(long, env = "COFFER_PREVIEW_CONVERTER")]
     pub preview_converter: Option<String>,
     /// This node's name, shown as an upload session's location [default: the host name]
-    #[arg(long, global = true, env = "COFFER_NODE_NAME")]
+    #[arg(long, env = "COFFER_NODE_NAME")]
     pub node_name: Option<String>,
     /// The SMTP relay outgoing mail is sent through: smtp://host:port or smtps://host:port, or file:///dir to write each message as an .eml file there (development) [default: none, mail stays in the outbox]
-    #[arg(long, global = true, env = "COFFER_SMTP_URL")]
+    #[arg(long, env = "COFFER_SMTP_URL")]
     pub smtp_url: Option<String>,
     /// STARTTLS on an smtp:// relay: required, opportunistic or never [default: required]
-    #[arg(long, global = true, env = "COFFER_SMTP_STARTTLS")]
+    #[arg(long, env = "COFFER_SMTP_STARTTLS")]
     pub smtp_starttls: Option<String>,
-    /// The user to authenticate to the relay as [default: no authentication]
-    #[arg(long, global = true, env = "COFFER_SMTP_USER")]
+    /// The user to authenticate to the SMTP relay as [default: no authentication]
+    #[arg(long, env = "COFFER_SMTP_USER")]
     pub smtp_user: Option<String>,
-    /// The relay password (prefer the environment or the file to a flag)
-    #[arg(
-        long,
-        global = true,
-        env = "COFFER_SMTP_PASSWORD",
-        hide_env_values = true
-    )]
+    /// The SMTP relay password (prefer the environment or the file to a flag)
+    #[arg(long, env = "COFFER_SMTP_PASSWORD", hide_env_values = true)]
     pub smtp_password: Option<String>,
     /// The From of outgoing mail, e.g. "Coffer <no-reply@example.com>" (needed with an SMTP relay; file:// defaults to Coffer <no-reply@localhost>)
-    #[arg(long, global = true, env = "COFFER_SMTP_FROM")]
+    #[arg(long, env = "COFFER_SMTP_FROM")]
     pub smtp_from: Option<String>,
     /// A PEM file of CA certificates trusted for the relay beside the system's [default: none]
-    #[arg(long, global = true, env = "COFFER_SMTP_CA_FILE")]
+    #[arg(long, env = "COFFER_SMTP_CA_FILE")]
     pub smtp_ca_file: Option<PathBuf>,
     /// Seconds one step of the SMTP conversation may take [default: 30]
-    #[arg(long, global = true, env = "COFFER_SMTP_TIMEOUT")]
+    #[arg(long, env = "COFFER_SMTP_TIMEOUT")]
     pub smtp_timeout: Option<u64>,
     /// Attempts to send one message before it is marked `error` [default: 10]
-    #[arg(long, global = true, env = "COFFER_SMTP_MAX_ATTEMPTS")]
+    #[arg(long, env = "COFFER_SMTP_MAX_ATTEMPTS")]
     pub smtp_max_attempts: Option<i32>,
     /// The delay before the first retry, doubled for each further one (ms, s, m or h) [default: 30s]
-    #[arg(long, global = true, env = "COFFER_SMTP_RETRY_BASE")]
+    #[arg(long, env = "COFFER_SMTP_RETRY_BASE")]
     pub smtp_retry_base: Option<String>,
-    /// The longest delay between retries [default: 1h]
-    #[arg(long, global = true, env = "COFFER_SMTP_RETRY_MAX")]
+    /// The longest delay between SMTP retries (ms, s, m or h) [default: 1h]
+    #[arg(long, env = "COFFER_SMTP_RETRY_MAX")]
     pub smtp_retry_max: Option<String>,
     /// Messages being sent at once on this node [default: 4]
-    #[arg(long, global = true, env = "COFFER_SMTP_WORKERS")]
+    #[arg(long, env = "COFFER_SMTP_WORKERS")]
     pub smtp_workers: Option<usize>,
+}
+
+/// Where file content is stored, for the commands that read or write it.
+#[derive(Args, Debug, Clone, Default)]
+pub struct StorageArg {
+    /// Where file content is stored: a directory, or s3://bucket/prefix?endpoint=…&region=… [default: <data dir>/storage]
+    #[arg(long, env = "COFFER_STORAGE_URL")]
+    pub storage_url: Option<String>,
+}
+
+impl ServerFlags {
+    /// These settings with every one `over` gives replacing its value: the options given after
+    /// a command's name win over those given before it.
+    pub fn overlay(&self, over: &ServerFlags) -> Result<ServerFlags> {
+        let mut merged = serde_json::to_value(self)?;
+        if let (Some(m), serde_json::Value::Object(o)) =
+            (merged.as_object_mut(), serde_json::to_value(over)?)
+        {
+            m.extend(o.into_iter().filter(|(_, v)| !v.is_null()));
+        }
+        Ok(serde_json::from_value(merged)?)
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -247,8 +269,8 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn resolve(flags: &Flags) -> Result<Settings> {
-        let file = match &flags.config {
+    pub fn resolve(global: &Global, flags: &ServerFlags) -> Result<Settings> {
+        let file = match &global.config {
             Some(p) => {
                 let text = std::fs::read_to_string(p)
                     .with_context(|| format!("reading {}", p.display()))?;
@@ -258,12 +280,12 @@ impl Settings {
             None => FileConfig::default(),
         };
         let mail = mail_settings(flags, &file)?;
-        let data_dir = flags
+        let data_dir = global
             .data_dir
             .clone()
             .or(file.data_dir)
             .unwrap_or_else(|| PathBuf::from("./coffer-data"));
-        let database_url = flags
+        let database_url = global
             .database_url
             .clone()
             .or(file.database_url)
@@ -456,7 +478,7 @@ fn duration(name: &str, s: &str) -> Result<std::time::Duration> {
 
 /// The SMTP settings: none without a relay URL.
 fn mail_settings(
-    flags: &Flags,
+    flags: &ServerFlags,
     file: &FileConfig,
 ) -> Result<Option<coffer_delivery::mail::Config>> {
     use coffer_delivery::mail;

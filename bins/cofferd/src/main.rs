@@ -1,5 +1,7 @@
 //! `cofferd`: the Coffer server and its operator commands.
 
+mod admin;
+mod backup;
 mod config;
 mod mail_cmd;
 
@@ -9,10 +11,10 @@ mod mail_cmd;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use coffer_domain::Role;
 use coffer_service::Ctx;
-use config::{Flags, Settings};
+use config::{Global, ServerFlags, Settings, StorageArg};
 use serde_json::json;
 
 #[derive(Parser)]
@@ -23,15 +25,28 @@ use serde_json::json;
 )]
 struct Cli {
     #[command(flatten)]
-    flags: Flags,
+    global: Global,
+    /// The server's settings, for the bare `cofferd` (which serves); every other command reads
+    /// them here too, before its name (`cofferd --storage-url … storage check`).
+    #[command(flatten, next_help_heading = "Server options (also of `serve`)")]
+    server: ServerFlags,
     #[command(subcommand)]
     command: Option<Command>,
 }
 
+/// `serve`'s own options: the server's settings.
+#[derive(Args, Default)]
+struct ServeArgs {
+    #[command(flatten)]
+    server: ServerFlags,
+}
+
+// Parsed once at start: serve's many options cost nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Apply migrations, then serve HTTP (the default).
-    Serve,
+    Serve(ServeArgs),
     /// Apply pending migrations and exit.
     Migrate,
     /// Manage user accounts.
@@ -69,6 +84,32 @@ enum Command {
         #[command(subcommand)]
         command: mail_cmd::MailCommand,
     },
+    /// Copy the database and the file content, consistently, while the server runs.
+    Backup(backup::BackupArgs),
+    /// Put a backup back into an empty data directory or database.
+    Restore(backup::RestoreArgs),
+}
+
+impl Command {
+    /// The server settings given after the command's name (they win over those before it).
+    fn server_options(&self) -> ServerFlags {
+        let storage = |s: &StorageArg| ServerFlags {
+            storage_url: s.storage_url.clone(),
+            ..ServerFlags::default()
+        };
+        match self {
+            Command::Serve(a) => a.server.clone(),
+            Command::Storage {
+                command: StorageCommand::Check { storage: s, .. },
+            } => storage(s),
+            Command::Backup(a) => storage(&a.storage),
+            Command::Restore(a) => storage(&a.storage),
+            Command::User {
+                command: UserCommand::Manage(m),
+            } => m.server_options(),
+            _ => ServerFlags::default(),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -78,6 +119,8 @@ enum StorageCommand {
         /// Delete the blobs no version refers to.
         #[arg(long)]
         repair: bool,
+        #[command(flatten)]
+        storage: StorageArg,
     },
 }
 
@@ -85,10 +128,13 @@ enum StorageCommand {
 enum UserCommand {
     /// Create an account; prints `{id, email, password}` (the password is generated when not given).
     Create {
+        /// The account's email address (its sign-in name).
         #[arg(long)]
         email: String,
+        /// The display name.
         #[arg(long)]
         name: String,
+        /// The password; it must pass the password policy [default: a generated one]
         #[arg(long)]
         password: Option<String>,
         /// user, system-admin, application-admin or helpdesk-admin
@@ -98,49 +144,64 @@ enum UserCommand {
         #[arg(long)]
         profile: Option<String>,
     },
+    #[command(flatten)]
+    Manage(admin::UserManage),
 }
 
 #[derive(Subcommand)]
 enum ClientCommand {
     /// Register a client; prints it with `client_secret`, shown only here.
     Create {
+        /// The client's name, unique in the registry.
         #[arg(long)]
         name: String,
+        /// Where the authorization flow sends the browser back to.
         #[arg(long)]
         redirect_uri: String,
+        /// The scope the client may ask for, space-separated items ("*": everything).
         #[arg(long, default_value = "*")]
         scope: String,
+        /// A free text shown to administrators.
         #[arg(long, default_value = "")]
         description: String,
         /// Comma-separated: authorization_code, refresh_token, signature, password, jwt_bearer
         #[arg(long, default_value = "authorization_code,refresh_token")]
         flows: String,
+        /// The shared key of the signature flow.
         #[arg(long)]
         signature_key: Option<String>,
         /// A file with the client's RSA public key (PEM), for the JWT assertion flow.
         #[arg(long)]
         jwt_public_key: Option<std::path::PathBuf>,
+        /// Hours an access token lives [default: the server's default]
         #[arg(long)]
         access_token_lifetime: Option<i32>,
+        /// Hours a refresh token lives [default: the server's default]
         #[arg(long)]
         refresh_token_lifetime: Option<i32>,
         /// Skip the consent page for this client.
         #[arg(long)]
         no_consent: bool,
     },
+    #[command(flatten)]
+    Manage(admin::ClientManage),
 }
 
 #[derive(Subcommand)]
 enum ScimTokenCommand {
     /// Create a SCIM token; prints `{token}`, shown only here.
     Create {
+        /// A name to tell the token apart by.
         #[arg(long, default_value = "scim")]
         name: String,
     },
     /// List the SCIM tokens (ids, names, whether revoked; never the tokens).
     List,
     /// Revoke a SCIM token by id: it stops working at once.
-    Revoke { id: String },
+    Revoke {
+        /// The token's id (from `scim-token list`).
+        id: String,
+    },
 }
 
 /// Where a form's fields come from: a JSON array given inline, or a file holding one.
@@ -179,8 +240,10 @@ fn profile_list(s: &str) -> Vec<String> {
 enum WebformCommand {
     /// Define a form; prints it (with its `url`).
     Create {
+        /// The form's name.
         #[arg(long)]
         name: String,
+        /// A text shown above the form.
         #[arg(long, default_value = "")]
         description: String,
         /// The email address of the owner: a user, or a shared mailbox.
@@ -206,11 +269,15 @@ enum WebformCommand {
     },
     /// Change a form; what is not given stays.
     Update {
+        /// The form's id.
         id: String,
+        /// A new name.
         #[arg(long)]
         name: Option<String>,
+        /// A new text shown above the form.
         #[arg(long)]
         description: Option<String>,
+        /// The email address of the new owner: a user, or a shared mailbox.
         #[arg(long)]
         owner: Option<String>,
         #[command(flatten)]
@@ -218,18 +285,24 @@ enum WebformCommand {
         /// Comma-separated profile names or ids; an empty value opens it to every profile.
         #[arg(long)]
         profiles: Option<String>,
+        /// Whether only signed-in users (of the allowed profiles) may read and submit it.
         #[arg(long)]
         auth_required: Option<bool>,
         /// Enable (true) or disable (false) the form.
         #[arg(long)]
         active: Option<bool>,
+        /// Whether other sites may show the page in a frame.
         #[arg(long)]
         embedded: Option<bool>,
+        /// Whether the page may be opened on its own.
         #[arg(long)]
         standalone: Option<bool>,
     },
     /// Delete a form (the mail its submissions made stays).
-    Delete { id: String },
+    Delete {
+        /// The form's id.
+        id: String,
+    },
     /// List every form, disabled ones too.
     List,
 }
@@ -237,9 +310,17 @@ enum WebformCommand {
 #[derive(Subcommand)]
 enum SettingsCommand {
     /// Print a setting's value.
-    Get { key: String },
+    Get {
+        /// The setting's name.
+        key: String,
+    },
     /// Change a setting.
-    Set { key: String, value: String },
+    Set {
+        /// The setting's name.
+        key: String,
+        /// Its new value.
+        value: String,
+    },
 }
 
 fn main() {
@@ -258,9 +339,13 @@ fn main() {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let settings = Settings::resolve(&cli.flags)?;
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve(settings),
+    let command = cli
+        .command
+        .unwrap_or_else(|| Command::Serve(ServeArgs::default()));
+    let server = cli.server.overlay(&command.server_options())?;
+    let settings = Settings::resolve(&cli.global, &server)?;
+    match command {
+        Command::Serve(_) => serve(settings),
         Command::Migrate => {
             let _ = open(&settings, 1)?;
             println!(
@@ -269,6 +354,14 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
+        Command::User {
+            command: UserCommand::Manage(m),
+        } => admin::user(&open(&settings, 1)?, m),
+        Command::Client {
+            command: ClientCommand::Manage(m),
+        } => admin::client(&open(&settings, 1)?, m),
+        Command::Backup(a) => backup::backup(&open(&settings, 2)?, &a),
+        Command::Restore(a) => backup::restore(&settings, &a),
         Command::User {
             command:
                 UserCommand::Create {
@@ -389,7 +482,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Webform { command } => webform(&settings, command),
         Command::Mail { command } => mail_cmd::run(&open(&settings, 1)?, command),
         Command::Storage {
-            command: StorageCommand::Check { repair },
+            command: StorageCommand::Check { repair, .. },
         } => {
             let ctx = open(&settings, 2)?;
             let report = tokio::runtime::Builder::new_current_thread()
@@ -476,7 +569,7 @@ fn webform(settings: &Settings, command: WebformCommand) -> Result<()> {
 }
 
 /// An operator-facing error: the catalogue message, or the internal cause.
-fn api(e: coffer_service::Error) -> anyhow::Error {
+pub(crate) fn api(e: coffer_service::Error) -> anyhow::Error {
     match e {
         coffer_service::Error::Api(a) => anyhow::anyhow!("{}", a.message),
         // The cause stays a value: anyhow prints its chain ("Caused by: …").
@@ -485,7 +578,7 @@ fn api(e: coffer_service::Error) -> anyhow::Error {
 }
 
 /// Opens the database and brings it up to date (every command that touches it does).
-fn open(settings: &Settings, pool: u32) -> Result<Ctx> {
+pub(crate) fn open(settings: &Settings, pool: u32) -> Result<Ctx> {
     coffer_service::open(&settings.database_url, pool, settings.service_config())
         .map_err(api)
         .context("opening the database")

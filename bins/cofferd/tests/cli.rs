@@ -819,3 +819,400 @@ fn a_bad_certificate_or_key_stops_the_start() {
     assert!(!ok);
     assert!(err.contains("tls_cert and tls_key go together"), "{err}");
 }
+
+/// The option lines of a command's `--help`: each must say what the option is (a description
+/// on its line or on the next one).
+fn undescribed_options(help: &str) -> Vec<String> {
+    let lines: Vec<&str> = help.lines().collect();
+    let mut bad = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        if !(t.starts_with("--") || t.starts_with("-h")) || line.len() - t.len() > 6 {
+            continue;
+        }
+        // The flag and its value placeholder, then the description after two spaces.
+        let described = t
+            .split_once("  ")
+            .is_some_and(|(_, d)| !d.trim().is_empty())
+            || lines
+                .get(i + 1)
+                .is_some_and(|n| n.starts_with("          ") && !n.trim().is_empty());
+        if !described {
+            bad.push(line.to_string());
+        }
+    }
+    bad
+}
+
+#[test]
+fn each_command_help_shows_its_own_options_each_described() {
+    let env = Env::new();
+    let help = |args: &[&str]| {
+        let (ok, out, err) = env.run(args);
+        assert!(ok, "{args:?}: {err}");
+        out
+    };
+    // The server's options are serve's (and the bare cofferd's), not every command's.
+    let serve = help(&["serve", "--help"]);
+    for flag in [
+        "--listen",
+        "--smtp-url",
+        "--ldap-base-dn",
+        "--storage-url",
+        "--tls-cert",
+    ] {
+        assert!(serve.contains(flag), "serve --help lacks {flag}: {serve}");
+    }
+    for cmd in [
+        &["user", "list", "--help"][..],
+        &["user", "create", "--help"],
+        &["client", "delete", "--help"],
+        &["migrate", "--help"],
+        &["backup", "--help"],
+    ] {
+        let out = help(cmd);
+        for flag in ["--listen", "--smtp-url", "--webhook-workers"] {
+            assert!(!out.contains(flag), "{cmd:?} shows {flag}: {out}");
+        }
+        assert!(
+            out.contains("--database-url") && out.contains("--data-dir"),
+            "{out}"
+        );
+    }
+    assert!(help(&["backup", "--help"]).contains("--storage-url"));
+    assert!(help(&["user", "reset-password", "--help"]).contains("--base-url"));
+    for cmd in [
+        &["--help"][..],
+        &["serve", "--help"],
+        &["user", "create", "--help"],
+        &["user", "delete", "--help"],
+        &["user", "reset-password", "--help"],
+        &["client", "create", "--help"],
+        &["webform", "update", "--help"],
+        &["restore", "--help"],
+        &["storage", "check", "--help"],
+    ] {
+        let out = help(cmd);
+        assert_eq!(undescribed_options(&out), Vec::<String>::new(), "{cmd:?}");
+    }
+    // Server options given before a command's name still apply to it, as before.
+    let (ok, _, err) = env.run(&["--trusted-proxies", "not an address", "user", "list"]);
+    assert!(!ok && err.contains("trusted_proxies"), "{err}");
+    // …and are not options of the other commands.
+    let (ok, _, err) = env.run(&["user", "list", "--listen", "127.0.0.1:1"]);
+    assert!(!ok && err.contains("--listen"), "{err}");
+}
+
+/// A service context on `env`'s database, to check what the commands stored.
+fn ctx_of(env: &Env) -> coffer_service::Ctx {
+    let mut config = coffer_service::Config::new("http://127.0.0.1:8080", "Coffer");
+    config.storage_url = Some(env.dir.path().join("storage").display().to_string());
+    coffer_service::open(
+        &coffer_service::DatabaseUrl::new(env.url.clone()),
+        2,
+        config,
+    )
+    .unwrap()
+}
+
+#[test]
+fn user_list_delete_and_reset_password() {
+    let env = Env::new();
+    let ann = env.json(&[
+        "user",
+        "create",
+        "--email",
+        "ann@example.com",
+        "--name",
+        "Ann",
+    ]);
+    env.json(&[
+        "user",
+        "create",
+        "--email",
+        "bob@example.com",
+        "--name",
+        "Bob",
+    ]);
+    let list = env.json(&["user", "list"]);
+    let emails: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["email"].as_str().unwrap())
+        .collect();
+    assert!(
+        emails.contains(&"ann@example.com") && emails.contains(&"bob@example.com"),
+        "{list}"
+    );
+    assert!(!list.to_string().contains("password"), "{list}");
+
+    // The link is printed once on stdout, never logged, and sets a new password once.
+    let out = env
+        .cmd(&[
+            "user",
+            "reset-password",
+            "Ann@Example.com",
+            "--base-url",
+            "https://files.example.com",
+        ])
+        .env("RUST_LOG", "trace")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["id"], ann["id"]);
+    let link = v["link"].as_str().unwrap().to_string();
+    assert!(
+        link.starts_with("https://files.example.com/passwordReset?token="),
+        "{link}"
+    );
+    let token = link.rsplit('=').next().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(token));
+    assert!(v["expiresAt"].as_i64().unwrap() > coffer_tests::unix_now());
+    let ctx = ctx_of(&env);
+    use coffer_service::identity::{accounts, password_reset};
+    password_reset::reset(&ctx, &link, "Brand-New-Passw0rd").unwrap();
+    assert!(
+        accounts::check_credentials(&ctx, "ann@example.com", "Brand-New-Passw0rd")
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        password_reset::reset(&ctx, &link, "Other-Passw0rd-2").is_err(),
+        "the link works once"
+    );
+
+    // Delete by id: the same use case as the REST delete (its event recorded, sign-in ends).
+    let d = env.json(&[
+        "user",
+        "delete",
+        ann["id"].as_str().unwrap(),
+        "--remote-wipe",
+    ]);
+    assert_eq!(d["deleted"], true);
+    assert_eq!(d["email"], "ann@example.com");
+    assert!(
+        accounts::check_credentials(&ctx, "ann@example.com", "Brand-New-Passw0rd")
+            .unwrap()
+            .is_none()
+    );
+    let events: Vec<String> = ctx
+        .with_conn(|c| Ok(coffer_store::events::after(c, 0, 10_000)?))
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.actor_id.is_none() && e.data.contains(ann["id"].as_str().unwrap()))
+        .map(|e| e.subject)
+        .collect();
+    assert!(events.iter().any(|e| e == "user.user.delete"), "{events:?}");
+    assert!(
+        events.iter().any(|e| e == "user.password.resetRequest"),
+        "{events:?}"
+    );
+    let list = env.json(&["user", "list"]).to_string();
+    assert!(
+        !list.contains("ann@example.com") && list.contains("bob@example.com"),
+        "{list}"
+    );
+
+    // Bad input: clear messages, nothing changed.
+    let (ok, _, err) = env.run(&["user", "delete", ann["id"].as_str().unwrap()]);
+    assert!(!ok && err.contains("deleted"), "{err}");
+    let (ok, _, err) = env.run(&["user", "delete", "ann@example.com"]);
+    assert!(!ok && err.contains("not found"), "{err}");
+    let (ok, _, err) = env.run(&["user", "delete", "nobody@example.com"]);
+    assert!(!ok && err.contains("not found"), "{err}");
+    let (ok, _, err) = env.run(&["user", "reset-password", ann["id"].as_str().unwrap()]);
+    assert!(!ok && err.contains("not found"), "{err}");
+    let (ok, _, err) = env.run(&["user", "delete", "bob@example.com", "--retain-to", "nobody"]);
+    assert!(!ok && err.contains("parameter"), "{err}");
+    assert!(env
+        .json(&["user", "list"])
+        .to_string()
+        .contains("bob@example.com"));
+}
+
+#[test]
+fn client_list_and_delete() {
+    let env = Env::new();
+    let made = env.json(&[
+        "client",
+        "create",
+        "--name",
+        "app",
+        "--redirect-uri",
+        "https://app.example.com/cb",
+    ]);
+    let id = made["client_id"].as_str().unwrap().to_string();
+    let secret = made["client_secret"].as_str().unwrap().to_string();
+    let (ok, out, _) = env.run(&["client", "list"]);
+    assert!(ok && !out.contains(&secret), "{out}");
+    let list: Value = serde_json::from_str(out.trim()).unwrap();
+    let app = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{list}"));
+    assert_eq!(app["name"], "app");
+
+    let d = env.json(&["client", "delete", &id]);
+    assert_eq!(d["deleted"], true);
+    assert!(!env.json(&["client", "list"]).to_string().contains(&id));
+    let (ok, _, err) = env.run(&["client", "delete", &id]);
+    assert!(!ok && err.contains("not found"), "{err}");
+    // The built-in first-party client stays.
+    let builtin = env
+        .json(&["client", "list"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == 1)
+        .map(|c| c["id"].as_str().unwrap().to_string());
+    if let Some(b) = builtin {
+        let (ok, _, err) = env.run(&["client", "delete", &b]);
+        assert!(!ok && err.contains("built-in"), "{err}");
+    }
+}
+
+/// The blob store's and the database's view of a restored installation.
+fn storage_check(env: &Env, storage: &std::path::Path) -> Value {
+    env.json(&[
+        "storage",
+        "check",
+        "--storage-url",
+        storage.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn backup_under_write_load_restores_with_nothing_missing() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let app = coffer_tests::TestApp::spawn();
+    let token = app.admin_token();
+    let source_storage = app.ctx.config.storage_url.clone().unwrap();
+    let source = |args: &[&str]| {
+        let mut c = Command::new(BIN);
+        c.arg("--database-url")
+            .arg(app.database_url().expose())
+            .arg("--data-dir")
+            .arg("/nonexistent-data-dir")
+            .args(args)
+            .arg("--storage-url")
+            .arg(&source_storage)
+            .env_remove("COFFER_DATABASE_URL")
+            .env("RUST_LOG", "warn");
+        c.output().unwrap()
+    };
+    for i in 0..5 {
+        app.upload_to_my_folder(
+            &token,
+            &format!("before-{i}.txt"),
+            format!("before {i}").as_bytes(),
+        );
+    }
+    let stop = AtomicBool::new(false);
+    let uploaded = AtomicUsize::new(0);
+    let backup_dir = tempfile::tempdir().unwrap();
+    let dir = backup_dir.path().join("b");
+    let manifest: Value = std::thread::scope(|s| {
+        for w in 0..2 {
+            let (app, token, stop, uploaded) = (&app, &token, &stop, &uploaded);
+            s.spawn(move || {
+                let mut i = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let body = format!("writer {w} file {i} {}", "x".repeat(i * 37 % 4000));
+                    app.upload_to_my_folder(token, &format!("w{w}-{i}.txt"), body.as_bytes());
+                    uploaded.fetch_add(1, Ordering::Relaxed);
+                    i += 1;
+                }
+            });
+        }
+        coffer_tests::wait_until("uploads under way", 60, || {
+            uploaded.load(Ordering::Relaxed) >= 4
+        });
+        let out = source(&["backup", dir.to_str().unwrap()]);
+        stop.store(true, Ordering::Relaxed);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    });
+    assert_eq!(manifest["backend"], coffer_tests::backend_name());
+    assert!(manifest["blobs"].as_u64().unwrap() >= 5, "{manifest}");
+    // A second backup into the same directory is refused.
+    let out = source(&["backup", dir.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not empty"));
+
+    // Restore into an empty data directory (or a new, empty database).
+    let target = Env::new();
+    let storage = target.dir.path().join("storage");
+    let (ok, out, err) = target.run(&["restore", dir.to_str().unwrap()]);
+    assert!(ok, "restore: {err}");
+    let restored: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(restored["blobs"], manifest["blobs"]);
+    let check = storage_check(&target, &storage);
+    assert_eq!(check["missing"], serde_json::json!([]), "{check}");
+    assert_eq!(check["stored"], manifest["blobs"], "{check}");
+    let users = target.json(&["user", "list"]).to_string();
+    assert!(users.contains(&app.admin.admin_email), "{users}");
+    // The accounts come back with their passwords.
+    let restored_ctx = ctx_of(&target);
+    let admin = coffer_service::identity::accounts::check_credentials(
+        &restored_ctx,
+        &app.admin.admin_email,
+        &app.admin.admin_password,
+    )
+    .unwrap();
+    assert!(
+        admin.is_some(),
+        "the administrator signs in on the restored database"
+    );
+    drop(restored_ctx);
+    // The restored installation serves.
+    drop(serve(&target, free_port()));
+
+    // Restoring again, into what is now in use, is refused and changes nothing.
+    let before = target.json(&["user", "list"]);
+    let (ok, _, err) = target.run(&["restore", dir.to_str().unwrap()]);
+    assert!(!ok, "a second restore was accepted");
+    assert!(
+        err.contains("exists") || err.contains("has tables"),
+        "{err}"
+    );
+    assert_eq!(target.json(&["user", "list"]), before);
+    assert_eq!(
+        storage_check(&target, &storage)["missing"],
+        serde_json::json!([])
+    );
+
+    // An empty database with a blob store holding other content is refused too, before the
+    // database is touched.
+    let other = Env::new();
+    let foreign = other.dir.path().join("foreign");
+    let key = "ab".repeat(32);
+    let blob_dir = foreign.join("blobs").join("ab").join("ab");
+    std::fs::create_dir_all(&blob_dir).unwrap();
+    std::fs::write(blob_dir.join(&key), b"other content").unwrap();
+    let (ok, _, err) = other.run(&[
+        "restore",
+        dir.to_str().unwrap(),
+        "--storage-url",
+        foreign.to_str().unwrap(),
+    ]);
+    assert!(!ok && err.contains("holds content"), "{err}");
+    assert_eq!(std::fs::read_dir(blob_dir).unwrap().count(), 1);
+    if coffer_tests::backend_name() == "sqlite" {
+        assert!(!other.dir.path().join("coffer.db").exists());
+    }
+    // Not a backup at all.
+    let (ok, _, err) = Env::new().run(&["restore", backup_dir.path().to_str().unwrap()]);
+    assert!(!ok && err.contains("not a finished Coffer backup"), "{err}");
+}

@@ -15,6 +15,26 @@ const PG_LOCK_KEY: i64 = 0x0C0F_FE12;
 /// The migration after which Coffer refolds userNames (`users::refold_user_names`).
 const USER_NAME_FOLDED: &str = "20261122000016";
 
+/// The versions of the migrations this build knows for `backend`, in order (as the migrations
+/// table records them once applied).
+pub fn known_versions(backend: crate::Backend) -> StoreResult<Vec<String>> {
+    use diesel::migration::MigrationSource;
+    let mut v: Vec<String> = match backend {
+        crate::Backend::Sqlite => MigrationSource::<diesel::sqlite::Sqlite>::migrations(&SQLITE)
+            .map_err(|e| StoreError::Migration(e.to_string()))?
+            .iter()
+            .map(|m| m.name().version().to_string())
+            .collect(),
+        crate::Backend::Postgres => MigrationSource::<diesel::pg::Pg>::migrations(&POSTGRES)
+            .map_err(|e| StoreError::Migration(e.to_string()))?
+            .iter()
+            .map(|m| m.name().version().to_string())
+            .collect(),
+    };
+    v.sort();
+    Ok(v)
+}
+
 /// Applies every pending migration; returns how many ran.
 pub fn run(conn: &mut DbConn) -> StoreResult<usize> {
     // SQLite: BEGIN IMMEDIATE takes the write lock, so a second process waits (busy timeout) and

@@ -6,6 +6,7 @@
 //! holds the role table). An object outside the caller's reach answers 404, exactly as an object
 //! that does not exist; a known object the caller lacks a permission on answers 403.
 
+pub mod backup;
 mod blobs;
 pub mod check;
 pub mod files;

@@ -156,6 +156,28 @@ pub fn list(ctx: &Ctx, _: &AccountAdmin, q: &ListQuery) -> Result<Listed<AdminUs
     })
 }
 
+/// `cofferd user list`: every account that is not deleted, for the operator at the server's
+/// console.
+pub fn list_for_operator(ctx: &Ctx) -> Result<Vec<AdminUserView>> {
+    let q = coffer_domain::list::parse(
+        &[("limit".into(), "10000".into())],
+        &coffer_domain::list::ListSpec::PLAIN,
+    )?;
+    let mut all = Vec::new();
+    loop {
+        let q = ListQuery {
+            offset: all.len() as i64,
+            ..q.clone()
+        };
+        let page = ctx.with_conn(|c| Ok(coffer_store::users::list(c, &q)?))?;
+        let done = page.items.is_empty() || all.len() + page.items.len() >= page.total as usize;
+        all.extend(page.items.iter().map(AdminUserView::from_user));
+        if done {
+            return Ok(all);
+        }
+    }
+}
+
 /// `GET /rest/admin/users/{id}`: deleted accounts too (`deleted: true`).
 pub fn get(ctx: &Ctx, _: &AccountAdmin, id: &str) -> Result<AdminUserView> {
     let u = ctx

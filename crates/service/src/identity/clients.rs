@@ -303,6 +303,28 @@ pub fn list(ctx: &Ctx, _: &AppAdmin, q: &ListQuery) -> Result<Listed<ClientView>
     })
 }
 
+/// `cofferd client list`: the whole registry (hidden clients left out, as in the API), for
+/// the operator at the server's console.
+pub fn list_for_operator(ctx: &Ctx) -> Result<Vec<ClientView>> {
+    let q = coffer_domain::list::parse(
+        &[("limit".into(), "10000".into())],
+        &coffer_domain::list::ListSpec::PLAIN,
+    )?;
+    let mut all = Vec::new();
+    loop {
+        let q = ListQuery {
+            offset: all.len() as i64,
+            ..q.clone()
+        };
+        let page = ctx.with_conn(|c| Ok(coffer_store::clients::list(c, &q)?))?;
+        let done = page.items.is_empty() || all.len() + page.items.len() >= page.total as usize;
+        all.extend(page.items.iter().map(ClientView::from_client));
+        if done {
+            return Ok(all);
+        }
+    }
+}
+
 /// The scope items of a client; a non-administrator may read only its own client's.
 pub fn scopes(ctx: &Ctx, caller: &Caller, id: &str) -> Result<Vec<String>> {
     if !caller.is_app_admin() && caller.client_id != id {
@@ -377,6 +399,15 @@ pub fn update(ctx: &Ctx, id: &str, input: ClientInput, by: Registrar<'_>) -> Res
 
 /// Deletes a custom client with every token and device it holds.
 pub fn delete(ctx: &Ctx, admin: &AppAdmin, id: &str) -> Result<()> {
+    delete_as(ctx, Some(admin.user_id()), id)
+}
+
+/// `cofferd client delete`: the same deletion by the operator at the server's console.
+pub fn delete_by_operator(ctx: &Ctx, id: &str) -> Result<()> {
+    delete_as(ctx, None, id)
+}
+
+fn delete_as(ctx: &Ctx, actor: Option<&str>, id: &str) -> Result<()> {
     ctx.write(|c| {
         let client = coffer_store::clients::by_id(c, id)?.ok_or_else(not_found)?;
         if client.builtin {
@@ -390,7 +421,7 @@ pub fn delete(ctx: &Ctx, admin: &AppAdmin, id: &str) -> Result<()> {
         events::record(
             c,
             "oauth.client.delete",
-            Some(admin.user_id()),
+            actor,
             serde_json::json!({"id": id}),
         )
     })

@@ -108,6 +108,30 @@ pub fn request(ctx: &Ctx, email: &str, client_ip: Option<&str>) -> Result<()> {
     })
 }
 
+/// `cofferd user reset-password`: a reset link for a usable account, made for the operator at
+/// the server's console, who hands it over; it replaces the account's earlier links as a
+/// request does, and nothing is mailed. Returns the link and when it stops working. A deleted
+/// or deactivated account answers 404 `ERR_ENTITY_NOT_FOUND`.
+pub fn operator_link(ctx: &Ctx, user_id: &str) -> Result<(String, i64)> {
+    let token = new_token();
+    let token_hash = hash_token(&token);
+    let t = now();
+    let expires_at = t + ctx.config.password_reset_secs;
+    ctx.write(|c| {
+        let user = coffer_store::users::by_id(c, user_id)?
+            .filter(|u| u.is_usable())
+            .ok_or_else(|| ApiError::new(ErrorCode::EntityNotFound))?;
+        coffer_store::password_resets::replace(c, &user.id, &token_hash, t, expires_at)?;
+        events::record(
+            c,
+            "user.password.resetRequest",
+            None,
+            serde_json::json!({"id": user.id, "userId": user.id, "expiresAt": expires_at}),
+        )
+    })?;
+    Ok((reset_link(&ctx.config.base_url, &token), expires_at))
+}
+
 /// The text of the reset mail.
 fn mail_body(service: &str, email: &str, link: &str, secs: i64) -> String {
     let minutes = (secs / 60).max(1);

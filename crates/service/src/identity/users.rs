@@ -121,10 +121,10 @@ impl DeleteOptions {
     }
 }
 
-/// Why one user cannot be deleted by this caller.
+/// Why one user cannot be deleted by this caller (`None`: the operator).
 fn refuse(
     c: &mut DbConn,
-    caller: &Caller,
+    caller: Option<&Caller>,
     id: &str,
     retain_to: Option<&str>,
 ) -> Result<Option<(User, ErrorCode)>> {
@@ -135,8 +135,9 @@ fn refuse(
         return Ok(Some((user, ErrorCode::EntityDeleted)));
     }
     let target = user.role.parse::<Role>().unwrap_or(Role::User);
-    let outranks = caller.role == Role::HelpdeskAdmin && target != Role::User;
-    if user.id == caller.user.id || outranks || retain_to == Some(id) {
+    let outranks = caller.is_some_and(|c| c.role == Role::HelpdeskAdmin && target != Role::User);
+    let oneself = caller.is_some_and(|c| c.user.id == user.id);
+    if oneself || outranks || retain_to == Some(id) {
         return Ok(Some((user, ErrorCode::AccessUser)));
     }
     Ok(None)
@@ -195,6 +196,36 @@ pub fn delete(
     if !caller.is_user_admin() {
         return Err(ApiError::new(ErrorCode::AccessUser).into());
     }
+    delete_as(ctx, Some(caller), ids, opts, partial_success)
+}
+
+/// `cofferd user delete`: the same deletion for the operator at the server's console, who may
+/// delete any account (there is no calling account to protect or to outrank). All or nothing.
+pub fn delete_by_operator(ctx: &Ctx, ids: &[String], opts: &DeleteOptions) -> Result<Deleted> {
+    delete_as(ctx, None, ids, opts, false)
+}
+
+/// An account by its id or, failing that, its email address (deleted accounts too).
+pub fn by_id_or_email(ctx: &Ctx, key: &str) -> Result<User> {
+    let key = key.trim();
+    ctx.with_conn(|c| {
+        Ok(match coffer_store::users::by_id(c, key)? {
+            Some(u) => Some(u),
+            None => coffer_store::users::by_email(c, &key.to_lowercase())?,
+        })
+    })?
+    .ok_or_else(|| ApiError::new(ErrorCode::EntityNotFound).into())
+}
+
+/// The deletion for `caller`, or for the operator when `None`.
+fn delete_as(
+    ctx: &Ctx,
+    caller: Option<&Caller>,
+    ids: &[String],
+    opts: &DeleteOptions,
+    partial_success: bool,
+) -> Result<Deleted> {
+    let actor = caller.map(|c| c.user.id.as_str());
     ctx.write(|c| {
         if let Some(to) = &opts.retain_to_user {
             let receiver = coffer_store::users::by_id(c, to)?;
@@ -223,7 +254,7 @@ pub fn delete(
             let Some(user) = coffer_store::users::by_id(c, &id)? else {
                 continue;
             };
-            delete_one(c, &id, Some(&caller.user.id), opts, t)?;
+            delete_one(c, &id, actor, opts, t)?;
             deleted.push((user.id, user.email));
         }
         Ok(Deleted { deleted, failed })
