@@ -32,7 +32,7 @@ impl Modify for BearerAuth {
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Coffer", description = "Coffer's REST and OAuth 2.0 interface. Every `/rest` call needs `X-Coffer-Version: 28` (or `apiVersion=28`) and a bearer token."),
+    info(title = "Coffer"),
     paths(
         crate::home,
         crate::health,
@@ -277,6 +277,11 @@ pub fn document() -> String {
 pub fn document_for(site: &Site) -> String {
     let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
     let version_header = format!("X-{}-Version", site.version_brand);
+    doc["info"]["description"] = format!(
+        "Coffer's REST and OAuth 2.0 interface. Every `/rest` call needs `{version_header}: 28` \
+         (or `apiVersion=28`) and a bearer token."
+    )
+    .into();
     doc["servers"] = json!([{
         "url": site.base_url.trim_end_matches('/'),
         "description": "This server (its configured base URL)",
@@ -1398,5 +1403,7 @@ mod tests {
             text.contains("`Acme`") && text.contains("COFFER_VERSION_BRAND"),
             "{text}"
         );
+        let about = v["info"]["description"].as_str().unwrap();
+        assert!(about.contains("`X-Acme-Version: 28`"), "{about}");
     }
 }
