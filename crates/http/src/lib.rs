@@ -27,6 +27,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/health").route(web::get().to(health)))
         .service(web::resource("/ready").route(web::get().to(ready)))
         .service(web::resource("/openapi.json").route(web::get().to(plumbing::openapi::serve)))
+        .configure(plumbing::docs::routes)
         .configure(oauth::routes)
         .configure(identity::reset_page::routes)
         .configure(mail::pages::routes)
@@ -70,10 +71,12 @@ pub(crate) fn resource_with(
         .fold(web::resource(path.into()), |r, route| r.route(route))
 }
 
-/// The home page: what this server is, with links to its API description and OAuth metadata.
+/// The home page: what this server is, which interface it speaks and how to read the vendor's
+/// version header, with links to the interactive reference, the API description and the OAuth
+/// metadata.
 #[utoipa::path(get, path = "/", tag = "operations", responses((status = 200, description = "An HTML page naming the server and its version", content_type = "text/html")))]
-pub async fn home() -> HttpResponse {
-    plumbing::pages::home()
+pub async fn home(st: Data<AppState>) -> HttpResponse {
+    plumbing::pages::home(&st.ctx.config.version_brand)
 }
 
 /// Liveness: answers without touching the database.

@@ -459,3 +459,68 @@ fn a_person_fills_in_a_web_form_with_a_file_and_the_owner_finds_it_in_the_inbox(
     );
     assert_eq!(app.count("1 = 1", "web_form_drafts"), 0);
 }
+
+#[test]
+fn the_reference_lists_the_operations() {
+    let Some(chromedriver) = chromedriver() else {
+        return;
+    };
+    let app = TestApp::spawn();
+    let doc = app.send("GET", "/openapi.json", &[], None).json();
+    let operations: usize = doc["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|item| item.as_object().unwrap().len())
+        .sum();
+
+    let browser = Driver::start(&chromedriver);
+    // The viewer builds the page after it has read the document: wait for elements.
+    call(
+        &browser.agent,
+        "POST",
+        &browser.url("/timeouts"),
+        Some(json!({"implicit": 60_000})),
+    );
+    browser.go(&format!("{}/docs", app.base));
+    let title = browser.text(&browser.find(".information-container .title"));
+    assert!(title.starts_with("Coffer"), "{title}");
+    browser.find(".opblock");
+    let script = |source: &str| {
+        call(
+            &browser.agent,
+            "POST",
+            &browser.url("/execute/sync"),
+            Some(json!({"script": source, "args": []})),
+        )["value"]
+            .clone()
+    };
+    // Every operation of the document is on the page, each with its summary.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let shown = loop {
+        let shown = script("return document.querySelectorAll('.opblock').length")
+            .as_u64()
+            .unwrap() as usize;
+        if shown >= operations || Instant::now() > deadline {
+            break shown;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    assert_eq!(shown, operations);
+    let summary = script(
+        "return [...document.querySelectorAll('.opblock-summary-description')].map(e => e.textContent)",
+    );
+    assert!(
+        summary
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "Current user"),
+        "{summary}"
+    );
+    // The stylesheet applied: the policy let this server's styles in.
+    let colour = script(
+        "return getComputedStyle(document.querySelector('.opblock-summary-method')).backgroundColor",
+    );
+    assert_ne!(colour, json!("rgba(0, 0, 0, 0)"), "{colour}");
+}

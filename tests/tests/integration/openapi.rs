@@ -241,3 +241,191 @@ fn the_largest_offset_pages_without_overflow() {
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.json()["data"], json!([]));
 }
+
+#[test]
+fn every_operation_has_a_summary_a_description_and_its_error_codes() {
+    let app = TestApp::spawn();
+    let doc = document(&app);
+    let mut summaries = HashSet::new();
+    for (method, path, op) in operations(&doc) {
+        let name = format!("{method} {path}");
+        let summary = op["summary"].as_str().unwrap_or_default();
+        let description = op["description"].as_str().unwrap_or_default();
+        assert!(!summary.trim().is_empty(), "{name}: no summary");
+        assert!(
+            description.len() > summary.len(),
+            "{name}: no description beyond the summary"
+        );
+        assert!(
+            summaries.insert(summary.to_string()),
+            "{name}: summary {summary:?} is another operation's"
+        );
+        for (status, r) in op["responses"].as_object().unwrap() {
+            if status.as_str() < "400" {
+                continue;
+            }
+            let envelope = r["content"]
+                .as_object()
+                .and_then(|c| c.values().next())
+                .and_then(|m| m["schema"]["$ref"].as_str())
+                .unwrap_or_default();
+            let coded = ["RestErrors", "RestBadRequest", "OAuthErrorBody"]
+                .iter()
+                .any(|e| envelope.ends_with(&format!("/{e}")));
+            if !coded {
+                continue;
+            }
+            let codes = r["x-error-codes"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{name} {status}: no x-error-codes in {r}"));
+            assert!(!codes.is_empty(), "{name} {status}: no codes");
+            let text = r["description"].as_str().unwrap();
+            for c in codes {
+                let c = c.as_str().unwrap();
+                assert!(
+                    text.contains(&format!("`{c}`")),
+                    "{name} {status}: {c} is not in the description {text:?}"
+                );
+            }
+        }
+    }
+    // The conventions carry their codes too.
+    let me = &doc["paths"]["/rest/users/me"]["get"]["responses"];
+    let codes = |status: &str| -> Vec<String> {
+        me[status]["x-error-codes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(codes("400").contains(&"ERR_REQUEST_API_VERSION_MISSING".to_string()));
+    assert_eq!(codes("401"), ["ERR_AUTH_UNAUTHORIZED"]);
+    assert_eq!(codes("490"), ["ERR_REQUEST_BLOCKED_BY_WAF"]);
+    let token = &doc["paths"]["/oauth/token"]["post"]["responses"]["400"]["x-error-codes"];
+    assert!(
+        token.as_array().unwrap().contains(&json!("invalid_grant")),
+        "{token}"
+    );
+}
+
+#[test]
+fn the_document_names_this_server_and_its_brand() {
+    let app = TestApp::builder()
+        .config(|c| c.version_brand = "Acme".into())
+        .spawn();
+    let doc = document(&app);
+    let servers = doc["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 1, "{servers:?}");
+    let url = servers[0]["url"].as_str().unwrap();
+    assert_eq!(url, app.base.trim_end_matches('/'));
+    let header = doc["paths"]["/rest/devices"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["in"] == "header")
+        .unwrap()
+        .clone();
+    assert_eq!(header["name"], "X-Acme-Version");
+    let text = header["description"].as_str().unwrap();
+    assert!(text.contains("`Acme`"), "{text}");
+    assert!(text.contains("COFFER_VERSION_BRAND"), "{text}");
+}
+
+/// The `src` and `href` values of a page's `<script>` and `<link rel="stylesheet">` tags.
+fn assets(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for tag in html.split('<').skip(1) {
+        let lower = tag.to_ascii_lowercase();
+        let attr = if lower.starts_with("script") {
+            "src=\""
+        } else if lower.starts_with("link") && lower.contains("rel=\"stylesheet\"") {
+            "href=\""
+        } else {
+            continue;
+        };
+        let Some(start) = tag.find(attr) else {
+            continue;
+        };
+        let rest = &tag[start + attr.len()..];
+        out.push(rest[..rest.find('"').unwrap()].to_string());
+    }
+    out
+}
+
+#[test]
+fn docs_serves_the_reference_from_this_server_under_a_strict_policy() {
+    let app = TestApp::spawn();
+    for path in ["/docs", "/docs/"] {
+        let r = app.send("GET", path, &[], None);
+        assert_eq!(r.status, 200, "{path}: {}", r.text);
+        assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+        let csp = r.header("content-security-policy").unwrap().to_string();
+        for directive in [
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "connect-src 'self'",
+            "frame-ancestors 'none'",
+        ] {
+            assert!(csp.contains(directive), "{path}: {csp}");
+        }
+        assert!(
+            !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
+            "{csp}"
+        );
+        let assets = assets(&r.text);
+        assert!(assets.len() >= 4, "{path}: {assets:?} in {}", r.text);
+        // No inline script: every script names its file.
+        assert_eq!(
+            r.text.matches("<script").count(),
+            r.text.matches("<script src=\"/").count(),
+            "{}",
+            r.text
+        );
+        for asset in assets {
+            assert!(
+                asset.starts_with('/') && !asset.starts_with("//"),
+                "{asset} is not same-origin"
+            );
+            let a = app.send("GET", &asset, &[], None);
+            assert_eq!(a.status, 200, "{asset}");
+            assert!(a.text.len() > 100, "{asset}: {} bytes", a.text.len());
+            let kind = a.header("content-type").unwrap();
+            assert!(
+                kind.contains("javascript") || kind.contains("css"),
+                "{asset}: {kind}"
+            );
+            assert!(a.header("content-security-policy").is_some(), "{asset}");
+        }
+    }
+    // The viewer's settings point at this server's document.
+    let init = app.send("GET", "/docs/coffer-docs.js", &[], None);
+    assert_eq!(init.status, 200);
+    assert!(init.text.contains("/openapi.json"), "{}", init.text);
+    assert!(!init.text.contains("petstore"), "{}", init.text);
+    // Only the viewer's own files are there.
+    let r = app.send("GET", "/docs/no-such-file.js", &[], None);
+    assert_eq!(r.status, 404);
+    assert_eq!(r.code(), "ERR_REQUEST_NOT_FOUND");
+}
+
+#[test]
+fn the_home_page_says_which_interface_and_how_to_read_the_vendors_header() {
+    let app = TestApp::builder()
+        .config(|c| c.version_brand = "Acme".into())
+        .spawn();
+    let r = app.send("GET", "/", &[], None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.text.contains("the vendor's interface"), "{}", r.text);
+    assert!(r.text.contains("version 28"), "{}", r.text);
+    assert!(
+        r.text
+            .contains("<code id=\"version-header\">X-Acme-Version</code>"),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("--version-brand"), "{}", r.text);
+    assert!(r.text.contains("COFFER_VERSION_BRAND"), "{}", r.text);
+    assert!(r.text.contains("href=\"/docs\""), "{}", r.text);
+}

@@ -1,8 +1,10 @@
 //! `GET /openapi.json`: the OpenAPI 3.1 description of every implemented endpoint, generated
 //! from the handlers' annotations.
 
+use crate::plumbing::operations;
 use actix_web::HttpResponse;
 use coffer_domain::list::{Kind, ListSpec, Op};
+use coffer_errors::{ErrorCode, OAuthErrorCode};
 use serde_json::{json, Value};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -30,7 +32,7 @@ impl Modify for BearerAuth {
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Coffer", description = "Coffer's REST and OAuth 2.0 interface. Every `/rest` call needs `X-Coffer-Version: 28` (or `apiVersion=28`) and a bearer token."),
+    info(title = "Coffer"),
     paths(
         crate::home,
         crate::health,
@@ -255,38 +257,268 @@ impl Modify for BearerAuth {
 )]
 pub struct ApiDoc;
 
-/// The document as JSON, for the default version header `X-Coffer-Version`.
-pub fn document() -> String {
-    document_for("X-Coffer-Version")
+/// What the document says that depends on the server serving it.
+pub struct Site<'a> {
+    /// The brand of the version header (`COFFER_VERSION_BRAND`): the header is `X-<brand>-Version`.
+    pub version_brand: &'a str,
+    /// The base URL clients reach the server at (`COFFER_BASE_URL`), the document's `servers`.
+    pub base_url: &'a str,
 }
 
-/// The document as JSON, naming the version header this server reads.
-pub fn document_for(version_header: &str) -> String {
+/// The document as JSON, for the default brand and base URL.
+pub fn document() -> String {
+    document_for(&Site {
+        version_brand: "Coffer",
+        base_url: "http://localhost:8080",
+    })
+}
+
+/// The document as JSON for one server: its version header and its base URL.
+pub fn document_for(site: &Site) -> String {
     let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
-    conventions(&mut doc, version_header);
+    let version_header = format!("X-{}-Version", site.version_brand);
+    doc["info"]["description"] = format!(
+        "Coffer's REST and OAuth 2.0 interface. Every `/rest` call needs `{version_header}: 28` \
+         (or `apiVersion=28`) and a bearer token."
+    )
+    .into();
+    doc["servers"] = json!([{
+        "url": site.base_url.trim_end_matches('/'),
+        "description": "This server (its configured base URL)",
+    }]);
+    conventions(&mut doc, &version_header, site.version_brand);
     refine(&mut doc);
     clean_text(&mut doc);
+    describe(&mut doc);
     doc.to_string()
 }
 
 pub async fn serve(st: actix_web::web::Data<crate::AppState>) -> HttpResponse {
-    // One document per version header (servers in one process may name different brands).
-    static DOCS: std::sync::OnceLock<
-        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<str>>>,
-    > = std::sync::OnceLock::new();
-    let header = format!("X-{}-Version", st.ctx.config.version_brand);
+    // One document per brand and base URL (servers in one process, as in the tests, may be
+    // configured differently); each is built once.
+    type Docs = std::collections::HashMap<(String, String), std::sync::Arc<str>>;
+    static DOCS: std::sync::OnceLock<std::sync::Mutex<Docs>> = std::sync::OnceLock::new();
+    let config = &st.ctx.config;
+    let key = (config.version_brand.clone(), config.base_url.clone());
     let doc = {
         let mut docs = DOCS
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        docs.entry(header)
-            .or_insert_with_key(|h| document_for(h).into())
+        docs.entry(key)
+            .or_insert_with_key(|(brand, base)| {
+                document_for(&Site {
+                    version_brand: brand,
+                    base_url: base,
+                })
+                .into()
+            })
             .clone()
     };
     HttpResponse::Ok()
         .content_type("application/json")
         .body(doc.to_string())
+}
+
+/// The operations' words ([`operations::TEXTS`]) and, on every error response, the codes its
+/// answer can carry (`x-error-codes`), listed in its description as well, where a reader of the
+/// interactive reference sees them. The codes of a REST or OAuth envelope are those its
+/// description names in backquotes, those [`operations::CODES`] adds, those a status has alone
+/// in the catalogue, and those the conventions answer with ([`conventional_codes`]); a SCIM
+/// error's are the `scimType` values its description names. A refusal of an HTML page
+/// ([`PAGES`]) is the page, and carries no code.
+fn describe(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let area = Area::of(path);
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, op) in item.iter_mut() {
+            if let Some((_, _, summary, description)) = operations::TEXTS
+                .iter()
+                .find(|(m, p, _, _)| m == method && p == path)
+            {
+                op["summary"] = (*summary).into();
+                op["description"] = (*description).into();
+            }
+            let has_body = op.get("requestBody").is_some();
+            let secured = op.get("security").is_some();
+            let reads_list = LISTS.iter().any(|(m, p, _)| m == method && p == path);
+            let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            for (status, r) in responses.iter_mut() {
+                let Ok(code) = status.parse::<u16>() else {
+                    continue;
+                };
+                if code < 400 {
+                    continue;
+                }
+                let text = r["description"].as_str().unwrap_or_default().to_string();
+                let mut codes: Vec<String> = Vec::new();
+                let mut add = |c: &str| {
+                    if !codes.iter().any(|k| k == c) {
+                        codes.push(c.to_string());
+                    }
+                };
+                let envelope = r
+                    .pointer("/content")
+                    .and_then(Value::as_object)
+                    .and_then(|c| c.values().next())
+                    .and_then(|m| m.pointer("/schema/$ref"))
+                    .and_then(Value::as_str)
+                    .and_then(|r| r.rsplit('/').next())
+                    .unwrap_or_default()
+                    .to_string();
+                let page = PAGES.iter().any(|(m, p)| m == method && p == path);
+                if page && !matches!(code, 408 | 413 | 490) {
+                    // A page's refusal is the page itself, with the reason in words.
+                    r["content"] = json!({"text/html": {"schema": {"type": "string"}}});
+                    continue;
+                }
+                match envelope.as_str() {
+                    "RestErrors" | "RestBadRequest" => {
+                        named_codes(&text).iter().for_each(|c| add(c));
+                        for (_, _, _, extra) in operations::CODES
+                            .iter()
+                            .filter(|(m, p, s, _)| m == method && p == path && *s == code)
+                        {
+                            extra.iter().for_each(|c| add(c.as_str()));
+                        }
+                        for c in conventional_codes(area, code, secured, has_body, reads_list) {
+                            add(c);
+                        }
+                        if let [only] = ErrorCode::ALL
+                            .iter()
+                            .filter(|c| c.status() == code)
+                            .collect::<Vec<_>>()
+                            .as_slice()
+                        {
+                            add(only.as_str());
+                        }
+                    }
+                    "OAuthErrorBody" => {
+                        for c in oauth_codes(path, code) {
+                            add(c.as_str());
+                        }
+                    }
+                    "ScimErrorBody" => {
+                        scim_types(&text).iter().for_each(|c| add(c));
+                        if code == 400 {
+                            add("invalidSyntax");
+                        }
+                    }
+                    _ => {}
+                }
+                if codes.is_empty() {
+                    continue;
+                }
+                let listed = codes.iter().all(|c| text.contains(&format!("`{c}`")));
+                if !listed {
+                    let list: Vec<String> = codes.iter().map(|c| format!("`{c}`")).collect();
+                    let joined = if text.is_empty() {
+                        format!("Codes: {}", list.join(", "))
+                    } else {
+                        format!("{text}. Codes: {}", list.join(", "))
+                    };
+                    r["description"] = joined.into();
+                }
+                r["x-error-codes"] = json!(codes);
+            }
+        }
+    }
+}
+
+/// The HTML pages: their refusals are pages too (an error page, or the form again with the
+/// reason), except those of the layers every request passes (408, 413, 490).
+const PAGES: &[(&str, &str)] = &[
+    ("get", "/oauth/authorize"),
+    ("post", "/oauth/authorize"),
+    ("post", "/oauth/tfa"),
+    ("post", "/oauth/password"),
+    ("post", "/oauth/consent"),
+    ("get", "/oauth_callback.php"),
+    ("get", "/passwordReset"),
+    ("post", "/passwordReset"),
+    ("get", "/forms/{id}"),
+    ("post", "/forms/{id}"),
+];
+
+/// The catalogue codes a description names in backquotes (`` `ERR_…` ``).
+fn named_codes(text: &str) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for part in text.split('`').skip(1).step_by(2) {
+        if let Some(c) = ErrorCode::ALL.iter().find(|c| c.as_str() == part) {
+            out.push(c.as_str());
+        }
+    }
+    out
+}
+
+/// The `scimType` values a SCIM error's description names in backquotes.
+fn scim_types(text: &str) -> Vec<&str> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphabetic()))
+        .collect()
+}
+
+/// The codes what holds for a whole area answers with (see [`conventions`]).
+fn conventional_codes(
+    area: Area,
+    status: u16,
+    secured: bool,
+    has_body: bool,
+    reads_list: bool,
+) -> Vec<&'static str> {
+    let mut out: Vec<ErrorCode> = Vec::new();
+    match status {
+        400 if area == Area::Rest => {
+            out.extend([
+                ErrorCode::RequestApiVersionMissing,
+                ErrorCode::RequestVersionNotSupported,
+            ]);
+            if has_body {
+                out.push(ErrorCode::RequestInvalidJson);
+            }
+            if reads_list {
+                out.push(ErrorCode::RequestInvalidFilter);
+            }
+        }
+        401 if secured => out.push(ErrorCode::AuthUnauthorized),
+        408 => out.push(ErrorCode::RequestTimeout),
+        413 if has_body => out.push(ErrorCode::RequestTooLarge),
+        422 if reads_list => out.extend([
+            ErrorCode::InputNotBoolean,
+            ErrorCode::InputNotInteger,
+            ErrorCode::InputInvalidFormat,
+        ]),
+        490 => out.push(ErrorCode::RequestBlockedByWaf),
+        _ => {}
+    }
+    out.into_iter().map(ErrorCode::as_str).collect()
+}
+
+/// The `error` values of the OAuth endpoints.
+fn oauth_codes(path: &str, status: u16) -> Vec<OAuthErrorCode> {
+    use OAuthErrorCode::*;
+    match (path, status) {
+        ("/oauth/token", 400) => vec![
+            InvalidRequest,
+            InvalidClient,
+            InvalidGrant,
+            UnauthorizedClient,
+            UnsupportedGrantType,
+            InvalidScope,
+        ],
+        (_, 400) => vec![InvalidRequest, InvalidClient],
+        (_, 429 | 503) => vec![TemporarilyUnavailable],
+        _ => Vec::new(),
+    }
 }
 
 /// The areas of the interface, each with its own error envelope.
@@ -964,7 +1196,14 @@ fn clean_strings(v: &mut Value) {
 
 /// What holds for every operation of an area, written once: the version header, the list
 /// grammar's parameters, and the error statuses with their envelopes.
-fn conventions(doc: &mut Value, version_header: &str) {
+fn conventions(doc: &mut Value, version_header: &str, brand: &str) {
+    let version_text = format!(
+        "The API version, 28 (the query parameter `apiVersion=28` works as well). This server's \
+         brand is `{brand}`, so its header is `{version_header}`; the brand is set with \
+         `COFFER_VERSION_BRAND`, and a client written for the vendor's interface needs the \
+         vendor's name there. Without it 400 `ERR_REQUEST_API_VERSION_MISSING`; another version \
+         400 `ERR_REQUEST_VERSION_NOT_SUPPORTED` (versions 1 to 4 in the legacy `{{message}}` form)."
+    );
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return;
     };
@@ -987,7 +1226,7 @@ fn conventions(doc: &mut Value, version_header: &str) {
                     0,
                     json!({
                         "name": version_header, "in": "header", "required": true,
-                        "description": "The API version, 28 (the query parameter `apiVersion=28` works as well). Without it 400 `ERR_REQUEST_API_VERSION_MISSING`; another version 400 `ERR_REQUEST_VERSION_NOT_SUPPORTED` (versions 1 to 4 in the legacy `{message}` form).",
+                        "description": version_text,
                         "schema": {"type": "string", "enum": ["28"]},
                     }),
                 );
@@ -1071,5 +1310,100 @@ mod tests {
         ] {
             assert!(v["paths"].get(p).is_some(), "{p}");
         }
+    }
+
+    fn operations(v: &Value) -> Vec<(String, String, Value)> {
+        let mut out = Vec::new();
+        for (path, item) in v["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                out.push((method.clone(), path.clone(), op.clone()));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_operation_has_words_and_every_entry_an_operation() {
+        let v: Value = serde_json::from_str(&document()).unwrap();
+        let ops = operations(&v);
+        for (method, path, _) in &ops {
+            let entries = operations::TEXTS
+                .iter()
+                .filter(|(m, p, _, _)| m == method && p == path)
+                .count();
+            assert_eq!(entries, 1, "{method} {path}: {entries} entries in TEXTS");
+        }
+        for (m, p, summary, description) in operations::TEXTS {
+            assert!(
+                ops.iter().any(|(om, op, _)| om == m && op == p),
+                "TEXTS names {m} {p}, which the document does not have"
+            );
+            assert!(!summary.is_empty() && !description.is_empty(), "{m} {p}");
+            assert!(!summary.ends_with('.'), "{m} {p}: a summary is a title");
+        }
+        for (m, p, status, _) in operations::CODES {
+            let op = ops
+                .iter()
+                .find(|(om, op, _)| om == m && op == p)
+                .unwrap_or_else(|| panic!("CODES names {m} {p}, which the document does not have"));
+            assert!(
+                op.2["responses"].get(status.to_string()).is_some(),
+                "CODES: {m} {p} documents no {status}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_code_a_response_names_is_in_the_catalogue() {
+        let v: Value = serde_json::from_str(&document()).unwrap();
+        for (method, path, op) in operations(&v) {
+            for (status, r) in op["responses"].as_object().unwrap() {
+                let text = r["description"].as_str().unwrap_or_default();
+                for word in text.split('`').skip(1).step_by(2) {
+                    if word.starts_with("ERR_") {
+                        assert!(
+                            ErrorCode::ALL.iter().any(|c| c.as_str() == word),
+                            "{method} {path} {status}: {word} is not a catalogue code"
+                        );
+                    }
+                }
+                let Some(codes) = r.get("x-error-codes") else {
+                    continue;
+                };
+                for c in codes.as_array().unwrap() {
+                    let c = c.as_str().unwrap();
+                    let known = ErrorCode::ALL.iter().any(|k| k.as_str() == c)
+                        || (path.starts_with("/oauth/")
+                            && oauth_codes(&path, 400)
+                                .iter()
+                                .chain(&[OAuthErrorCode::TemporarilyUnavailable])
+                                .any(|k| k.as_str() == c))
+                        || path.starts_with("/rest/scim");
+                    assert!(
+                        known,
+                        "{method} {path} {status}: {c} is no code of its envelope"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn servers_and_the_version_header_come_from_the_site() {
+        let v: Value = serde_json::from_str(&document_for(&Site {
+            version_brand: "Acme",
+            base_url: "https://files.example.com/",
+        }))
+        .unwrap();
+        assert_eq!(v["servers"][0]["url"], "https://files.example.com");
+        let header = v["paths"]["/rest/users/me"]["get"]["parameters"][0].clone();
+        assert_eq!(header["name"], "X-Acme-Version");
+        let text = header["description"].as_str().unwrap();
+        assert!(
+            text.contains("`Acme`") && text.contains("COFFER_VERSION_BRAND"),
+            "{text}"
+        );
+        let about = v["info"]["description"].as_str().unwrap();
+        assert!(about.contains("`X-Acme-Version: 28`"), "{about}");
     }
 }

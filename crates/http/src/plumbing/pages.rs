@@ -49,7 +49,8 @@ fn framed(status: StatusCode, title: &str, class: &str, body: &str) -> HttpRespo
 }
 
 /// The home page (`GET /`): what this server is, and where its interface is described.
-pub fn home() -> HttpResponse {
+pub fn home(version_brand: &str) -> HttpResponse {
+    let header = format!("X-{version_brand}-Version");
     page(
         StatusCode::OK,
         "Coffer",
@@ -57,13 +58,26 @@ pub fn home() -> HttpResponse {
         &format!(
             "<h1>Coffer</h1><p>This is a Coffer server, version <span id=\"version\">{}</span>: \
              secure content collaboration over a REST API and OAuth 2.0.</p>\
+             <p>Coffer speaks the vendor's interface: the REST and OAuth 2.0 interface of the \
+             enterprise file-sharing service, version 28, so clients written for that service work \
+             with Coffer unchanged.</p>\
+             <p>Every <code>/rest</code> call names the interface version in a header; this server \
+             reads <code id=\"version-header\">{}</code>. Existing clients send the vendor's own \
+             header, <code>X-&lt;Vendor&gt;-Version</code>: to take it as a drop-in replacement, \
+             start <code>cofferd</code> with <code>--version-brand &lt;Vendor&gt;</code> (or \
+             <code>COFFER_VERSION_BRAND=&lt;Vendor&gt;</code>, or <code>version_brand</code> in the \
+             configuration file). The query parameter <code>apiVersion=28</code> works under any \
+             brand.</p>\
              <p>Applications sign you in: they send your browser to the sign-in page, \
              <code>/oauth/authorize</code>, with their own client id. There is nothing to sign in \
              to here directly.</p>\
-             <ul><li><a href=\"/openapi.json\">/openapi.json</a>: the API description (OpenAPI 3.1)</li>\
+             <ul><li><a href=\"/docs\">/docs</a>: the interactive API reference, every operation \
+             with its parameters and errors</li>\
+             <li><a href=\"/openapi.json\">/openapi.json</a>: the API description (OpenAPI 3.1)</li>\
              <li><a href=\"/.well-known/oauth-authorization-server\">/.well-known/oauth-authorization-server</a>: \
              the OAuth 2.0 server metadata (endpoints and supported flows)</li></ul>",
-            esc(env!("CARGO_PKG_VERSION"))
+            esc(env!("CARGO_PKG_VERSION")),
+            esc(&header)
         ),
     )
 }
