@@ -869,39 +869,6 @@ pub fn version_counts(
     Ok(out)
 }
 
-/// The live folders under a folder, at any depth (for the folder tree), with their parents.
-pub fn folder_tree(
-    conn: &mut DbConn,
-    id: &str,
-    limit: i64,
-) -> StoreResult<Vec<(String, String, String)>> {
-    #[derive(QueryableByName)]
-    struct Row {
-        #[diesel(sql_type = Text)]
-        id: String,
-        #[diesel(sql_type = Text)]
-        name: String,
-        #[diesel(sql_type = Text)]
-        parent_id: String,
-    }
-    let sql = "WITH RECURSIVE down(id, depth) AS ( \
-                 SELECT id, CAST(0 AS BIGINT) FROM objects WHERE id = $1 \
-                 UNION ALL \
-                 SELECT o.id, down.depth + 1 FROM objects o JOIN down ON o.parent_id = down.id \
-                 WHERE down.depth < 4096 AND o.kind = 'd' AND o.deleted_at IS NULL \
-                 AND o.system IS NULL) \
-               SELECT o.id, o.name, o.parent_id FROM down JOIN objects o ON o.id = down.id \
-               WHERE down.depth > 0 ORDER BY down.depth, o.name_folded LIMIT $2";
-    let rows: Vec<Row> = db_run!(conn => diesel::sql_query(sql)
-        .bind::<Text, _>(id)
-        .bind::<BigInt, _>(limit)
-        .load::<Row>(conn))?;
-    Ok(rows
-        .into_iter()
-        .map(|r| (r.id, r.name, r.parent_id))
-        .collect())
-}
-
 /// Live objects of a subtree (the root included), parents before children, for a copy.
 pub fn live_subtree(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Object>> {
     let sql = "WITH RECURSIVE down(id, depth) AS ( \

@@ -240,6 +240,35 @@ pub fn attachment_counts(conn: &mut DbConn, ids: &[String]) -> StoreResult<Vec<(
         .load(conn))?)
 }
 
+/// Marks an email withdrawn at `t` (a withdrawn email keeps its first time) and every one of
+/// its attachments withdrawn; whether the email was live before.
+pub fn withdraw(conn: &mut DbConn, id: &str, t: i64) -> StoreResult<bool> {
+    let n = db_run!(conn => diesel::update(emails::table
+        .find(id)
+        .filter(emails::withdrawn_at.is_null()))
+        .set((emails::withdrawn_at.eq(Some(t)), emails::modified_at.eq(t)))
+        .execute(conn))?;
+    db_run!(conn => diesel::update(email_attachments::table
+        .filter(email_attachments::email_id.eq(id)))
+        .set(email_attachments::withdrawn.eq(true))
+        .execute(conn))?;
+    Ok(n > 0)
+}
+
+/// Marks attachments `ids` of an email withdrawn; how many were not before.
+pub fn withdraw_attachments(
+    conn: &mut DbConn,
+    email_id: &str,
+    ids: &[String],
+) -> StoreResult<usize> {
+    Ok(db_run!(conn => diesel::update(email_attachments::table
+        .filter(email_attachments::email_id.eq(email_id))
+        .filter(email_attachments::id.eq_any(ids))
+        .filter(email_attachments::withdrawn.eq(false)))
+        .set(email_attachments::withdrawn.eq(true))
+        .execute(conn))?)
+}
+
 pub fn delete_attachment(conn: &mut DbConn, id: &str) -> StoreResult<usize> {
     Ok(db_run!(conn => diesel::delete(email_attachments::table.find(id)).execute(conn))?)
 }

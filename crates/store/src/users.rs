@@ -354,9 +354,11 @@ pub fn profiles(conn: &mut DbConn) -> StoreResult<Vec<Profile>> {
 /// (`eq`, `contains`), `name` (`eq`, `contains`), `active`, `deleted` (deleted accounts are left out
 /// unless `deleted` is given), `userTypeId`; ordered by `email`,
 /// `name` or `created`, then by id.
+/// `created` bounds the creation time: from (inclusive), until (exclusive).
 pub fn list(
     conn: &mut DbConn,
     q: &coffer_domain::list::ListQuery,
+    created: (Option<i64>, Option<i64>),
 ) -> StoreResult<crate::filter::Page<User>> {
     use coffer_domain::list::{Op, Value};
     let mut email_eq: Vec<String> = Vec::new();
@@ -366,6 +368,10 @@ pub fn list(
     let mut active: Option<bool> = None;
     let mut deleted = false;
     let mut profile: Option<i64> = None;
+    let mut internal: Option<bool> = None;
+    let mut collaboration: Option<bool> = None;
+    let mut nothing = false;
+    let mut suspended: Option<bool> = None;
     for f in &q.filters {
         match (f.field, f.op, f.value()) {
             ("email", Op::Eq, Value::Text(v)) => email_eq.push(v.to_lowercase()),
@@ -377,10 +383,23 @@ pub fn list(
                 name_like.push(format!("%{}%", crate::like_escape(&v.to_lowercase())))
             }
             ("active", _, Value::Bool(b)) => active = Some(*b),
+            ("suspended", _, Value::Bool(b)) => suspended = Some(*b),
+            // Every account's address is known when it is made: all are verified.
+            ("verified", _, Value::Bool(false)) => nothing = true,
+            // A recipient account is one outside the organisation.
+            ("isRecipient", _, Value::Bool(b)) => internal = Some(!*b),
+            ("allowsCollaboration", _, Value::Bool(b)) => collaboration = Some(*b),
             ("deleted", _, Value::Bool(b)) => deleted = *b,
             ("userTypeId", _, Value::Int(i)) => profile = Some(*i),
             _ => {}
         }
+    }
+    // Suspended is an account switched off and not deleted.
+    if let Some(s) = suspended {
+        if active == Some(s) || (s && deleted) {
+            nothing = true;
+        }
+        active = Some(!s);
     }
     db_run!(conn => {
         let build = || {
@@ -402,6 +421,26 @@ pub fn list(
             }
             if let Some(p) = profile {
                 b = b.filter(users::profile_id.eq(p));
+            }
+            if let Some(i) = internal {
+                b = b.filter(users::internal.eq(i));
+            }
+            if let Some(on) = collaboration {
+                b = b.filter(users::profile_id.eq_any(
+                    profiles::table
+                        .filter(profiles::collaboration_enabled.eq(on))
+                        .select(profiles::id),
+                ));
+            }
+            if let Some(t) = created.0 {
+                b = b.filter(users::created_at.ge(t));
+            }
+            if let Some(t) = created.1 {
+                b = b.filter(users::created_at.lt(t));
+            }
+            if nothing {
+                // A condition no account meets (ids are never NULL).
+                b = b.filter(users::id.is_null());
             }
             b
         };

@@ -447,6 +447,78 @@ fn the_list_filters_orders_and_pages() {
 }
 
 #[test]
+fn the_list_takes_the_vendors_state_profile_and_date_filters() {
+    let app = TestApp::spawn();
+    let admin = app.admin_token();
+    let (carol, _) = app.user("carol@example.com", Role::User);
+    app.user("bob@example.com", Role::User);
+    app.user("out@partner.example", Role::User);
+    app.user("rita@example.com", Role::User);
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/admin/users/{carol}"),
+        &admin,
+        Some(json!({"deactivated": true})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    // State that HTTP does not set here: an outside account, a restricted profile (no
+    // collaboration), creation days.
+    app.execute("UPDATE users SET internal = FALSE WHERE email = 'out@partner.example'");
+    app.execute("UPDATE users SET profile_id = 2 WHERE email = 'rita@example.com'");
+    // 2026-01-10 00:00:00 UTC, 2026-01-11 12:00:00 UTC, 2026-01-12 23:59:59 UTC.
+    app.execute("UPDATE users SET created_at = 1768003200 WHERE email = 'bob@example.com'");
+    app.execute("UPDATE users SET created_at = 1768132800 WHERE email = 'carol@example.com'");
+    app.execute("UPDATE users SET created_at = 1768262399 WHERE email = 'rita@example.com'");
+    let list = |q: &str| emails(&app.rest("GET", &format!("/rest/admin/users?{q}"), &admin, None));
+
+    assert_eq!(list("suspended=true"), ["carol@example.com"]);
+    assert!(!list("suspended=false").contains(&"carol@example.com".to_string()));
+    assert_eq!(list("suspended=false").len(), 4);
+    assert!(list("suspended=true&deleted=true").is_empty());
+    assert_eq!(list("verified=true").len(), 5);
+    assert!(list("verified=false").is_empty());
+    assert_eq!(list("isRecipient=true"), ["out@partner.example"]);
+    assert_eq!(list("isRecipient=false").len(), 4);
+    assert_eq!(list("allowsCollaboration=false"), ["rita@example.com"]);
+    assert_eq!(list("allowsCollaboration=true").len(), 4);
+    assert_eq!(list("active=true&allowsCollaboration=true").len(), 3);
+
+    // `created`: a bare date is the whole day (UTC); ranges narrow each other.
+    assert_eq!(list("created=2026-01-11"), ["carol@example.com"]);
+    assert_eq!(
+        list("created:gte=2026-01-10&created:lte=2026-01-11"),
+        ["bob@example.com", "carol@example.com"]
+    );
+    assert_eq!(
+        list("created:gt=2026-01-10&created:lt=2026-01-13"),
+        ["carol@example.com", "rita@example.com"]
+    );
+    assert_eq!(
+        list("created:lte=2026-01-12&created:gt=2026-01-11"),
+        ["rita@example.com"]
+    );
+    assert_eq!(list("created:lt=2026-01-10"), Vec::<String>::new());
+    assert_eq!(
+        list("created:gte=2026-01-11T12:00:00Z&created:lt=2026-01-12"),
+        ["carol@example.com"]
+    );
+
+    for (q, status, code) in [
+        ("created=yesterday", 422, "ERR_INPUT_INVALID_DATE"),
+        ("suspended=maybe", 400, "ERR_REQUEST_INVALID_FILTER"),
+        ("isRecipient:contains=x", 400, "ERR_REQUEST_INVALID_FILTER"),
+    ] {
+        let r = app.rest("GET", &format!("/rest/admin/users?{q}"), &admin, None);
+        assert_eq!(
+            (r.status, r.code().as_str()),
+            (status, code),
+            "{q}: {}",
+            r.text
+        );
+    }
+}
+
+#[test]
 fn deactivating_and_setting_a_password_end_the_users_sessions() {
     let app = TestApp::spawn();
     let admin = app.admin_token();

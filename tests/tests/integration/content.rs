@@ -298,6 +298,11 @@ fn one_shot_upload_versions_and_download_with_ranges() {
     let list = vs.json()["data"].as_array().unwrap().clone();
     assert_eq!(list.len(), 2);
     assert_eq!(list[0]["versionNumber"], 2);
+    // A version's fingerprints are plain strings, SHA3-256 then MD5 (a file's are objects).
+    assert_eq!(
+        list[1]["fingerprints"],
+        json!([sha3_hex(&content), md5_hex(&content)])
+    );
     let first = list[1]["id"].as_str().unwrap();
     let r = app.rest(
         "GET",
@@ -691,6 +696,189 @@ fn members_reach_what_their_role_allows_and_others_nothing() {
 }
 
 #[test]
+fn shared_lists_members_and_roles_take_the_vendors_filters_and_orders() {
+    let app = TestApp::spawn();
+    let (_, owner) = app.user_token("owner@example.com", Role::User);
+    let (zed, tz) = app.user_token("zed@example.com", Role::User);
+    let (amy, _) = app.user_token("amy@example.com", Role::User);
+    let (_, tm) = app.user_token("max@example.com", Role::User);
+    let root = my_folder(&app, &owner);
+    let reports = mkdir(&app, &owner, &root, "Quarterly Reports");
+    let plans = mkdir(&app, &owner, &root, "Plans");
+    let inner = mkdir(&app, &owner, &reports, "Q3");
+    let add = |folder: &str, query: &str, body: Value| {
+        app.rest(
+            "POST",
+            &format!("/rest/folders/{folder}/members{query}"),
+            &owner,
+            Some(body),
+        )
+    };
+    let (viewer, collaborator) = (
+        folder_role(&app, &owner, "Viewer"),
+        folder_role(&app, &owner, "Collaborator"),
+    );
+    assert_eq!(
+        add(&reports, "", json!({"userIds": [zed], "roleId": viewer})).status,
+        201
+    );
+    assert_eq!(
+        add(
+            &reports,
+            "",
+            json!({"userIds": [amy], "roleId": collaborator})
+        )
+        .status,
+        201
+    );
+    assert_eq!(
+        add(&plans, "", json!({"userIds": [zed], "roleId": viewer})).status,
+        201
+    );
+
+    // `name:contains` and `name` on the shared list, case-insensitively.
+    let shared = |query: &str| {
+        let r = app.rest("GET", &format!("/rest/folders/shared{query}"), &tz, None);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shared(""), ["Plans", "Quarterly Reports"]);
+    assert_eq!(shared("?name:contains=REPORT"), ["Quarterly Reports"]);
+    assert_eq!(shared("?name=plans"), ["Plans"]);
+    assert!(shared("?name:contains=nothing").is_empty());
+
+    // A member's tree starts at the folder they were given.
+    let t = app.rest(
+        "GET",
+        &format!("/rest/folders/{inner}/tree?includeOwner=true"),
+        &tz,
+        None,
+    );
+    assert_eq!(
+        t.json()["data"],
+        json!([{"id": reports, "name": "Quarterly Reports"}, {"id": inner, "name": "Q3"}])
+    );
+
+    // Members by role and ordered by address.
+    let members = |query: &str| {
+        let r = app.rest(
+            "GET",
+            &format!("/rest/folders/{inner}/members{query}"),
+            &owner,
+            None,
+        );
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["email"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        members("?orderBy=email:asc"),
+        ["amy@example.com", "zed@example.com"]
+    );
+    assert_eq!(
+        members("?orderBy=email:desc"),
+        ["zed@example.com", "amy@example.com"]
+    );
+    assert_eq!(
+        members("?orderBy=email:asc&offset=1&limit=1"),
+        ["zed@example.com"]
+    );
+    assert_eq!(members(&format!("?roleId={viewer}")), ["zed@example.com"]);
+    assert_eq!(
+        members(&format!(
+            "?roleId:in={viewer},{collaborator}&orderBy=rank:asc"
+        )),
+        ["amy@example.com", "zed@example.com"]
+    );
+    let r = app.rest(
+        "GET",
+        &format!("/rest/folders/{inner}/members?orderBy=colour:asc"),
+        &owner,
+        None,
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (400, "ERR_REQUEST_INVALID_FILTER")
+    );
+
+    // `partialSuccess=false`: one who cannot be added fails the call and nobody is added.
+    let before = app.count("1 = 1", "object_members");
+    let r = add(
+        &plans,
+        "?partialSuccess=false",
+        json!({"emails": ["max@example.com", "nobody@example.com"], "roleId": viewer}),
+    );
+    assert_eq!((r.status, r.code().as_str()), (404, "ERR_ENTITY_NOT_FOUND"));
+    assert_eq!(r.json()["failedIds"], json!(["nobody@example.com"]));
+    assert_eq!(app.count("1 = 1", "object_members"), before);
+    assert_eq!(
+        app.rest("GET", &format!("/rest/folders/{plans}"), &tm, None)
+            .status,
+        404
+    );
+    // `true` (and absent): who can be added is, the rest reported.
+    let r = add(
+        &plans,
+        "?partialSuccess=true",
+        json!({"emails": ["max@example.com", "nobody@example.com"], "roleId": viewer}),
+    );
+    assert_eq!(r.status, 207, "{}", r.text);
+    assert_eq!(r.json()["errors"][0]["id"], "nobody@example.com");
+    assert_eq!(
+        app.rest("GET", &format!("/rest/folders/{plans}"), &tm, None)
+            .status,
+        200
+    );
+    let r = add(
+        &plans,
+        "?partialSuccess=perhaps",
+        json!({"userIds": [amy], "roleId": viewer}),
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (422, "ERR_INPUT_NOT_BOOLEAN")
+    );
+
+    // Roles by rank, and by name.
+    let roles = |query: &str| {
+        let r = app.rest("GET", &format!("/rest/roles{query}"), &owner, None);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()["data"].as_array().unwrap().clone()
+    };
+    let ranks: Vec<i64> = roles("?orderBy=rank:desc")
+        .iter()
+        .map(|r| r["rank"].as_i64().unwrap())
+        .collect();
+    let mut sorted = ranks.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(ranks, sorted);
+    assert_eq!(ranks.len(), roles("").len());
+    let names: Vec<String> = roles("?type=d&orderBy=name:asc")
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Collaborator",
+            "Downloader",
+            "Manager",
+            "Uploader",
+            "Viewer"
+        ]
+    );
+}
+
+#[test]
 fn trash_recover_move_and_copy() {
     let app = TestApp::spawn();
     let (_, token) = app.user_token("trash@example.com", Role::User);
@@ -951,7 +1139,7 @@ fn listings_tree_previews_copies_and_new_versions_in_chunks() {
     let root = my_folder(&app, &token);
     let a = mkdir(&app, &token, &root, "A");
     let b = mkdir(&app, &token, &a, "B");
-    mkdir(&app, &token, &b, "C");
+    let c = mkdir(&app, &token, &b, "C");
     let pdf = upload_ok(&app, &token, &a, "doc.pdf", b"%PDF-1.4")["id"]
         .as_str()
         .unwrap()
@@ -977,17 +1165,53 @@ fn listings_tree_previews_copies_and_new_versions_in_chunks() {
     assert_eq!(l["metadata"]["total"], 1, "{l}");
     assert_eq!(l["data"][0]["name"], "doc.pdf");
     assert_eq!(l["data"][0]["mime"], "application/pdf");
-    // The tree under A, parents first.
-    let t = app
-        .rest("GET", &format!("/rest/folders/{a}/tree"), &token, None)
-        .json();
-    let names: Vec<&str> = t["data"]
+    // The tree of C: its ancestors from "My Folder" down to C itself, as `{id, name}`; with
+    // `includeOwner` from the root folder that holds "My Folder".
+    let tree = |query: &str| {
+        let r = app.rest(
+            "GET",
+            &format!("/rest/folders/{c}/tree{query}"),
+            &token,
+            None,
+        );
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json()
+    };
+    let t = tree("");
+    assert_eq!(
+        t["data"],
+        json!([{"id": root, "name": "My Folder"}, {"id": a, "name": "A"}, {"id": b, "name": "B"},
+               {"id": c, "name": "C"}])
+    );
+    assert_eq!(t["metadata"]["total"], 4);
+    let t = tree("?includeOwner=true");
+    let ids: Vec<&str> = t["data"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| x["name"].as_str().unwrap())
+        .map(|x| x["id"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["B", "C"]);
+    let base = me(&app, &token)["basedirId"].as_str().unwrap().to_string();
+    assert_eq!(
+        ids,
+        [
+            base.as_str(),
+            root.as_str(),
+            a.as_str(),
+            b.as_str(),
+            c.as_str()
+        ]
+    );
+    let r = app.rest(
+        "GET",
+        &format!("/rest/folders/{c}/tree?includeOwner=maybe"),
+        &token,
+        None,
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (422, "ERR_INPUT_NOT_BOOLEAN")
+    );
     // Rename a file.
     let r = app.rest(
         "PUT",
@@ -1009,7 +1233,7 @@ fn listings_tree_previews_copies_and_new_versions_in_chunks() {
     let p = app
         .rest("GET", &format!("/rest/files/{pdf}/preview"), &token, None)
         .json();
-    assert_eq!(p["status"], "ready", "{p}");
+    assert_eq!(p["status"], "preview", "{p}");
     let shown = app.rest(
         "GET",
         &format!("/rest/files/{pdf}/content?inline=true"),
@@ -1024,6 +1248,10 @@ fn listings_tree_previews_copies_and_new_versions_in_chunks() {
         .rest("GET", &format!("/rest/files/{html}/preview"), &token, None)
         .json();
     assert_eq!(p["status"], "failed", "{p}");
+    assert_eq!(p["native"], false, "{p}");
+    for key in ["link", "viewUrl", "pdf", "type", "mime"] {
+        assert!(p.get(key).is_none(), "{key}: {p}");
+    }
     let page = app.rest(
         "GET",
         &format!("/rest/files/{html}/content?inline=true"),
@@ -1208,8 +1436,9 @@ fn image_previews_are_png_thumbnails() {
     let p = app
         .rest("GET", &format!("/rest/files/{photo}/preview"), &token, None)
         .json();
-    assert_eq!(p["status"], "pending", "{p}");
+    assert_eq!(p["status"], "processing", "{p}");
     assert!(p.get("contentUrl").is_none(), "{p}");
+    assert!(p.get("link").is_none() && p.get("mime").is_none(), "{p}");
     let r = app.rest(
         "GET",
         &format!("/rest/files/{photo}/preview/content"),
@@ -1222,9 +1451,17 @@ fn image_previews_are_png_thumbnails() {
     let p = app
         .rest("GET", &format!("/rest/files/{photo}/preview"), &token, None)
         .json();
-    assert_eq!(p["status"], "ready", "{p}");
+    assert_eq!(p["status"], "preview", "{p}");
     let url = local_path(&app, &p["contentUrl"]);
     assert_eq!(url, format!("/rest/files/{photo}/preview/content"));
+    // A thumbnail: an image made from the file, at the same address under the vendor's names.
+    assert_eq!(
+        (p["type"].clone(), p["mime"].clone(), p["native"].clone()),
+        (json!("image"), json!("image/png"), json!(false))
+    );
+    assert_eq!(p["link"], p["contentUrl"]);
+    assert_eq!(p["viewUrl"], p["contentUrl"]);
+    assert!(p.get("pdf").is_none(), "{p}");
     let r = app.rest("GET", &url, &token, None);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.header("content-type"), Some("image/png"));
@@ -1289,11 +1526,18 @@ fn image_previews_are_png_thumbnails() {
     let p = app
         .rest("GET", &format!("/rest/files/{pdf}/preview"), &token, None)
         .json();
-    assert_eq!(p["status"], "ready", "{p}");
+    assert_eq!(p["status"], "preview", "{p}");
     assert_eq!(
         local_path(&app, &p["contentUrl"]),
         format!("/rest/files/{pdf}/content?inline=true")
     );
+    // A PDF is its own preview.
+    assert_eq!(
+        (p["type"].clone(), p["mime"].clone(), p["native"].clone()),
+        (json!("native"), json!("application/pdf"), json!(true))
+    );
+    assert_eq!(p["pdf"], p["contentUrl"]);
+    assert_eq!(p["link"], p["contentUrl"]);
     let r = app.rest(
         "GET",
         &format!("/rest/files/{pdf}/preview/content"),
@@ -1390,7 +1634,12 @@ fn a_configured_converter_makes_pdf_previews() {
     let p = app
         .rest("GET", &format!("/rest/files/{doc}/preview"), &token, None)
         .json();
-    assert_eq!(p["status"], "ready", "{p}");
+    assert_eq!(p["status"], "preview", "{p}");
+    assert_eq!(
+        (p["type"].clone(), p["mime"].clone(), p["native"].clone()),
+        (json!("pdf"), json!("application/pdf"), json!(false))
+    );
+    assert_eq!(p["pdf"], p["contentUrl"]);
     let r = app.rest("GET", &local_path(&app, &p["contentUrl"]), &token, None);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.bytes, pdf);

@@ -1,10 +1,10 @@
 //! Secure mail over HTTP (`/rest/mail…`): sending to accounts and outside addresses, drafts and
-//! their uploads, buckets, counters, read state, trash, attachments and their content, and bad
-//! input, with the stored state after each call (docs/mail.md). Runs on SQLite, and on
+//! their uploads, buckets, counters, read state, trash, withdrawal, attachments and their
+//! content, and bad input, with the stored state after each call (docs/mail.md). Runs on SQLite, and on
 //! PostgreSQL when `COFFER_TEST_POSTGRES_URL` is set.
 
 use coffer_domain::Role;
-use coffer_tests::{me, multipart, TestApp};
+use coffer_tests::{assert_error, me, multipart, TestApp};
 use serde_json::{json, Value};
 
 fn ids(v: &Value) -> Vec<String> {
@@ -932,4 +932,230 @@ fn active_members_send_and_read_as_a_shared_mailbox() {
         None,
     );
     assert_eq!(r.json()["data"][0]["counters"]["inboxUnread"], 0);
+}
+
+/// The attachment ids of an email, as `token` lists them.
+fn attachment_ids(app: &TestApp, token: &str, id: &str) -> Vec<String> {
+    let r = app.rest("GET", &format!("/rest/mail/{id}/attachments"), token, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["attachmentId"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn withdraw(app: &TestApp, token: &str, ids: &[&str]) -> coffer_tests::Resp {
+    app.rest(
+        "POST",
+        "/rest/mail/actions/withdraw",
+        token,
+        Some(json!({ "ids": ids })),
+    )
+}
+
+#[test]
+fn a_sender_withdraws_sent_mail_and_recipients_lose_its_files() {
+    let app = TestApp::spawn();
+    let (ann, ta) = app.user_token("ann@example.com", Role::User);
+    let (_, tb) = app.user_token("bob@example.com", Role::User);
+    let (_, tc) = app.user_token("carl@example.com", Role::User);
+    let f = app.upload_to_my_folder(&ta, "a.txt", b"aaaa");
+    let id = app.send_mail(&ta, json!({"to": ["bob@example.com"], "files": [f]}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let att = attachment_ids(&app, &tb, &id)[0].clone();
+    let path = format!("/rest/mail/{id}/attachments/{att}/content");
+    assert_eq!(app.rest("GET", &path, &tb, None).status, 200);
+
+    // The recipient may not withdraw it, a stranger does not see it, bad bodies are 422.
+    let r = withdraw(&app, &tb, &[&id]);
+    assert_error(&r, 403, "ERR_ACCESS_NOT_SENDER");
+    assert_eq!(r.json()["failedIds"], json!([id]));
+    assert_error(&withdraw(&app, &tc, &[&id]), 404, "ERR_ENTITY_NOT_FOUND");
+    for (body, code) in [
+        (json!({}), "ERR_INPUT_REQUIRED"),
+        (json!({"ids": []}), "ERR_INPUT_REQUIRED"),
+        (json!({"ids": id}), "ERR_INPUT_NOT_ARRAY"),
+        (json!({"ids": [5]}), "ERR_INPUT_NOT_STRING"),
+    ] {
+        let r = app.rest("POST", "/rest/mail/actions/withdraw", &ta, Some(body));
+        assert_error(&r, 422, code);
+    }
+    assert_eq!(app.count("withdrawn_at IS NOT NULL", "emails"), 0);
+    assert_eq!(app.count("subject = 'mail.email.withdraw'", "events"), 0);
+
+    // The sender withdraws it: 200 without a body, the date set, every file withdrawn.
+    let r = withdraw(&app, &ta, &[&id]);
+    assert_eq!((r.status, r.text.as_str()), (200, ""));
+    let v = app
+        .rest("GET", &format!("/rest/mail/{id}"), &ta, None)
+        .json();
+    let when = v["withdrawnDate"]
+        .as_str()
+        .expect("withdrawnDate")
+        .to_string();
+    assert_eq!(v["status"], "sent");
+    let seen = app
+        .rest("GET", &format!("/rest/mail/{id}"), &tb, None)
+        .json();
+    assert_eq!(seen["withdrawnDate"], when.as_str());
+    let r = app.rest("GET", &format!("/rest/mail/{id}/attachments"), &tb, None);
+    assert_eq!(r.json()["data"][0]["withdrawn"], true);
+    assert_eq!(
+        app.count(
+            &format!(
+                "subject = 'mail.email.withdraw' AND actor_id = '{ann}' AND data LIKE '%{id}%'"
+            ),
+            "events"
+        ),
+        1
+    );
+    // The recipient's download is refused; so is the sender's (the file is withdrawn).
+    assert_error(&app.rest("GET", &path, &tb, None), 403, "ERR_ACCESS_USER");
+    assert_error(
+        &app.rest("GET", &path, &ta, None),
+        403,
+        "ERR_ENTITY_IS_DELETED_ATTACHMENT",
+    );
+
+    // Again: nothing changes, no second event.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(withdraw(&app, &ta, &[&id]).status, 200);
+    let v = app
+        .rest("GET", &format!("/rest/mail/{id}"), &ta, None)
+        .json();
+    assert_eq!(v["withdrawnDate"], when.as_str());
+    assert_eq!(app.count("subject = 'mail.email.withdraw'", "events"), 1);
+
+    // Several ids: the good ones are withdrawn, the others reported (207).
+    let other = app.send_mail(&ta, json!({"to": ["carl@example.com"]}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let draft = app.send_mail(&ta, json!({"to": ["carl@example.com"], "draft": true}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let unknown = "6f1c1a6e-0000-4000-8000-000000000000";
+    let r = withdraw(&app, &ta, &[&other, &draft, unknown]);
+    assert_eq!(r.status, 207, "{}", r.text);
+    let b = r.json();
+    assert_eq!(b["successIds"], json!([other]));
+    assert_eq!(
+        b["errors"],
+        json!([
+            {"id": draft, "code": "ERR_ENTITY_EMAIL_IS_NOT_COMPLETED"},
+            {"id": unknown, "code": "ERR_ENTITY_NOT_FOUND"}
+        ])
+    );
+    assert_eq!(
+        app.count(
+            &format!("id = '{other}' AND withdrawn_at IS NOT NULL"),
+            "emails"
+        ),
+        1
+    );
+    assert_eq!(
+        app.count(
+            &format!("id = '{draft}' AND withdrawn_at IS NULL"),
+            "emails"
+        ),
+        1
+    );
+}
+
+#[test]
+fn a_system_administrator_withdraws_any_sent_mail_and_other_administrators_do_not() {
+    let app = TestApp::spawn();
+    let admin = app.admin_token();
+    let (_, th) = app.user_token("help@example.com", Role::HelpdeskAdmin);
+    let (_, ta) = app.user_token("ann@example.com", Role::User);
+    app.user("bob@example.com", Role::User);
+    let id = app.send_mail(&ta, json!({"to": ["bob@example.com"]}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_error(&withdraw(&app, &th, &[&id]), 404, "ERR_ENTITY_NOT_FOUND");
+    assert_eq!(app.count("withdrawn_at IS NOT NULL", "emails"), 0);
+    assert_eq!(withdraw(&app, &admin, &[&id]).status, 200);
+    assert_eq!(
+        app.count(
+            &format!("id = '{id}' AND withdrawn_at IS NOT NULL"),
+            "emails"
+        ),
+        1
+    );
+}
+
+#[test]
+fn a_sender_withdraws_single_files_and_the_others_stay_open() {
+    let app = TestApp::spawn();
+    let (_, ta) = app.user_token("ann@example.com", Role::User);
+    let (_, tb) = app.user_token("bob@example.com", Role::User);
+    let f1 = app.upload_to_my_folder(&ta, "one.txt", b"1111");
+    let f2 = app.upload_to_my_folder(&ta, "two.txt", b"2222");
+    let id = app.send_mail(&ta, json!({"to": ["bob@example.com"], "files": [f1, f2]}))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let atts = attachment_ids(&app, &tb, &id);
+    let (one, two) = (&atts[0], &atts[1]);
+    let content = |a: &str| format!("/rest/mail/{id}/attachments/{a}/content");
+    let action = |q: &str| format!("/rest/mail/{id}/actions/withdrawFiles?{q}");
+
+    // Only the sender; the ids must be the email's attachments, and some must be named.
+    let r = app.rest("POST", &action(&format!("id:in={one}")), &tb, None);
+    assert_error(&r, 403, "ERR_ACCESS_NOT_SENDER");
+    let r = app.rest("POST", &action(&format!("id:in={one},nope")), &ta, None);
+    assert_error(&r, 422, "ERR_INVALID_PARAMETER");
+    assert_eq!(r.json()["failedIds"], json!(["nope"]));
+    assert_error(
+        &app.rest("POST", &action(""), &ta, None),
+        422,
+        "ERR_INPUT_REQUIRED",
+    );
+    assert_error(
+        &app.rest("POST", &action("id:in=x&colour=red"), &ta, None),
+        400,
+        "ERR_REQUEST_INVALID_FILTER",
+    );
+    assert_eq!(app.count("withdrawn", "email_attachments"), 0);
+
+    let r = app.rest("POST", &action(&format!("id:in={one}")), &ta, None);
+    assert_eq!(r.status, 204, "{}", r.text);
+    let r = app.rest("GET", &format!("/rest/mail/{id}/attachments"), &tb, None);
+    let data = r.json()["data"].clone();
+    assert_eq!(
+        (data[0]["withdrawn"].clone(), data[1]["withdrawn"].clone()),
+        (json!(true), json!(false))
+    );
+    assert_error(
+        &app.rest("GET", &content(one), &tb, None),
+        403,
+        "ERR_ENTITY_IS_DELETED_ATTACHMENT",
+    );
+    let r = app.rest("GET", &content(two), &tb, None);
+    assert_eq!((r.status, r.bytes.as_slice()), (200, b"2222".as_slice()));
+    // The email itself is not withdrawn.
+    let v = app
+        .rest("GET", &format!("/rest/mail/{id}"), &tb, None)
+        .json();
+    assert!(v.get("withdrawnDate").is_none(), "{v}");
+    assert_eq!(
+        app.count(
+            &format!("subject = 'mail.attachment.withdraw' AND data LIKE '%{one}%'"),
+            "events"
+        ),
+        1
+    );
+    // Again: 204, nothing new recorded.
+    let r = app.rest("POST", &action(&format!("id:in={one}")), &ta, None);
+    assert_eq!(r.status, 204, "{}", r.text);
+    assert_eq!(
+        app.count("subject = 'mail.attachment.withdraw'", "events"),
+        1
+    );
 }

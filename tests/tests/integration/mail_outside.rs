@@ -578,3 +578,91 @@ fn no_auth_mail_reads_through_rest_by_reference_alone() {
         200
     );
 }
+
+#[test]
+fn withdrawn_files_and_mail_are_shown_as_withdrawn_and_no_longer_download() {
+    let app = TestApp::spawn();
+    let (_, ta) = app.user_token("ann@example.com", Role::User);
+    let f1 = app.upload_to_my_folder(&ta, "keep.txt", b"keep");
+    let f2 = app.upload_to_my_folder(&ta, "taken back.txt", b"gone");
+    let id = send(
+        &app,
+        &ta,
+        json!({"to": [OUT], "subject": "two files", "files": [f1, f2], "acl": "no_auth"}),
+    );
+    let r = reference(&app, &id, OUT);
+    let atts: Vec<String> = app
+        .rest("GET", &format!("/rest/mail/{id}/attachments"), &ta, None)
+        .json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["attachmentId"].as_str().unwrap().to_string())
+        .collect();
+    let link = |a: &str| format!("/mail/{id}/attachments/{a}/content?ref={r}");
+    assert_eq!(get(&app, &link(&atts[1]), None).status, 200);
+
+    // One file withdrawn: the page names it as withdrawn, without a link, and it no longer
+    // downloads; the other still does.
+    let w = app.rest(
+        "POST",
+        &format!("/rest/mail/{id}/actions/withdrawFiles?id:in={}", atts[1]),
+        &ta,
+        None,
+    );
+    assert_eq!(w.status, 204, "{}", w.text);
+    let p = get(&app, &page(&id, &r), None);
+    assert_eq!(p.status, 200, "{}", p.text);
+    assert!(
+        p.text
+            .contains("taken back.txt <span class=\"meta\">(withdrawn by the sender)"),
+        "{}",
+        p.text
+    );
+    assert!(
+        !p.text.contains(&format!("attachments/{}/", atts[1])),
+        "{}",
+        p.text
+    );
+    assert!(
+        p.text.contains(&format!("attachments/{}/content", atts[0])),
+        "{}",
+        p.text
+    );
+    let d = get(&app, &link(&atts[1]), None);
+    assert_eq!(d.status, 403, "{}", d.text);
+    assert!(
+        d.text.contains("The sender has withdrawn the file."),
+        "{}",
+        d.text
+    );
+    let d = get(&app, &link(&atts[0]), None);
+    assert_eq!((d.status, d.bytes.as_slice()), (200, b"keep".as_slice()));
+
+    // The whole message withdrawn: the page says so (410) and nothing downloads, not through
+    // the page nor through `/rest` by reference.
+    let w = app.rest(
+        "POST",
+        "/rest/mail/actions/withdraw",
+        &ta,
+        Some(json!({"ids": [id]})),
+    );
+    assert_eq!(w.status, 200, "{}", w.text);
+    let p = get(&app, &page(&id, &r), None);
+    assert_eq!(p.status, 410, "{}", p.text);
+    assert!(
+        p.text.contains("The sender has withdrawn this message."),
+        "{}",
+        p.text
+    );
+    assert!(!p.text.contains("keep.txt"), "{}", p.text);
+    assert_eq!(get(&app, &link(&atts[0]), None).status, 410);
+    let rest = app.send(
+        "GET",
+        &format!("/rest/mail/{id}/attachments/{}/content?ref={r}", atts[0]),
+        &[("X-Coffer-Version", "28")],
+        None,
+    );
+    assert_eq!(rest.status, 403, "{}", rest.text);
+    assert_eq!(rest.code(), "ERR_ACCESS_USER");
+}

@@ -236,6 +236,22 @@ fn forms_are_listed_and_read_under_their_access_rules() {
     ));
     by_date.sort();
     assert_eq!(by_date, vec!["Open", "Staff"]);
+    // A field's texts are strings when it has them and left out when not, never `null`.
+    let r = app.rest("GET", "/rest/webForms?with=fields", &bob, None);
+    let forms = r.json()["data"].clone();
+    let fields = forms[0]["fields"].as_array().expect("fields").clone();
+    assert_eq!(fields.len(), 5, "{fields:?}");
+    for f in &fields {
+        for key in ["specialType", "placeholder", "defaultValue", "optionValues"] {
+            assert!(f.get(key).is_none_or(Value::is_string), "{key} in {f}");
+        }
+    }
+    let by_label = |l: &str| fields.iter().find(|f| f["label"] == l).unwrap().clone();
+    assert_eq!(by_label("Your <b>name</b>")["placeholder"], "Ann");
+    assert_eq!(by_label("Email")["specialType"], "email");
+    assert_eq!(by_label("Topic")["optionValues"], "Billing\nSupport");
+    assert!(by_label("Message").get("placeholder").is_none());
+    assert!(by_label("Message").get("defaultValue").is_none());
     let r = app.rest("GET", "/rest/webForms?color=red", &bob, None);
     assert_eq!(r.status, 400, "{}", r.text);
     assert_eq!(anonymous(&app, "/rest/webForms").status, 401);

@@ -56,11 +56,18 @@ pub const CHILDREN: ListSpec = ListSpec {
 
 /// `GET /rest/folders/shared`.
 pub const SHARED: ListSpec = ListSpec {
-    filters: &[FieldSpec {
-        name: "sharedByMe",
-        kind: Kind::Bool,
-        ops: &[Op::Eq],
-    }],
+    filters: &[
+        FieldSpec {
+            name: "sharedByMe",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "name",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::Contains],
+        },
+    ],
     order_fields: &["name"],
     default_order: ("name", Dir::Asc),
     default_limit: 100,
@@ -118,6 +125,26 @@ pub const MEMBERS: ListSpec = ListSpec {
     ..ListSpec::PLAIN
 };
 
+/// `POST /rest/folders/{id}/members`: as [`MEMBERS`], and `partialSuccess`.
+pub const ADD_MEMBERS: ListSpec = ListSpec {
+    extra_params: &["updateIfExists", "downgradeNested", "partialSuccess"],
+    ..MEMBERS
+};
+
+/// `GET /rest/folders/{id}/members`: by role, ordered.
+pub const MEMBER_LIST: ListSpec = ListSpec {
+    filters: &[FieldSpec {
+        name: "roleId",
+        kind: Kind::Int,
+        ops: &[Op::Eq, Op::In],
+    }],
+    order_fields: &["userId", "roleId", "rank", "email"],
+    // Every member unless paged.
+    default_limit: 10_000,
+    max_limit: 10_000,
+    ..MEMBERS
+};
+
 /// `GET /rest/roles`.
 pub const ROLES: ListSpec = ListSpec {
     filters: &[FieldSpec {
@@ -125,8 +152,17 @@ pub const ROLES: ListSpec = ListSpec {
         kind: Kind::Text,
         ops: &[Op::Eq],
     }],
+    order_fields: &["id", "name", "rank"],
     ..ListSpec::PLAIN
 };
+
+/// The order a list asked for with `orderBy` (field, descending), if it asked for one.
+fn asked_order(pairs: &[(String, String)], q: &ListQuery) -> Option<(&'static str, bool)> {
+    pairs
+        .iter()
+        .any(|(k, _)| k == "orderBy")
+        .then_some((q.order.0, q.order.1 == Dir::Desc))
+}
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/folders/top").route(web::get().to(top)))
@@ -273,7 +309,7 @@ pub async fn top(
     ))
 }
 
-#[utoipa::path(get, path = "/rest/folders/shared", tag = "folders", responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "Folders shared with the caller (`sharedByMe=true`: by the caller)")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/folders/shared", tag = "folders", responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "Folders shared with the caller (`sharedByMe=true`: by the caller), by name; `name` and `name:contains` compare case-insensitively")), security(("bearer" = [])))]
 pub async fn shared(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -284,13 +320,23 @@ pub async fn shared(
         .filters
         .iter()
         .any(|f| f.field == "sharedByMe" && matches!(f.value(), list::Value::Bool(true)));
+    let name = |op: Op| {
+        q.filters
+            .iter()
+            .find(|f| f.field == "name" && f.op == op)
+            .and_then(|f| f.value().as_text().map(str::to_string))
+    };
+    let sq = sharing::SharedQuery {
+        by_me,
+        name_eq: name(Op::Eq),
+        name_contains: name(Op::Contains),
+        offset: q.offset,
+        limit: q.limit,
+        with: q.with.clone(),
+    };
     let user = c.user.id.clone();
-    let (offset, limit, with) = (q.offset, q.limit, q.with.clone());
     Ok(listed(
-        &blocking(&st, move |ctx| {
-            sharing::shared_folders(ctx, &user, by_me, offset, limit, &with)
-        })
-        .await?,
+        &blocking(&st, move |ctx| sharing::shared_folders(ctx, &user, &sq)).await?,
     ))
 }
 
@@ -467,39 +513,57 @@ pub async fn copy_folder(
     Ok(HttpResponse::Created().json(v))
 }
 
-#[utoipa::path(get, path = "/rest/folders/{id}/tree", tag = "folders", params(("id" = String, Path, description = "A folder id"), ("includeOwner" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<crate::plumbing::schema::TreeItem>, description = "Every folder under the folder, parents first"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/folders/{id}/tree", tag = "folders", params(("id" = String, Path, description = "A folder id"), ("includeOwner" = Option<bool>, Query, description = "Start an owner's path at their root folder")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::PathItem>, description = "The folder's ancestors, from the top-most folder the caller reaches down to the folder itself"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_NOT_BOOLEAN`")), security(("bearer" = [])))]
 pub async fn tree(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
-    parse(&q, &TREE)?;
+    let q = parse(&q, &TREE)?;
+    let include_root = match q.extra("includeOwner") {
+        Some(v) => list::parse_bool("includeOwner", v)?,
+        None => false,
+    };
     let user = c.user.id.clone();
     let id = id.into_inner();
-    let rows = blocking(&st, move |ctx| folders::tree(ctx, &user, &id)).await?;
-    let items: Vec<serde_json::Value> = rows
-        .into_iter()
-        .map(|(p, parent)| serde_json::json!({"id": p.id, "name": p.name, "parentId": parent}))
-        .collect();
+    let items = blocking(&st, move |ctx| folders::tree(ctx, &user, &id, include_root)).await?;
     Ok(unpaged(items))
 }
 
-#[utoipa::path(get, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<String>, Query, description = "Accepted and ignored"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::MemberView>, description = "Direct and inherited members"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<String>, Query, description = "Accepted and ignored"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::MemberView>, description = "Direct and inherited members: without `orderBy` direct ones first, then inherited ones, nearest first; `roleId`/`roleId:in` narrow by role"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn members(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
-    parse(&q, &MEMBERS)?;
+    let lq = parse(&q, &MEMBER_LIST)?;
+    let mq = sharing::MemberQuery {
+        role_ids: lq
+            .filters
+            .iter()
+            .find(|f| f.field == "roleId")
+            .map(|f| f.values.iter().filter_map(list::Value::as_int).collect()),
+        order: asked_order(&q, &lq).map(|(f, d)| (f.to_string(), d)),
+    };
     let user = c.user.id.clone();
     let id = id.into_inner();
-    let m = blocking(&st, move |ctx| sharing::members(ctx, &user, &id)).await?;
-    Ok(unpaged(m))
+    let m = blocking(&st, move |ctx| sharing::members(ctx, &user, &id, &mq)).await?;
+    let total = m.len() as i64;
+    Ok(with_metadata(&coffer_service::platform::views::Listed {
+        items: m
+            .into_iter()
+            .skip(lq.offset.max(0) as usize)
+            .take(lq.limit.max(0) as usize)
+            .collect(),
+        total,
+        offset: lq.offset,
+        limit: lq.limit,
+    }))
 }
 
-#[utoipa::path(post, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<bool>, Query, description = "Change the role of who is a member already instead of failing them"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), request_body(content = crate::plumbing::schema::MembersBody), responses((status = 201, body = coffer_service::content::sharing::AddMembers, description = "Everyone was added"), (status = 207, body = coffer_service::content::sharing::AddMembers, description = "Some failed (`errors`)"), (status = 403, description = "`ERR_ACCESS_USER`, system folders, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (roleId)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<bool>, Query, description = "Change the role of who is a member already instead of failing them"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored"), ("partialSuccess" = Option<bool>, Query, description = "`false`: the first who fails fails the call and nobody is added; `true` or absent: who can be added is added (207 with the rest)")), request_body(content = crate::plumbing::schema::MembersBody), responses((status = 201, body = coffer_service::content::sharing::AddMembers, description = "Everyone was added"), (status = 207, body = coffer_service::content::sharing::AddMembers, description = "Some failed (`errors`)"), (status = 403, description = "`ERR_ACCESS_USER`, system folders, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (roleId)")), security(("bearer" = [])))]
 pub async fn add_members(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -507,9 +571,14 @@ pub async fn add_members(
     QueryPairs(q): QueryPairs,
     JsonBody(body): JsonBody,
 ) -> Result<HttpResponse, RestError> {
-    let q = parse(&q, &MEMBERS)?;
+    let q = parse(&q, &ADD_MEMBERS)?;
     let update = match q.extra("updateIfExists") {
         Some(v) => list::parse_bool("updateIfExists", v)?,
+        None => false,
+    };
+    // Without the parameter, who can be added is added and the rest reported.
+    let all_or_nothing = match q.extra("partialSuccess") {
+        Some(v) => !list::parse_bool("partialSuccess", v)?,
         None => false,
     };
     let f = Fields::of(&body)?;
@@ -549,6 +618,7 @@ pub async fn add_members(
         role_id: role,
         update_if_exists: update,
         notify_file_added: notify,
+        all_or_nothing,
     };
     let r = blocking(&st, move |ctx| {
         sharing::add_members(ctx, &user, &id, &input)
@@ -579,12 +649,14 @@ pub async fn remove_member(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(get, path = "/rest/roles", tag = "members", responses((status = 200, body = crate::plumbing::schema::DataOf<coffer_service::content::views::RoleView>, description = "The folder (`d`) and file (`f`) roles")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/roles", tag = "members", responses((status = 200, body = crate::plumbing::schema::DataOf<coffer_service::content::views::RoleView>, description = "The folder (`d`) and file (`f`) roles; without `orderBy` folder roles, then file roles, each by rank")), security(("bearer" = [])))]
 pub async fn roles(
     Caller(_c): Caller,
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
-    let q = parse(&q, &ROLES)?;
+    let lq = parse(&q, &ROLES)?;
+    let order = asked_order(&q, &lq);
+    let q = lq;
     let kind = q
         .filters
         .iter()
@@ -595,7 +667,10 @@ pub async fn roles(
             return Err(ApiError::field(ErrorCode::InputNotInList, "type").into());
         }
     }
-    Ok(HttpResponse::Ok().json(serde_json::json!({"data": sharing::roles(kind.as_deref())})))
+    Ok(
+        HttpResponse::Ok()
+            .json(serde_json::json!({"data": sharing::roles(kind.as_deref(), order)})),
+    )
 }
 
 #[utoipa::path(get, path = "/rest/files/{id}", tag = "files", params(("id" = String, Path, description = "A file id"), ("requirementId" = Option<String>, Query, description = "Accepted and ignored"), ("accessVerificationId" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]

@@ -48,6 +48,31 @@ pub const LIST: ListSpec = ListSpec {
             kind: Kind::Int,
             ops: &[Op::Eq],
         },
+        FieldSpec {
+            name: "suspended",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "verified",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "isRecipient",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "allowsCollaboration",
+            kind: Kind::Bool,
+            ops: &[Op::Eq],
+        },
+        FieldSpec {
+            name: "created",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::Gt, Op::Gte, Op::Lt, Op::Lte],
+        },
     ],
     order_fields: &["email", "name", "created"],
     default_order: ("email", Dir::Asc),
@@ -84,15 +109,43 @@ fn with_links(st: &AppState, mut v: AdminUserView, on: bool) -> AdminUserView {
     v
 }
 
-#[utoipa::path(get, path = "/rest/admin/users", tag = "users", responses((status = 200, body = crate::plumbing::schema::WithMetadata<AdminUserView>, description = "The accounts (deleted ones only with `deleted=true`), by `email:asc` unless `orderBy` says otherwise"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not a system or helpdesk administrator")), security(("bearer" = [])))]
+/// The creation times the `created` filters allow: from (inclusive), until (exclusive). A bare
+/// date is a whole day (UTC): `created=D` that day, `created:gt=D` from the next day on,
+/// `created:lte=D` up to its end; a date with a time is that second.
+fn created_range(q: &list::ListQuery) -> Result<(Option<i64>, Option<i64>), RestError> {
+    let (mut from, mut until): (Option<i64>, Option<i64>) = (None, None);
+    for f in q.filters.iter().filter(|f| f.field == "created") {
+        let v = f.value().as_text().unwrap_or_default();
+        let t = crate::content::parse_date("created", v)?;
+        let span = if v.len() == 10 { 86_400 } else { 1 };
+        let (low, high) = match f.op {
+            Op::Gt => (Some(t + span), None),
+            Op::Gte => (Some(t), None),
+            Op::Lt => (None, Some(t)),
+            Op::Lte => (None, Some(t + span)),
+            _ => (Some(t), Some(t + span)),
+        };
+        // Several bounds narrow each other.
+        if let Some(l) = low {
+            from = Some(from.map_or(l, |x: i64| x.max(l)));
+        }
+        if let Some(h) = high {
+            until = Some(until.map_or(h, |x: i64| x.min(h)));
+        }
+    }
+    Ok((from, until))
+}
+
+#[utoipa::path(get, path = "/rest/admin/users", tag = "users", responses((status = 200, body = crate::plumbing::schema::WithMetadata<AdminUserView>, description = "The accounts (deleted ones only with `deleted=true`), by `email:asc` unless `orderBy` says otherwise. `suspended`: switched off and not deleted; `verified=false` lists none (every account is verified); `isRecipient`: accounts outside the organisation; `allowsCollaboration`: by the profile; `created` a day (UTC) or an RFC 3339 time, with `:gt`, `:gte`, `:lt`, `:lte`"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not a system or helpdesk administrator"), (status = 422, description = "`ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
 pub async fn list(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &LIST)?;
+    let created = created_range(&q)?;
     let on = q.links();
-    let mut l = blocking(&st, move |ctx| svc::list(ctx, &c, &q)).await?;
+    let mut l = blocking(&st, move |ctx| svc::list(ctx, &c, &q, created)).await?;
     l.items = l
         .items
         .into_iter()

@@ -24,6 +24,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/mail/actions/read").route(web::patch().to(read)))
         .service(web::resource("/mail/actions/unread").route(web::patch().to(unread)))
         .service(web::resource("/mail/actions/trash").route(web::patch().to(trash)))
+        .service(web::resource("/mail/actions/withdraw").route(web::post().to(withdraw)))
         .service(web::resource("/mail").route(web::get().to(list)))
         .service(
             web::resource("/mail/{id}")
@@ -34,6 +35,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/mail/{id}/actions/initiateUpload")
                 .route(web::post().to(initiate_upload)),
+        )
+        .service(
+            web::resource("/mail/{id}/actions/withdrawFiles").route(web::post().to(withdraw_files)),
         )
         .service(web::resource("/mail/{id}/recipients").route(web::get().to(recipients)))
         .service(web::resource("/mail/{id}/attachments").route(web::get().to(attachments)))
@@ -604,4 +608,86 @@ pub async fn trash(
     let (ids, partial) = bulk_ids(&q)?;
     let r = blocking(&st, move |ctx| svc::trash(ctx, c.user_id(), &ids, partial)).await?;
     Ok(bulk_answer(&r))
+}
+
+/// The most emails or files one withdrawal names.
+const MAX_WITHDRAW: usize = 1000;
+
+/// The ids of a withdrawal: a required, non-empty array of strings (422 otherwise).
+fn withdraw_ids(body: &serde_json::Value) -> Result<Vec<String>, RestError> {
+    let f = coffer_domain::input::Fields::of(body)?;
+    let list = f
+        .opt_array("ids")?
+        .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, "ids"))?;
+    let mut ids = Vec::with_capacity(list.len());
+    for v in list {
+        let id = v
+            .as_str()
+            .ok_or_else(|| ApiError::field(ErrorCode::InputNotString, "ids"))?;
+        if !ids.iter().any(|x| x == id) {
+            ids.push(id.to_string());
+        }
+    }
+    if ids.is_empty() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "ids").into());
+    }
+    if ids.len() > MAX_WITHDRAW {
+        return Err(ApiError::field(ErrorCode::InputExceedsMaxValue, "ids").into());
+    }
+    Ok(ids)
+}
+
+#[utoipa::path(post, path = "/rest/mail/actions/withdraw", tag = "mail", request_body(content = crate::plumbing::schema::WithdrawBody), responses((status = 200, description = "Every email is withdrawn (no body); withdrawing a withdrawn email succeeds"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed; the others are withdrawn"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`: the caller only received it; `ERR_ENTITY_EMAIL_IS_NOT_COMPLETED`: a draft (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
+pub async fn withdraw(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+    JsonBody(body): JsonBody,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &ListSpec::PLAIN)?;
+    let ids = withdraw_ids(&body)?;
+    let r = blocking(&st, move |ctx| svc::withdraw(ctx, &c, &ids)).await?;
+    Ok(bulk_answer(&r))
+}
+
+/// `POST /rest/mail/{id}/actions/withdrawFiles`: `id:in` (required) and `sharedMailboxId`.
+pub const WITHDRAW_FILES: ListSpec = ListSpec {
+    filters: &[FieldSpec {
+        name: "id",
+        kind: Kind::Text,
+        ops: &[Op::In],
+    }],
+    extra_params: &["sharedMailboxId"],
+    ..ListSpec::PLAIN
+};
+
+#[utoipa::path(post, path = "/rest/mail/{id}/actions/withdrawFiles", tag = "mail", params(("id" = String, Path, description = "An email the caller sent"), ("sharedMailboxId" = Option<String>, Query, description = "Act for this shared mailbox")), responses((status = 204, description = "The attachments `id:in` names are withdrawn; withdrawn ones stay so"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`, `ERR_ENTITY_EMAIL_IS_NOT_COMPLETED` (a draft), `ERR_ACCESS_USER` (not a member of the shared mailbox)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_EXCEEDS_MAX_VALUE`, `ERR_INVALID_PARAMETER`: not an attachment of the email (`failedIds`)")), security(("bearer" = [])))]
+pub async fn withdraw_files(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &WITHDRAW_FILES)?;
+    let mut ids: Vec<String> = Vec::new();
+    for v in q.filters.iter().flat_map(|f| f.values.iter()) {
+        if let Some(v) = v.as_text() {
+            if !ids.iter().any(|x| x == v) {
+                ids.push(v.to_string());
+            }
+        }
+    }
+    if ids.is_empty() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "id:in").into());
+    }
+    if ids.len() > MAX_WITHDRAW {
+        return Err(ApiError::field(ErrorCode::InputExceedsMaxValue, "id:in").into());
+    }
+    let shared = q.extra("sharedMailboxId").map(str::to_string);
+    let id = id.into_inner();
+    blocking(&st, move |ctx| {
+        svc::withdraw_files(ctx, &c, shared.as_deref(), &id, &ids)
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
 }

@@ -121,6 +121,8 @@ impl Modify for BearerAuth {
         crate::mail::read,
         crate::mail::unread,
         crate::mail::trash,
+        crate::mail::withdraw,
+        crate::mail::withdraw_files,
         crate::mail::shared_mailboxes::list,
         crate::mail::shared_mailboxes::set_status,
         crate::mail::shared_mailboxes::settings,
@@ -676,6 +678,12 @@ const LISTS: &[(&str, &str, &ListSpec)] = &[
     ("patch", "/rest/mail/actions/read", &crate::mail::BULK),
     ("patch", "/rest/mail/actions/unread", &crate::mail::BULK),
     ("patch", "/rest/mail/actions/trash", &crate::mail::BULK),
+    ("post", "/rest/mail/actions/withdraw", &ListSpec::PLAIN),
+    (
+        "post",
+        "/rest/mail/{id}/actions/withdrawFiles",
+        &crate::mail::WITHDRAW_FILES,
+    ),
     ("get", "/rest/folders/top", &crate::content::CHILDREN),
     ("get", "/rest/folders/shared", &crate::content::SHARED),
     ("get", "/rest/folders/{id}", &crate::content::ONE),
@@ -710,12 +718,12 @@ const LISTS: &[(&str, &str, &ListSpec)] = &[
     (
         "get",
         "/rest/folders/{id}/members",
-        &crate::content::MEMBERS,
+        &crate::content::MEMBER_LIST,
     ),
     (
         "post",
         "/rest/folders/{id}/members",
-        &crate::content::MEMBERS,
+        &crate::content::ADD_MEMBERS,
     ),
     (
         "delete",
@@ -1016,6 +1024,24 @@ fn refine(doc: &mut Value) {
     set_param(doc, "/rest/admin/sharedMailboxes", "delete", "id:in", |p| {
         p["schema"] = json!({"type": "string", "not": {"pattern": EMPTY_LIST}});
     });
+    for suffix in ["", ":gt", ":gte", ":lt", ":lte"] {
+        set_param(
+            doc,
+            "/rest/admin/users",
+            "get",
+            &format!("created{suffix}"),
+            |p| {
+                p["schema"] = json!({"type": "string", "format": "date"});
+            },
+        );
+    }
+    set_param(
+        doc,
+        "/rest/mail/{id}/actions/withdrawFiles",
+        "post",
+        "id:in",
+        |p| p["required"] = true.into(),
+    );
     for action in ["read", "unread", "trash"] {
         set_param(
             doc,

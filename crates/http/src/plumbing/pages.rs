@@ -525,6 +525,13 @@ pub mod mail {
             .attachments
             .iter()
             .map(|a| {
+                if a.withdrawn {
+                    // Named so the recipient knows what the sender took back; no link.
+                    return format!(
+                        "<li class=\"withdrawn\">{} <span class=\"meta\">(withdrawn by the sender)</span></li>",
+                        esc(&a.name)
+                    );
+                }
                 format!(
                     "<li><a class=\"download\" href=\"/mail/{}/attachments/{}/content?ref={}\">{}</a> \
                      <span class=\"meta\">({} bytes, {})</span></li>",
@@ -657,14 +664,30 @@ mod tests {
             expire_at: None,
             verified: true,
             body_html: Some("See <b>zebra</b>".into()),
-            attachments: vec![coffer_service::mail::access::Item {
-                id: "a-1".into(),
-                name: "<x>.pdf".into(),
-                size: 3,
-                mime: "application/pdf".into(),
-            }],
+            attachments: vec![
+                coffer_service::mail::access::Item {
+                    id: "a-1".into(),
+                    name: "<x>.pdf".into(),
+                    size: 3,
+                    mime: "application/pdf".into(),
+                    withdrawn: false,
+                },
+                coffer_service::mail::access::Item {
+                    id: "a-2".into(),
+                    name: "gone.txt".into(),
+                    size: 3,
+                    mime: "text/plain".into(),
+                    withdrawn: true,
+                },
+            ],
         };
         let html = body_of(mail::message(&m, "ref-1"));
+        // A withdrawn file is named as withdrawn and has no link.
+        assert!(
+            html.contains("gone.txt <span class=\"meta\">(withdrawn by the sender)"),
+            "{html}"
+        );
+        assert!(!html.contains("attachments/a-2"), "{html}");
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.contains("Q3 &quot;&lt;script&gt;&quot;"), "{html}");
         assert!(html.contains("Ann &lt;admin&gt;"), "{html}");

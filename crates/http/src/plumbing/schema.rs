@@ -1077,15 +1077,6 @@ pub struct FileUploadBody {
     disable_auto_version: Option<bool>,
 }
 
-/// `GET /rest/folders/{id}/tree`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TreeItem {
-    id: String,
-    name: String,
-    parent_id: String,
-}
-
 /// `GET /rest/files/{id}/path`, `/rest/folders/{id}/path`.
 #[derive(ToSchema)]
 pub struct PathBody {
@@ -1184,6 +1175,14 @@ pub struct UserSettingsBody {
     #[schema(max_length = 8192, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
     mobile_key_store: Option<String>,
     add_links: Option<bool>,
+}
+
+/// A withdrawal of sent emails.
+#[derive(ToSchema)]
+pub struct WithdrawBody {
+    /// The emails to withdraw (1 to 1000).
+    #[schema(min_items = 1, max_items = 1000)]
+    ids: Vec<String>,
 }
 
 /// `sendFile`: a new email, or the changes to a draft.

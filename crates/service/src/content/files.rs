@@ -493,8 +493,9 @@ pub async fn view_as(ctx: &Ctx, user_id: &str, file_id: String) -> Result<FileVi
     .await
 }
 
-/// The preview of a file's current version: its state, and for a ready one the address that
-/// shows it in place.
+/// The preview of a file's current version: its state (the stored `pending`, `ready`,
+/// `failed` answered as `processing`, `preview`, `failed`), and for a ready one the address
+/// that shows it in place and what it is.
 pub fn preview(ctx: &Ctx, user_id: &str, id: &str) -> Result<super::views::PreviewView> {
     ctx.read(|c| {
         let (o, _) = require_file(c, user_id, id, Action::Preview)?;
@@ -502,23 +503,49 @@ pub fn preview(ctx: &Ctx, user_id: &str, id: &str) -> Result<super::views::Previ
         let vid = o.current_version_id.clone().ok_or_else(super::not_found)?;
         let v = version_of(c, &o, &vid)?;
         scanned(&v)?;
-        let content_url = match (v.preview_status.as_str(), &v.preview_blob_id) {
-            ("ready", Some(_)) => Some(format!(
-                "{}/rest/files/{}/preview/content",
-                ctx.config.base_url, o.id
-            )),
-            ("ready", None) => Some(format!(
-                "{}/rest/files/{}/content?inline=true",
-                ctx.config.base_url, o.id
+        let base = &ctx.config.base_url;
+        // (address, type, MIME) of a ready preview.
+        let shown = match (v.preview_status.as_str(), &v.preview_blob_id) {
+            ("ready", Some(_)) => {
+                let (kind, mime) = if coffer_extract::is_thumbnailable(&v.mime) {
+                    ("image", "image/png")
+                } else {
+                    ("pdf", "application/pdf")
+                };
+                Some((
+                    format!("{base}/rest/files/{}/preview/content", o.id),
+                    kind,
+                    mime.to_string(),
+                ))
+            }
+            ("ready", None) => Some((
+                format!("{base}/rest/files/{}/content?inline=true", o.id),
+                "native",
+                v.mime.clone(),
             )),
             _ => None,
         };
+        let status = match v.preview_status.as_str() {
+            "ready" => "preview",
+            "failed" => "failed",
+            _ => "processing",
+        };
+        let native = shown.as_ref().is_some_and(|(_, k, _)| *k == "native");
+        let pdf = shown
+            .as_ref()
+            .filter(|(_, _, m)| m == "application/pdf")
+            .map(|(l, _, _)| l.clone());
         Ok(super::views::PreviewView {
             file_id: o.id.clone(),
             version_id: v.id.clone(),
-            status: v.preview_status.clone(),
-            mime: v.mime.clone(),
-            content_url,
+            status: status.into(),
+            kind: shown.as_ref().map(|(_, k, _)| k.to_string()),
+            mime: shown.as_ref().map(|(_, _, m)| m.clone()),
+            native,
+            link: shown.as_ref().map(|(l, _, _)| l.clone()),
+            view_url: shown.as_ref().map(|(l, _, _)| l.clone()),
+            pdf,
+            content_url: shown.map(|(l, _, _)| l),
         })
     })
 }

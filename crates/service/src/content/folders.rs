@@ -459,14 +459,30 @@ pub fn copy_to(ctx: &Ctx, user_id: &str, id: &str, dest_id: &str) -> Result<Fold
     })
 }
 
-/// The folders under a folder, at any depth (at most 10,000).
-pub fn tree(ctx: &Ctx, user_id: &str, id: &str) -> Result<Vec<(PathItem, String)>> {
+/// `GET /rest/folders/{id}/tree`: the folder's ancestor path as the caller sees it, from the
+/// top-most folder they reach down to the folder itself ([`path_of`]: an owner's path starts
+/// at "My Folder", a member's at the folder they were given). With `include_root`, an owner's
+/// path starts one step higher, at the root of their tree (the never-listed base folder). The
+/// root folder's own path is itself.
+pub fn tree(ctx: &Ctx, user_id: &str, id: &str, include_root: bool) -> Result<Vec<PathItem>> {
     ctx.read(|c| {
         let (o, _) = require_folder(c, user_id, id, Action::List)?;
-        let rows = coffer_store::content::folder_tree(c, &o.id, 10_000)?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, name, parent)| (PathItem { id, name }, parent))
-            .collect())
+        let item = |(id, name): (String, String)| PathItem { id, name };
+        if o.system.as_deref() == Some("base") {
+            return Ok(vec![item((o.id, o.name))]);
+        }
+        let (path, own) = path_of(c, user_id, &o)?;
+        let mut out = Vec::with_capacity(path.len() + 1);
+        if include_root && own {
+            let chain = coffer_store::content::ancestors(c, &o.id)?;
+            if let Some(root) = chain
+                .into_iter()
+                .find(|a| a.system.as_deref() == Some("base"))
+            {
+                out.push(item((root.id, root.name)));
+            }
+        }
+        out.extend(path.into_iter().map(item));
+        Ok(out)
     })
 }

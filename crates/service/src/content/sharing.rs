@@ -12,8 +12,10 @@ use coffer_store::models::{Member, NewComment};
 use serde_json::{json, Value};
 
 /// `GET /rest/roles`, optionally of one kind (`d` or `f`).
-pub fn roles(kind: Option<&str>) -> Vec<RoleView> {
-    rules::ROLES
+/// `order`: `id`, `name` or `rank` and whether descending; without one, as the catalogue lists
+/// them (folder roles, then file roles, each by rank).
+pub fn roles(kind: Option<&str>, order: Option<(&str, bool)>) -> Vec<RoleView> {
+    let mut out: Vec<RoleView> = rules::ROLES
         .iter()
         .filter(|r| match kind {
             Some("d") => r.kind == ObjectKind::Folder,
@@ -21,12 +23,37 @@ pub fn roles(kind: Option<&str>) -> Vec<RoleView> {
             _ => true,
         })
         .map(RoleView::of)
-        .collect()
+        .collect();
+    if let Some((field, desc)) = order {
+        out.sort_by(|a, b| {
+            let o = match field {
+                "name" => a.name.cmp(&b.name),
+                "rank" => a.rank.cmp(&b.rank),
+                _ => a.id.cmp(&b.id),
+            };
+            if desc {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+    }
+    out
+}
+
+/// How a folder's member list is narrowed and ordered (`GET /rest/folders/{id}/members`).
+#[derive(Debug, Clone, Default)]
+pub struct MemberQuery {
+    /// Only members holding one of these roles.
+    pub role_ids: Option<Vec<i64>>,
+    /// `userId`, `roleId`, `rank` or `email`, and whether descending; without one, direct
+    /// members first, then inherited ones, nearest first.
+    pub order: Option<(String, bool)>,
 }
 
 /// The members of a folder: the direct ones, and those inherited from the folders above
 /// (`inheritRoleId` set), nearest first; the owner is not a member.
-pub fn members(ctx: &Ctx, user_id: &str, id: &str) -> Result<Vec<MemberView>> {
+pub fn members(ctx: &Ctx, user_id: &str, id: &str, q: &MemberQuery) -> Result<Vec<MemberView>> {
     ctx.read(|c| {
         let (o, _) = require(c, user_id, id, Action::List)?;
         let chain = coffer_store::content::ancestors(c, &o.id)?;
@@ -52,6 +79,25 @@ pub fn members(ctx: &Ctx, user_id: &str, id: &str) -> Result<Vec<MemberView>> {
                 });
             }
         }
+        if let Some(roles) = &q.role_ids {
+            out.retain(|m| roles.contains(&m.role_id));
+        }
+        if let Some((field, desc)) = &q.order {
+            // A stable sort: members equal on the field keep the nearest-first order.
+            out.sort_by(|a, b| {
+                let o = match field.as_str() {
+                    "userId" => a.user_id.cmp(&b.user_id),
+                    "roleId" => a.role_id.cmp(&b.role_id),
+                    "rank" => a.rank.cmp(&b.rank),
+                    _ => a.email.to_lowercase().cmp(&b.email.to_lowercase()),
+                };
+                if *desc {
+                    o.reverse()
+                } else {
+                    o
+                }
+            });
+        }
         Ok(out)
     })
 }
@@ -65,8 +111,6 @@ pub struct AddMembers {
     pub data: Vec<MemberView>,
 }
 
-/// Adds users (by id or email) to a folder with a role; an existing member's role changes when
-/// `update_if_exists`, else they fail with 409 `ERR_ENTITY_EXISTS`.
 /// Who to add to a folder, with which role.
 #[derive(Debug, Clone, Default)]
 pub struct NewMembers {
@@ -75,8 +119,14 @@ pub struct NewMembers {
     pub role_id: i64,
     pub update_if_exists: bool,
     pub notify_file_added: bool,
+    /// `partialSuccess=false`: the first who fails fails the call and nobody is added.
+    pub all_or_nothing: bool,
 }
 
+/// Adds users (by id or email) to a folder with a role; an existing member's role changes when
+/// `update_if_exists`, else they fail with 409 `ERR_ENTITY_EXISTS`. Who fails is reported beside
+/// who was added, unless `all_or_nothing`: then the first failure answers (`failedIds`) and the
+/// transaction adds nobody.
 pub fn add_members(ctx: &Ctx, user_id: &str, id: &str, input: &NewMembers) -> Result<AddMembers> {
     let NewMembers {
         user_ids,
@@ -84,9 +134,14 @@ pub fn add_members(ctx: &Ctx, user_id: &str, id: &str, input: &NewMembers) -> Re
         role_id,
         update_if_exists,
         notify_file_added,
+        all_or_nothing,
     } = input;
-    let (role_id, update_if_exists, notify_file_added) =
-        (*role_id, *update_if_exists, *notify_file_added);
+    let (role_id, update_if_exists, notify_file_added, all_or_nothing) = (
+        *role_id,
+        *update_if_exists,
+        *notify_file_added,
+        *all_or_nothing,
+    );
     let def = rules::role(role_id)
         .ok_or_else(|| Error::from(ApiError::field(ErrorCode::InputNotInList, "roleId")))?;
     ctx.write(|c| {
@@ -106,7 +161,10 @@ pub fn add_members(ctx: &Ctx, user_id: &str, id: &str, input: &NewMembers) -> Re
             targets.push((uid.clone(), coffer_store::users::by_id(c, uid)?));
         }
         for email in emails {
-            targets.push((email.clone(), coffer_store::users::by_email(c, &email.to_lowercase())?));
+            targets.push((
+                email.clone(),
+                coffer_store::users::by_email(c, &email.to_lowercase())?,
+            ));
         }
         let mut result = AddMembers {
             success_ids: Vec::new(),
@@ -115,19 +173,28 @@ pub fn add_members(ctx: &Ctx, user_id: &str, id: &str, input: &NewMembers) -> Re
         };
         let t = now();
         for (asked, user) in targets {
-            let fail = |code: ErrorCode| json!({"id": asked, "code": code.as_str(), "message": code.message()});
-            let Some(user) = user.filter(|u| u.is_usable()) else {
-                result.errors.push(fail(ErrorCode::EntityNotFound));
-                continue;
+            let refusal = match &user {
+                Some(u) if !u.is_usable() => Some(ErrorCode::EntityNotFound),
+                None => Some(ErrorCode::EntityNotFound),
+                Some(u) if u.id == o.owner_id => Some(ErrorCode::EntityIsOwner),
+                Some(u)
+                    if !update_if_exists
+                        && coffer_store::content::member(c, &o.id, &u.id)?.is_some() =>
+                {
+                    Some(ErrorCode::EntityExists)
+                }
+                Some(_) => None,
             };
-            if user.id == o.owner_id {
-                result.errors.push(fail(ErrorCode::EntityIsOwner));
+            if let Some(code) = refusal {
+                if all_or_nothing {
+                    return Err(ApiError::new(code).with_failed_ids(vec![asked]).into());
+                }
+                result
+                    .errors
+                    .push(json!({"id": asked, "code": code.as_str(), "message": code.message()}));
                 continue;
             }
-            if coffer_store::content::member(c, &o.id, &user.id)?.is_some() && !update_if_exists {
-                result.errors.push(fail(ErrorCode::EntityExists));
-                continue;
-            }
+            let Some(user) = user else { continue };
             coffer_store::content::put_member(
                 c,
                 &Member {
@@ -189,15 +256,40 @@ pub fn remove_member(ctx: &Ctx, user_id: &str, id: &str, member_id: &str) -> Res
     })
 }
 
+/// What `GET /rest/folders/shared` asks for.
+#[derive(Debug, Clone, Default)]
+pub struct SharedQuery {
+    /// The folders the caller shared with others instead of those shared with the caller.
+    pub by_me: bool,
+    /// The exact name (case-insensitively).
+    pub name_eq: Option<String>,
+    /// A part of the name (case-insensitively).
+    pub name_contains: Option<String>,
+    pub offset: i64,
+    pub limit: i64,
+    pub with: Vec<String>,
+}
+
 /// Folders shared with the caller (`sharedByMe`: those the caller shared with others).
 pub fn shared_folders(
     ctx: &Ctx,
     user_id: &str,
-    by_me: bool,
-    offset: i64,
-    limit: i64,
-    with: &[String],
+    q: &SharedQuery,
 ) -> Result<Listed<Box<serde_json::value::RawValue>>> {
+    let SharedQuery {
+        by_me,
+        name_eq,
+        name_contains,
+        offset,
+        limit,
+        with,
+    } = q;
+    let (by_me, offset, limit) = (*by_me, *offset, *limit);
+    // Names compare as the folder keys them: case-insensitively.
+    let name_eq = name_eq.as_deref().map(coffer_domain::content::fold_name);
+    let name_contains = name_contains
+        .as_deref()
+        .map(coffer_domain::content::fold_name);
     ctx.read(|c| {
         let mut rows: Vec<(Option<i64>, coffer_store::models::Object)> = Vec::new();
         if by_me {
@@ -213,6 +305,12 @@ pub fn shared_folders(
                 }
             }
         }
+        rows.retain(|(_, o)| {
+            name_eq.as_ref().is_none_or(|n| &o.name_folded == n)
+                && name_contains
+                    .as_ref()
+                    .is_none_or(|n| o.name_folded.contains(n.as_str()))
+        });
         rows.sort_by(|a, b| a.1.name_folded.cmp(&b.1.name_folded));
         let total = rows.len() as i64;
         let mut items = Vec::new();

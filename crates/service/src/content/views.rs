@@ -163,7 +163,9 @@ pub struct VersionView {
     pub size: i64,
     pub fingerprint: String,
     pub fingerprint_algo: String,
-    pub fingerprints: Vec<Fingerprint>,
+    /// The content's hashes as plain strings, SHA3-256 then MD5 (a version's are strings where
+    /// a file's name their algorithm).
+    pub fingerprints: Vec<String>,
     pub mime: String,
     pub name: String,
     pub object_id: String,
@@ -187,7 +189,7 @@ impl VersionView {
             size: v.size,
             fingerprint: v.blob_id.clone(),
             fingerprint_algo: "sha3-256".into(),
-            fingerprints: fingerprints(&v.blob_id, md5),
+            fingerprints: vec![v.blob_id.clone(), md5.to_string()],
             mime: v.mime.clone(),
             name: v.name.clone(),
             object_id: v.file_id.clone(),
@@ -427,16 +429,34 @@ pub(crate) fn file_view(
     }
 }
 
-/// The preview of a file's current version.
+/// The preview of a file's current version (`Preview`). Its address and format are filled in
+/// once it is `preview`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PreviewView {
     pub file_id: String,
     pub version_id: String,
-    /// `pending`, `ready` or `failed` (no preview for the type).
+    /// `processing` (not made yet), `preview` (it can be shown) or `failed` (the type has none).
     pub status: String,
-    pub mime: String,
-    /// Where a ready preview is read (shown in place, in a sandbox).
+    /// `image` (a PNG thumbnail), `pdf` (a PDF made by the converter) or `native` (the file
+    /// itself, a type browsers show safely).
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The MIME type of what `link` serves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime: Option<String>,
+    /// Whether the preview is the file itself rather than something made from it.
+    pub native: bool,
+    /// Where the preview is read (shown in place, in a sandbox).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// The same address, for clients that open a viewer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub view_url: Option<String>,
+    /// The address again when the preview is a PDF.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pdf: Option<String>,
+    /// The same address under Coffer's earlier name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_url: Option<String>,
 }

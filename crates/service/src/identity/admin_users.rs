@@ -146,8 +146,13 @@ fn check_profile(c: &mut DbConn, id: i64) -> Result<i64> {
 }
 
 /// `GET /rest/admin/users`.
-pub fn list(ctx: &Ctx, _: &AccountAdmin, q: &ListQuery) -> Result<Listed<AdminUserView>> {
-    let page = ctx.with_conn(|c| Ok(coffer_store::users::list(c, q)?))?;
+pub fn list(
+    ctx: &Ctx,
+    _: &AccountAdmin,
+    q: &ListQuery,
+    created: (Option<i64>, Option<i64>),
+) -> Result<Listed<AdminUserView>> {
+    let page = ctx.with_conn(|c| Ok(coffer_store::users::list(c, q, created)?))?;
     Ok(Listed {
         items: page.items.iter().map(AdminUserView::from_user).collect(),
         total: page.total,

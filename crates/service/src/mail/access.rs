@@ -124,6 +124,8 @@ pub struct Item {
     pub name: String,
     pub size: i64,
     pub mime: String,
+    /// The sender withdrew it: listed so the recipient knows, never offered for download.
+    pub withdrawn: bool,
 }
 
 /// The email as its outside recipient sees it. Before the address is proved only who sent it
@@ -246,12 +248,12 @@ pub fn open(
             let attachments = if verified {
                 emails::attachments(c, &e.id)?
                     .into_iter()
-                    .filter(|a| !a.withdrawn)
                     .map(|a| Item {
                         id: a.id,
                         name: a.name,
                         size: a.size,
                         mime: a.mime,
+                        withdrawn: a.withdrawn,
                     })
                     .collect()
             } else {

@@ -1,5 +1,5 @@
 //! Secure mail (docs/mail.md): drafts, sending, mailboxes and their buckets, recipients,
-//! attachments and their content, counters, read state, trash.
+//! attachments and their content, counters, read state, trash, withdrawal.
 //!
 //! An email belongs to a mailbox: the caller's own, or a shared mailbox the caller acts for.
 //! Its sender's entry shows it as a draft, outgoing or sent; each recipient with an account gets
@@ -23,6 +23,7 @@ use crate::content::files::Download;
 use crate::content::uploads::InitiateInput;
 use crate::content::views::UploadView;
 use crate::content::{live, require_file};
+use crate::platform::auth::Caller;
 use crate::platform::events;
 use crate::platform::views::Listed;
 use crate::{now, rfc3339, Ctx, Result};
@@ -512,7 +513,9 @@ pub(super) fn attachment_of(c: &mut DbConn, e: &Email, attachment_id: &str) -> R
         .find(|a| a.id == attachment_id)
         .ok_or_else(not_found)?;
     if a.withdrawn {
-        return Err(ApiError::new(ErrorCode::EntityIsDeletedAttachment).into());
+        return Err(ApiError::new(ErrorCode::EntityIsDeletedAttachment)
+            .with_message("The sender has withdrawn the file.")
+            .into());
     }
     if let Some(v) = coffer_store::content::version(c, &a.version_id)? {
         crate::content::files::scanned(&v)?;
@@ -692,6 +695,121 @@ pub fn trash(ctx: &Ctx, caller: &str, ids: &[String], partial: bool) -> Result<B
             )?;
         }
         Ok(r)
+    })
+}
+
+/// The email `id` as `caller` may withdraw it: its sender's (the caller's own mailbox, or the
+/// shared mailbox `shared` they act for, or any of their active shared mailboxes), or any sent
+/// email for a system administrator. 404 when they do not see it, 403 `ERR_ACCESS_NOT_SENDER`
+/// when they only received it, 403 `ERR_ENTITY_EMAIL_IS_NOT_COMPLETED` for a draft (never sent:
+/// it is deleted instead).
+fn withdrawable(c: &mut DbConn, caller: &Caller, shared: Option<&str>, id: &str) -> Result<Email> {
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(not_found());
+    }
+    let boxes = match shared {
+        Some(_) => vec![mailbox(c, caller.user_id(), shared)?],
+        None => readable_mailboxes(c, caller.user_id())?,
+    };
+    let entries = store::entries(c, &boxes, id)?;
+    let is_sender = entries.iter().any(|en| en.role == "s");
+    let e = store::by_id(c, id)?.ok_or_else(not_found)?;
+    if !caller.may_withdraw(is_sender) {
+        return Err(if entries.is_empty() {
+            not_found()
+        } else {
+            ApiError::new(ErrorCode::AccessNotSender).into()
+        });
+    }
+    if e.status == "draft" {
+        return Err(ApiError::new(ErrorCode::EntityEmailIsNotCompleted)
+            .with_message("The email has not been sent.")
+            .into());
+    }
+    Ok(e)
+}
+
+/// `POST /rest/mail/actions/withdraw`: each email of `ids` is withdrawn: its `withdrawnDate`
+/// set, its attachments withdrawn, its recipients' links and downloads refused from then on
+/// (`mail.email.withdraw`). Withdrawing a withdrawn email changes nothing and succeeds. The ids
+/// that fail are reported and the others withdrawn; when every id fails, the first failure
+/// answers, naming them all in `failedIds`.
+pub fn withdraw(ctx: &Ctx, caller: &Caller, ids: &[String]) -> Result<BulkResult> {
+    ctx.write(|c| {
+        let t = now();
+        let mut out = BulkResult::default();
+        let mut first: Option<ApiError> = None;
+        for id in ids {
+            let r = withdrawable(c, caller, None, id).and_then(|e| {
+                if store::withdraw(c, &e.id, t)? {
+                    events::record(
+                        c,
+                        "mail.email.withdraw",
+                        Some(caller.user_id()),
+                        // `userId`: the sender's webhooks see an administrator's withdrawal.
+                        json!({"id": e.id, "senderId": e.sender_id, "userId": e.sender_id}),
+                    )?;
+                }
+                Ok(())
+            });
+            match r {
+                Ok(()) => out.success_ids.push(id.clone()),
+                Err(Error::Api(a)) => {
+                    out.errors.push(BulkError {
+                        id: id.clone(),
+                        code: a.code.as_str().to_string(),
+                    });
+                    if first.is_none() {
+                        first = Some(a);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        match first {
+            Some(a) if out.success_ids.is_empty() => {
+                let failed = out.errors.into_iter().map(|b| b.id).collect();
+                Err(a.with_failed_ids(failed).into())
+            }
+            _ => Ok(out),
+        }
+    })
+}
+
+/// `POST /rest/mail/{id}/actions/withdrawFiles`: the attachments `attachment_ids` of email `id`
+/// are withdrawn (`mail.attachment.withdraw`); the email and its other files stay open. An id
+/// that is not one of the email's attachments is 422 `ERR_INVALID_PARAMETER` (`failedIds`) and
+/// withdraws nothing; withdrawn attachments stay withdrawn and succeed.
+pub fn withdraw_files(
+    ctx: &Ctx,
+    caller: &Caller,
+    shared: Option<&str>,
+    id: &str,
+    attachment_ids: &[String],
+) -> Result<()> {
+    ctx.write(|c| {
+        let e = withdrawable(c, caller, shared, id)?;
+        let known: std::collections::HashSet<String> =
+            store::attachments(c, &e.id)?.into_iter().map(|a| a.id).collect();
+        let unknown: Vec<String> = attachment_ids
+            .iter()
+            .filter(|a| !known.contains(*a))
+            .cloned()
+            .collect();
+        if !unknown.is_empty() {
+            return Err(ApiError::field(ErrorCode::InvalidParameter, "id:in")
+                .with_failed_ids(unknown)
+                .into());
+        }
+        if store::withdraw_attachments(c, &e.id, attachment_ids)? > 0 {
+            events::record(
+                c,
+                "mail.attachment.withdraw",
+                Some(caller.user_id()),
+                json!({"emailId": e.id, "senderId": e.sender_id, "userId": e.sender_id, "ids": attachment_ids}),
+            )?;
+        }
+        Ok(())
     })
 }
 

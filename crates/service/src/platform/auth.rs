@@ -59,6 +59,13 @@ impl Caller {
         owner == self.user.id || self.is_admin()
     }
 
+    /// Whether the caller may withdraw a sent email: its sender (`is_sender`, the caller's own
+    /// mailbox or a shared one they act for), or a system administrator, who answers for what
+    /// the organisation sent.
+    pub fn may_withdraw(&self, is_sender: bool) -> bool {
+        is_sender || self.is_system_admin()
+    }
+
     /// Whether the caller, an administrator, may act on an account of `target`'s role: a system
     /// administrator on every account, the other administrators on plain users' only.
     pub fn may_manage(&self, target: Role) -> bool {
@@ -221,6 +228,11 @@ mod tests {
                 caller(role, false).owns_or_administers("someone-else"),
                 "{role:?}"
             );
+        }
+        for role in ROLES {
+            let c = caller(role, false);
+            assert!(c.may_withdraw(true), "{role:?}");
+            assert_eq!(c.may_withdraw(false), role == Role::SystemAdmin, "{role:?}");
         }
         for target in ROLES {
             assert!(

@@ -54,10 +54,15 @@ pub struct WebFormFieldView {
     /// `text`, `textarea`, `select`, `checkbox`, `email` or `date`.
     #[serde(rename = "type")]
     pub kind: String,
+    // A text the field does not have is left out, never `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub special_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_value: Option<String>,
     /// The options of a `select`, one per line.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub option_values: Option<String>,
     pub mandatory: bool,
     pub editable: bool,
