@@ -94,6 +94,8 @@ pub const TEXTS: &[Text] = &[
     // Secure mail.
     ("get", "/rest/mail", "List mail", "The mail of one of the caller's mailboxes (inbox, drafts, outgoing, sent, trash), or of a shared mailbox the caller has active, with filters on status, dates and sender."),
     ("get", "/rest/mail/{id}", "Get an email", "One email as the caller's mailbox holds it, with its body and state."),
+    ("post", "/rest/mail/actions/withdraw", "Withdraw sent emails", "The sender (or a member of the shared mailbox it was sent from, or a system administrator) takes back sent emails: recipients can no longer open them or download their files, and an outside recipient's page says the message was withdrawn. Withdrawing again changes nothing; a mix of results answers 207."),
+    ("post", "/rest/mail/{id}/actions/withdrawFiles", "Withdraw files of a sent email", "Takes back the attachments `id:in` names from a sent email: their downloads are refused from then on, while the message itself stays readable. Withdrawing a withdrawn file changes nothing."),
     ("post", "/rest/mail/actions/sendFile", "Send an email", "Sends secure mail with files from the caller's folders or uploaded to a draft, or saves it as a draft. The access level says how outside recipients open it; expiry and tracking are set per message."),
     ("put", "/rest/mail/{id}/actions/sendFile", "Change or send a draft", "Changes a draft the caller wrote, or sends it."),
     ("delete", "/rest/mail/{id}", "Delete a draft", "Removes a draft; sent mail goes to the trash instead."),
