@@ -174,7 +174,7 @@ pub fn list_for_operator(ctx: &Ctx) -> Result<Vec<AdminUserView>> {
             offset: all.len() as i64,
             ..q.clone()
         };
-        let page = ctx.with_conn(|c| Ok(coffer_store::users::list(c, &q)?))?;
+        let page = ctx.with_conn(|c| Ok(coffer_store::users::list(c, &q, (None, None))?))?;
         let done = page.items.is_empty() || all.len() + page.items.len() >= page.total as usize;
         all.extend(page.items.iter().map(AdminUserView::from_user));
         if done {
