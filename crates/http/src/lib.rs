@@ -3,6 +3,7 @@
 //! and the middleware every request passes.
 
 pub mod content;
+pub mod favorites;
 pub mod identity;
 pub mod mail;
 pub mod oauth;
@@ -48,6 +49,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(web_forms::routes)
                 .configure(content::routes)
                 .configure(content::transfer::routes)
+                .configure(favorites::routes)
                 .default_service(web::to(not_found)),
         )
         // The chunk endpoint as the reference spells it, with a node's name first.

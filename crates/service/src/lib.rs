@@ -11,6 +11,7 @@
 //! for failures that are logged and answered as a generic 500.
 
 pub mod content;
+pub mod favorites;
 pub mod identity;
 pub mod mail;
 pub mod oauth;

@@ -22,6 +22,7 @@ pub mod devices;
 pub mod emails;
 pub mod events;
 pub mod external_dls;
+pub mod favorites;
 pub mod filter;
 pub mod grants;
 pub mod jobs;

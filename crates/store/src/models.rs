@@ -598,3 +598,13 @@ pub struct SharedMailboxMember {
     pub active: bool,
     pub modified_at: i64,
 }
+
+/// A user's favorite folder or file.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = favorites)]
+pub struct Favorite {
+    pub id: i64,
+    pub user_id: String,
+    pub object_id: String,
+    pub created_at: i64,
+}

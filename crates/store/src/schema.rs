@@ -716,3 +716,15 @@ diesel::table! {
         expires_at -> BigInt,
     }
 }
+
+diesel::table! {
+    favorites (id) {
+        id -> BigInt,
+        user_id -> Text,
+        object_id -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::joinable!(favorites -> objects (object_id));
+diesel::allow_tables_to_appear_in_same_query!(favorites, objects);

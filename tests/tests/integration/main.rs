@@ -15,6 +15,7 @@ mod contacts;
 mod content;
 mod conventions;
 mod delivery;
+mod favorites;
 mod input;
 mod ldap;
 mod mail;

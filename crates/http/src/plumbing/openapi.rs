@@ -140,6 +140,11 @@ impl Modify for BearerAuth {
         crate::content::top,
         crate::content::shared,
         crate::content::get_folder,
+        crate::favorites::list,
+        crate::favorites::add,
+        crate::favorites::remove,
+        crate::favorites::mark_folders,
+        crate::favorites::unmark_folders,
         crate::content::create_folder,
         crate::content::subfolders,
         crate::content::children,
@@ -250,6 +255,8 @@ impl Modify for BearerAuth {
         coffer_service::content::views::PreviewView,
         coffer_service::content::views::Fingerprint,
         coffer_service::content::sharing::AddMembers,
+        coffer_service::favorites::FavoriteView,
+        coffer_service::favorites::Creator,
     )),
     modifiers(&BearerAuth),
 )]
@@ -539,6 +546,19 @@ const LISTS: &[(&str, &str, &ListSpec)] = &[
     ("get", "/rest/uploads", &crate::content::transfer::UPLOADS),
     ("get", "/rest/uploads/{id}", &crate::content::ONE),
     ("get", "/rest/folders/{id}/tree", &crate::content::TREE),
+    ("get", "/rest/favorites", &crate::favorites::LIST),
+    ("post", "/rest/favorites", &ListSpec::PLAIN),
+    ("delete", "/rest/favorites/{id}", &ListSpec::PLAIN),
+    (
+        "post",
+        "/rest/folders/actions/favorite",
+        &crate::favorites::BULK,
+    ),
+    (
+        "delete",
+        "/rest/folders/actions/favorite",
+        &crate::favorites::BULK,
+    ),
 ];
 
 /// A value of an `:in` filter or `id:in`: a comma-separated list (optionally in parentheses)

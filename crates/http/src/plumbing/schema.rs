@@ -1268,3 +1268,29 @@ pub struct StartedSubmission {
     /// The most files per submission.
     max_files: i64,
 }
+
+/// `POST /rest/favorites`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FavoriteBody {
+    /// The folder's or file's id (a UUID).
+    object_id: String,
+    add_links: Option<bool>,
+}
+
+/// The favorites a bulk mark made; with `partialSuccess`, the ids that failed.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FavoritesMarked {
+    data: Vec<coffer_service::favorites::FavoriteView>,
+    metadata: ListMetadata,
+    #[schema(nullable = false)]
+    failed_ids: Option<Vec<String>>,
+}
+
+/// The ids a bulk call with `partialSuccess` could not act on.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FailedIds {
+    failed_ids: Vec<String>,
+}
