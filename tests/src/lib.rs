@@ -263,6 +263,8 @@ impl TestApp {
         // The areas plug into the content core as `cofferd serve` plugs them in.
         ctx.jobs.register(coffer_service::content::jobs::KINDS);
         ctx.jobs.register(coffer_service::web_forms::drafts::JOBS);
+        ctx.jobs
+            .register(coffer_service::notifications::deliver::JOBS);
         ctx.upload_completion
             .set(coffer_service::mail::attach_uploaded);
         let admin = coffer_service::identity::accounts::bootstrap(&ctx)

@@ -642,6 +642,8 @@ fn first_start_text(s: &Settings, b: &coffer_service::identity::accounts::Bootst
 fn plug_in_areas(ctx: &Ctx) {
     ctx.jobs.register(coffer_service::content::jobs::KINDS);
     ctx.jobs.register(coffer_service::web_forms::drafts::JOBS);
+    ctx.jobs
+        .register(coffer_service::notifications::deliver::JOBS);
     ctx.upload_completion
         .set(coffer_service::mail::attach_uploaded);
 }

@@ -14,6 +14,7 @@ pub mod content;
 pub mod favorites;
 pub mod identity;
 pub mod mail;
+pub mod notifications;
 pub mod oauth;
 pub mod platform;
 pub mod web_forms;

@@ -31,6 +31,7 @@ pub mod mail;
 pub mod mail_access;
 pub mod migrate;
 pub mod models;
+pub mod notifications;
 mod owner_only;
 pub mod password_resets;
 pub mod schema;

@@ -20,6 +20,7 @@ mod input;
 mod ldap;
 mod mail;
 mod mail_outside;
+mod notifications;
 mod oauth;
 mod openapi;
 mod password_reset;

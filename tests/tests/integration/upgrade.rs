@@ -122,10 +122,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // (event ids without an index), 000023 (mail sending state on the outbox), 000024 (user
     // settings), 000025 (password resets), 000026 (shared mailboxes), 000027 (mail), 000028
     // (outside recipients' codes and sessions), 000029 (web forms), 000030 (web-form drafts),
-    // 000031 (assertions by client and jti again), 000040 (favorites).
+    // 000031 (assertions by client and jti again), 000040 (favorites), 000041 (folder
+    // notifications).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        18
+        19
     );
 
     let mut conn = db.get().unwrap();

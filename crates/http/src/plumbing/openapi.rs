@@ -145,6 +145,9 @@ impl Modify for BearerAuth {
         crate::favorites::remove,
         crate::favorites::mark_folders,
         crate::favorites::unmark_folders,
+        crate::notifications::set,
+        crate::notifications::list,
+        crate::notifications::remove,
         crate::content::create_folder,
         crate::content::subfolders,
         crate::content::children,
@@ -257,6 +260,7 @@ impl Modify for BearerAuth {
         coffer_service::content::sharing::AddMembers,
         coffer_service::favorites::FavoriteView,
         coffer_service::favorites::Creator,
+        coffer_service::notifications::NotificationView,
     )),
     modifiers(&BearerAuth),
 )]
@@ -558,6 +562,17 @@ const LISTS: &[(&str, &str, &ListSpec)] = &[
         "delete",
         "/rest/folders/actions/favorite",
         &crate::favorites::BULK,
+    ),
+    (
+        "put",
+        "/rest/folders/{id}/actions/setNotifications",
+        &crate::notifications::SET,
+    ),
+    ("get", "/rest/notifications", &crate::notifications::LIST),
+    (
+        "delete",
+        "/rest/notifications/{object_id}",
+        &ListSpec::PLAIN,
     ),
 ];
 

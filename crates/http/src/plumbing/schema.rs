@@ -1294,3 +1294,16 @@ pub struct FavoritesMarked {
 pub struct FailedIds {
     failed_ids: Vec<String>,
 }
+
+/// `PUT /rest/folders/{id}/actions/setNotifications`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationBody {
+    /// 1: tell when a file or a new version arrives; 0: do not. Absent: unchanged (0 when new).
+    #[schema(minimum = 0, maximum = 1)]
+    file_added: Option<i64>,
+    /// 1: tell when a comment is added to a file in the folder; 0: do not.
+    #[schema(minimum = 0, maximum = 1)]
+    comment_added: Option<i64>,
+    add_links: Option<bool>,
+}
