@@ -264,6 +264,8 @@ impl TestApp {
         ctx.jobs.register(coffer_service::content::jobs::KINDS);
         ctx.jobs.register(coffer_service::web_forms::drafts::JOBS);
         ctx.jobs.register(coffer_service::mail::outbox::JOBS);
+        ctx.jobs
+            .register(coffer_service::notifications::deliver::JOBS);
         ctx.upload_completion
             .set(coffer_service::mail::attach_uploaded);
         let admin = coffer_service::identity::accounts::bootstrap(&ctx)

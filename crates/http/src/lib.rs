@@ -3,8 +3,10 @@
 //! and the middleware every request passes.
 
 pub mod content;
+pub mod favorites;
 pub mod identity;
 pub mod mail;
+pub mod notifications;
 pub mod oauth;
 pub mod platform;
 pub mod plumbing;
@@ -49,6 +51,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(web_forms::routes)
                 .configure(content::routes)
                 .configure(content::transfer::routes)
+                .configure(favorites::routes)
+                .configure(notifications::routes)
                 .default_service(web::to(not_found)),
         )
         // The chunk endpoint as the reference spells it, with a node's name first.

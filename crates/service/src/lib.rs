@@ -11,8 +11,10 @@
 //! for failures that are logged and answered as a generic 500.
 
 pub mod content;
+pub mod favorites;
 pub mod identity;
 pub mod mail;
+pub mod notifications;
 pub mod oauth;
 pub mod platform;
 pub mod web_forms;

@@ -598,3 +598,40 @@ pub struct SharedMailboxMember {
     pub active: bool,
     pub modified_at: i64,
 }
+
+/// A user's favorite folder or file.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = favorites)]
+pub struct Favorite {
+    pub id: i64,
+    pub user_id: String,
+    pub object_id: String,
+    pub created_at: i64,
+}
+
+/// A user's subscription to a folder's notifications (flags 0 or 1).
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = folder_notifications)]
+pub struct FolderNotification {
+    pub user_id: String,
+    pub object_id: String,
+    pub file_added: i64,
+    pub comment_added: i64,
+    pub created_at: i64,
+    pub modified_at: i64,
+}
+
+/// Something a subscriber has yet to be told about a folder: `kind` `file` or `comment`, the
+/// file it concerns, who did it, and `detail` (JSON: the file's name, a comment's text).
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = notification_items)]
+pub struct NotificationItem {
+    pub id: i64,
+    pub user_id: String,
+    pub folder_id: String,
+    pub kind: String,
+    pub object_id: String,
+    pub actor_id: Option<String>,
+    pub detail: String,
+    pub created_at: i64,
+}

@@ -121,6 +121,7 @@ diesel::table! {
         data -> Text,
         created_at -> BigInt,
         dispatched -> Bool,
+        notified -> Bool,
     }
 }
 
@@ -715,5 +716,41 @@ diesel::table! {
         submitter_id -> Nullable<Text>,
         created_at -> BigInt,
         expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    favorites (id) {
+        id -> BigInt,
+        user_id -> Text,
+        object_id -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::joinable!(favorites -> objects (object_id));
+diesel::allow_tables_to_appear_in_same_query!(favorites, objects);
+
+diesel::table! {
+    folder_notifications (user_id, object_id) {
+        user_id -> Text,
+        object_id -> Text,
+        file_added -> BigInt,
+        comment_added -> BigInt,
+        created_at -> BigInt,
+        modified_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    notification_items (id) {
+        id -> BigInt,
+        user_id -> Text,
+        folder_id -> Text,
+        kind -> Text,
+        object_id -> Text,
+        actor_id -> Nullable<Text>,
+        detail -> Text,
+        created_at -> BigInt,
     }
 }

@@ -144,6 +144,14 @@ impl Modify for BearerAuth {
         crate::content::top,
         crate::content::shared,
         crate::content::get_folder,
+        crate::favorites::list,
+        crate::favorites::add,
+        crate::favorites::remove,
+        crate::favorites::mark_folders,
+        crate::favorites::unmark_folders,
+        crate::notifications::set,
+        crate::notifications::list,
+        crate::notifications::remove,
         crate::content::create_folder,
         crate::content::subfolders,
         crate::content::children,
@@ -254,6 +262,9 @@ impl Modify for BearerAuth {
         coffer_service::content::views::PreviewView,
         coffer_service::content::views::Fingerprint,
         coffer_service::content::sharing::AddMembers,
+        coffer_service::favorites::FavoriteView,
+        coffer_service::favorites::Creator,
+        coffer_service::notifications::NotificationView,
     )),
     modifiers(&BearerAuth),
 )]
@@ -779,6 +790,30 @@ const LISTS: &[(&str, &str, &ListSpec)] = &[
     ("get", "/rest/uploads", &crate::content::transfer::UPLOADS),
     ("get", "/rest/uploads/{id}", &crate::content::ONE),
     ("get", "/rest/folders/{id}/tree", &crate::content::TREE),
+    ("get", "/rest/favorites", &crate::favorites::LIST),
+    ("post", "/rest/favorites", &ListSpec::PLAIN),
+    ("delete", "/rest/favorites/{id}", &ListSpec::PLAIN),
+    (
+        "post",
+        "/rest/folders/actions/favorite",
+        &crate::favorites::BULK,
+    ),
+    (
+        "delete",
+        "/rest/folders/actions/favorite",
+        &crate::favorites::BULK,
+    ),
+    (
+        "put",
+        "/rest/folders/{id}/actions/setNotifications",
+        &crate::notifications::SET,
+    ),
+    ("get", "/rest/notifications", &crate::notifications::LIST),
+    (
+        "delete",
+        "/rest/notifications/{object_id}",
+        &ListSpec::PLAIN,
+    ),
 ];
 
 /// A value of an `:in` filter or `id:in`: a comma-separated list (optionally in parentheses)

@@ -1267,3 +1267,42 @@ pub struct StartedSubmission {
     /// The most files per submission.
     max_files: i64,
 }
+
+/// `POST /rest/favorites`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FavoriteBody {
+    /// The folder's or file's id (a UUID).
+    object_id: String,
+    add_links: Option<bool>,
+}
+
+/// The favorites a bulk mark made; with `partialSuccess`, the ids that failed.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FavoritesMarked {
+    data: Vec<coffer_service::favorites::FavoriteView>,
+    metadata: ListMetadata,
+    #[schema(nullable = false)]
+    failed_ids: Option<Vec<String>>,
+}
+
+/// The ids a bulk call with `partialSuccess` could not act on.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FailedIds {
+    failed_ids: Vec<String>,
+}
+
+/// `PUT /rest/folders/{id}/actions/setNotifications`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationBody {
+    /// 1: tell when a file or a new version arrives; 0: do not. Absent: unchanged (0 when new).
+    #[schema(minimum = 0, maximum = 1)]
+    file_added: Option<i64>,
+    /// 1: tell when a comment is added to a file in the folder; 0: do not.
+    #[schema(minimum = 0, maximum = 1)]
+    comment_added: Option<i64>,
+    add_links: Option<bool>,
+}

@@ -30,7 +30,7 @@ pub(crate) fn view(
         .copied()
         .unwrap_or(0);
     let shared = coffer_store::content::member_count(c, &o.id)? > 0;
-    Ok(file_view(
+    let mut v = file_view(
         o,
         cur.map(|(v, _)| v),
         cur.map(|(_, m)| m.as_str()).unwrap_or(""),
@@ -39,7 +39,9 @@ pub(crate) fn view(
         &path,
         shared,
         &ctx.config.base_url,
-    ))
+    );
+    v.is_favorite = coffer_store::favorites::of(c, user_id, &o.id)?.is_some();
+    Ok(v)
 }
 
 pub fn get(ctx: &Ctx, user_id: &str, id: &str) -> Result<FileView> {

@@ -32,6 +32,7 @@ pub(crate) fn render(
     let role = with.iter().any(|w| w == "currentUserRole");
     let ids: Vec<String> = objects.iter().map(|o| o.id.clone()).collect();
     let shared = coffer_store::content::shared_among(c, &ids)?;
+    let favorites = coffer_store::favorites::among(c, user_id, &ids)?;
     let version_ids: Vec<String> = objects
         .iter()
         .filter_map(|o| o.current_version_id.clone())
@@ -55,6 +56,7 @@ pub(crate) fn render(
         };
         let v = if o.is_folder() {
             let mut v = folder_view(o, a, &path, shared.contains(&o.id), &ctx.config.base_url);
+            v.is_favorite = favorites.contains(&o.id);
             if !path_ids {
                 v.path_ids = None;
             }
@@ -74,6 +76,7 @@ pub(crate) fn render(
                 shared.contains(&o.id),
                 &ctx.config.base_url,
             );
+            v.is_favorite = favorites.contains(&o.id);
             if !path_ids {
                 v.path_ids = None;
             }
@@ -98,6 +101,7 @@ pub(crate) fn view(
     let (path, _) = path_of(c, user_id, o)?;
     let members = coffer_store::content::member_count(c, &o.id)?;
     let mut v = folder_view(o, Some(a), &path, members > 0, &ctx.config.base_url);
+    v.is_favorite = coffer_store::favorites::of(c, user_id, &o.id)?.is_some();
     let (folders, files) = coffer_store::content::child_counts(c, &o.id)?;
     v.total_folders_count = Some(folders);
     v.total_files_count = Some(files);

@@ -86,6 +86,8 @@ pub struct FolderView {
     pub file_lifetime: i64,
     pub description: String,
     pub is_shared: bool,
+    /// Whether the caller marked it a favorite.
+    pub is_favorite: bool,
     pub av_status: String,
     pub dlp_status: String,
     pub is_root: bool,
@@ -139,6 +141,8 @@ pub struct FileView {
     pub dlp_status: String,
     pub locked: bool,
     pub is_shared: bool,
+    /// Whether the caller marked it a favorite.
+    pub is_favorite: bool,
     pub versions_count: i64,
     pub path: String,
     /// The ids along `path` (in listings only when asked: `with=pathIds`).
@@ -366,6 +370,7 @@ pub(crate) fn folder_view(
         file_lifetime: o.file_lifetime,
         description: o.description.clone(),
         is_shared: shared,
+        is_favorite: false,
         av_status: "allowed".into(),
         dlp_status: "allowed".into(),
         is_root: o.system.as_deref() == Some("base"),
@@ -420,6 +425,7 @@ pub(crate) fn file_view(
         dlp_status: "allowed".into(),
         locked: false,
         is_shared: shared,
+        is_favorite: false,
         versions_count: versions,
         path: join(path, |(_, n)| n, "/"),
         path_ids: Some(join(path, |(i, _)| i, ",")),

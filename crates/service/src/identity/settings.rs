@@ -20,10 +20,14 @@ pub const KEYS: &[(&str, &str)] = &[
     ("sftpEnabled", "true or false: SFTP for the user role"),
     ("scimProvisioning", "true or false: whether SCIM tokens may be used (false pauses provisioning)"),
     ("sharedMailboxMaxActive", "integer, 0 or more: how many shared mailboxes one member may have active at once (default 10)"),
+    ("notificationDigestSeconds", "integer, 0 or more: seconds folder notifications are gathered into one mail (default 300; 0: at once)"),
 ];
 
 /// The default of `sharedMailboxMaxActive`.
 pub const SHARED_MAILBOX_MAX_ACTIVE: i64 = 10;
+
+/// The default of `notificationDigestSeconds` (the notifications area reads the setting).
+pub const NOTIFICATION_DIGEST_SECONDS: i64 = 300;
 
 /// How many shared mailboxes one member may have active at once (`sharedMailboxMaxActive`).
 pub fn shared_mailbox_max_active(c: &mut coffer_store::DbConn) -> Result<i64> {
@@ -79,6 +83,7 @@ pub fn get(ctx: &Ctx, key: &str) -> Result<String> {
             .to_string(),
         ("sftpEnabled" | "scimProvisioning", None) => "true".into(),
         ("sharedMailboxMaxActive", None) => SHARED_MAILBOX_MAX_ACTIVE.to_string(),
+        ("notificationDigestSeconds", None) => NOTIFICATION_DIGEST_SECONDS.to_string(),
         (_, None) => "null".into(),
     })
 }
@@ -123,7 +128,7 @@ pub fn set(ctx: &Ctx, key: &str, value: &str, actor: Option<&str>) -> Result<()>
             .filter(|v| *v >= 1)
             .ok_or_else(|| bad("a positive integer"))?
             .to_string(),
-        "sharedMailboxMaxActive" => value
+        "sharedMailboxMaxActive" | "notificationDigestSeconds" => value
             .parse::<i64>()
             .ok()
             .filter(|v| *v >= 0)
