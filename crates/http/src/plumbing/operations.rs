@@ -10,6 +10,16 @@ pub type Text = (&'static str, &'static str, &'static str, &'static str);
 
 /// The summary and description of every operation.
 pub const TEXTS: &[Text] = &[
+    // Favorites.
+    ("get", "/rest/favorites", "List favorites", "The folders and files the caller marked as favorites and can still see, each with the object embedded; filter by parent folder, leave out what is only shared with the caller, and order as the list parameters say. A favorite of a trashed or unshared object is left out until the object returns."),
+    ("post", "/rest/favorites", "Mark a favorite", "Marks a folder or file the caller can see, named by its id, as a favorite. Marking it twice is a conflict."),
+    ("delete", "/rest/favorites/{id}", "Unmark a favorite", "Removes one of the caller's favorites, named by the object's id."),
+    ("post", "/rest/folders/actions/favorite", "Mark folders as favorites", "Marks the folders `id:in` names as favorites of the caller; with `partialSuccess` the folders that can be marked are, and the others are named in the answer."),
+    ("delete", "/rest/folders/actions/favorite", "Unmark favorite folders", "Removes the folders `id:in` names from the caller's favorites; with `partialSuccess` the others are named in the answer instead of failing the whole call."),
+    // Folder notifications.
+    ("put", "/rest/folders/{id}/actions/setNotifications", "Subscribe to a folder", "Asks for mail when files or new versions arrive in the folder or files there get comments (gathered over the `notificationDigestSeconds` setting); `includeNested` subscribes the sub-folders the caller can see as well. 201 for a new subscription, 200 for a changed one."),
+    ("get", "/rest/notifications", "List folder subscriptions", "The caller's folder subscriptions with what each asks for; administrators may list another user's."),
+    ("delete", "/rest/notifications/{object_id}", "Unsubscribe from a folder", "Ends the caller's subscription to the folder; no more mail is sent for it."),
     // Operations of the server itself.
     ("get", "/", "Home page", "A short HTML page for a person who opens the server in a browser: what Coffer is, which interface it speaks and which version header this server reads, with links to the interactive reference (`/docs`), this document and the OAuth metadata."),
     ("get", "/health", "Liveness", "Answers as soon as the process serves requests, without asking the database; for a supervisor that restarts a hung process."),
