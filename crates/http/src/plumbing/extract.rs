@@ -297,35 +297,6 @@ pub fn is_json(content_type: Option<&str>) -> bool {
     content_type.is_none_or(|ct| ct.starts_with("application/json") || ct.contains("+json"))
 }
 
-/// A JSON request body. Not JSON → 400 `ERR_REQUEST_INVALID_JSON`; the fields are then read
-/// with `coffer_domain::input::Fields`, which answers 422 with the field's code.
-pub struct JsonBody(pub serde_json::Value);
-
-impl FromRequest for JsonBody {
-    type Error = RestError;
-    type Future = BoxFut<Self>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let mut payload = payload.take();
-        let content_type = content_type(req);
-        Box::pin(async move {
-            let body = read_body(&mut payload, MAX_JSON_BODY).await?;
-            if body.iter().all(u8::is_ascii_whitespace) {
-                return Ok(JsonBody(serde_json::Value::Object(Default::default())));
-            }
-            if !is_json(content_type.as_deref()) {
-                return Err(RestError(
-                    ApiError::new(ErrorCode::RequestInvalidJson)
-                        .with_message("The request body must be JSON sent as application/json."),
-                ));
-            }
-            serde_json::from_slice(&body)
-                .map(JsonBody)
-                .map_err(|_| RestError(ApiError::new(ErrorCode::RequestInvalidJson)))
-        })
-    }
-}
-
 /// A numeric path id; anything else is an unknown entity (404).
 pub fn int_id(raw: &str) -> Result<i64, RestError> {
     raw.parse::<i64>()
