@@ -16,6 +16,12 @@ fn version_header_outcomes() {
     let missing = app.send("GET", "/rest/users/me", &[("Authorization", &a)], None);
     assert_eq!(missing.status, 400);
     assert_eq!(missing.code(), "ERR_REQUEST_API_VERSION_MISSING");
+    // The answer says what to send.
+    assert_eq!(
+        missing.json()["errors"][0]["message"],
+        "The API version is missing: send the header X-Coffer-Version: 28 \
+         (or the query parameter apiVersion=28)."
+    );
 
     for v in ["5", "27", "29", "abc"] {
         let r = app.send(
@@ -28,7 +34,8 @@ fn version_header_outcomes() {
         assert_eq!(r.code(), "ERR_REQUEST_VERSION_NOT_SUPPORTED", "version {v}");
         assert_eq!(
             r.json()["errors"][0]["message"],
-            "The specified API version is not supported by server."
+            "The specified API version is not supported by server: it speaks version 28 \
+             only; send the header X-Coffer-Version: 28."
         );
     }
 
@@ -62,6 +69,36 @@ fn version_header_outcomes() {
     assert_eq!(by_query.status, 200, "{}", by_query.text);
 }
 
+#[test]
+fn version_errors_name_the_header_of_the_configured_brand() {
+    // A server in the reference's place answers to its brand's header, and says so.
+    let app = TestApp::builder()
+        .config(|c| c.version_brand = "Acme".into())
+        .spawn();
+    let t = app.admin_token();
+    let a = auth(&t);
+    let missing = app.send("GET", "/rest/users/me", &[("Authorization", &a)], None);
+    assert_eq!(missing.code(), "ERR_REQUEST_API_VERSION_MISSING");
+    let text = missing.json()["errors"][0]["message"].to_string();
+    assert!(text.contains("X-Acme-Version: 28"), "{text}");
+    let wrong = app.send(
+        "GET",
+        "/rest/users/me",
+        &[("Authorization", &a), ("X-Acme-Version", "27")],
+        None,
+    );
+    assert_eq!(wrong.code(), "ERR_REQUEST_VERSION_NOT_SUPPORTED");
+    let text = wrong.json()["errors"][0]["message"].to_string();
+    assert!(text.contains("X-Acme-Version: 28"), "{text}");
+    // The brand's header is the one that counts.
+    let ok = app.send(
+        "GET",
+        "/rest/users/me",
+        &[("Authorization", &a), ("X-Acme-Version", "28")],
+        None,
+    );
+    assert_eq!(ok.status, 200, "{}", ok.text);
+}
 #[test]
 fn removed_endpoints_name_their_replacement() {
     let app = TestApp::spawn();

@@ -79,17 +79,21 @@ impl FromRequest for WebhookCaller {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let st = req.app_data::<Data<AppState>>().cloned();
         let token = bearer(req);
+        let req = req.clone();
         let method = req.method().to_string();
         // Scopes name REST entities; webhook management is the entity `webhooks`.
         let path = format!("/rest{}", req.path());
         Box::pin(async move {
             let st = st.ok_or_else(|| WebhookErr::new(500, "internal error"))?;
             let token = token.ok_or_else(|| WebhookErr::new(401, "a bearer token is required"))?;
-            let caller = run(&st, move |ctx| {
+            let found = run(&st, move |ctx| {
                 coffer_service::platform::auth::authenticate(ctx, &token, &method, &path)
             })
-            .await?;
-            Ok(WebhookCaller(caller))
+            .await;
+            if let Err(e) = &found {
+                crate::plumbing::extract::Challenge::record(&req, e.0.code);
+            }
+            Ok(WebhookCaller(found?))
         })
     }
 }

@@ -36,6 +36,46 @@ pub const SESSION_COOKIE: &str = "coffer_session";
 /// The cookie with the CSRF token, which the page echoes in `X-XSRF-TOKEN`.
 pub const CSRF_COOKIE: &str = "XSRF-TOKEN";
 
+/// Why a bearer token was refused, for the `WWW-Authenticate` answer (RFC 6750 §3.1) that the
+/// response layer ([`crate::plumbing::middleware::log_and_headers`]) writes: a client that
+/// reads `invalid_token` knows to refresh or sign in again. A request without a token gets the
+/// plain `Bearer` challenge (no error code), as the RFC asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Challenge {
+    /// The token is unknown, malformed, expired or revoked (401).
+    InvalidToken,
+    /// The token is valid but its scope does not cover the call (403).
+    InsufficientScope,
+}
+
+impl Challenge {
+    /// Notes the challenge for a bearer token that `authenticate` refused with `status`: 401
+    /// is a token that is not valid, 403 one whose scope does not cover the call (the only
+    /// 403 it answers).
+    pub fn record(req: &HttpRequest, status: u16) {
+        let challenge = match status {
+            401 => Challenge::InvalidToken,
+            403 => Challenge::InsufficientScope,
+            _ => return,
+        };
+        req.extensions_mut().insert(challenge);
+    }
+
+    /// The header's value.
+    pub fn header(self) -> &'static str {
+        match self {
+            Challenge::InvalidToken => {
+                "Bearer realm=\"coffer\", error=\"invalid_token\", error_description=\"The access \
+                 token is invalid, expired or revoked; refresh it or sign in again\""
+            }
+            Challenge::InsufficientScope => {
+                "Bearer realm=\"coffer\", error=\"insufficient_scope\", error_description=\"The \
+                 access token's scope does not cover this call\""
+            }
+        }
+    }
+}
+
 /// Any caller with a valid access token whose scope covers the call, or with a browser session
 /// (and, for calls that change state, the CSRF token).
 pub struct Caller(pub coffer_service::platform::auth::Caller);
@@ -70,10 +110,14 @@ impl FromRequest for Caller {
             let st = st?;
             let caller = match (token, session) {
                 (Some(token), _) => {
-                    blocking(&st, move |ctx| {
+                    let found = blocking(&st, move |ctx| {
                         coffer_service::platform::auth::authenticate(ctx, &token, &method, &path)
                     })
-                    .await?
+                    .await;
+                    if let Err(e) = &found {
+                        Challenge::record(&req, e.0.status);
+                    }
+                    found?
                 }
                 (None, Some(session)) => {
                     blocking(&st, move |ctx| {
