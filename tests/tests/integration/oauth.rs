@@ -2401,6 +2401,14 @@ fn a_refused_bearer_token_is_answered_with_invalid_token() {
     assert_eq!(challenge(&r), "Bearer realm=\"coffer\"");
 
     invalid(&me(&app, "not-a-token"), "malformed");
+    // The token is answered before the body: no 422 to a caller with no right to send one.
+    let r = app.rest(
+        "POST",
+        "/rest/locations",
+        "not-a-token",
+        Some(json!({"unknownField": 1})),
+    );
+    invalid(&r, "with a bad body");
 
     let revoked = app.admin_token();
     assert_eq!(me(&app, &revoked).status, 200);

@@ -301,6 +301,7 @@ pub async fn create_folder(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::FolderBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let input = folder_input(&body)?;
     let user = c.user.id.clone();
@@ -378,6 +379,7 @@ pub async fn update_folder(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::FolderBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let input = folder_input(&body)?;
     let user = c.user.id.clone();
@@ -429,6 +431,7 @@ pub async fn move_folder(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::DestinationBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let dest = destination(&body)?;
     let user = c.user.id.clone();
@@ -445,6 +448,7 @@ pub async fn copy_folder(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::DestinationBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let dest = destination(&body)?;
     let user = c.user.id.clone();
@@ -493,6 +497,7 @@ pub async fn add_members(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::MembersBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = parse(&q, &MEMBERS)?;
     let update = match q.extra("updateIfExists") {
         Some(v) => list::parse_bool("updateIfExists", v)?,
@@ -605,6 +610,7 @@ pub async fn update_file(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::FileUpdateBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let f = Fields::of(&body)?;
     let name = f.opt_str("name")?.map(str::to_string);
@@ -710,6 +716,7 @@ pub async fn move_files(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::FilesDestinationBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = parse(&q, &BULK_OPTIONAL)?;
     let f = Fields::of(&body)?;
     let ids = ids_of(&q, &f)?;
@@ -727,6 +734,7 @@ pub async fn copy_files(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::FilesDestinationBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = parse(&q, &BULK_OPTIONAL)?;
     let f = Fields::of(&body)?;
     let ids = ids_of(&q, &f)?;
@@ -773,6 +781,7 @@ pub async fn add_comment(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::CommentBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let f = Fields::of(&body)?;
     let contents = f.req_text("contents")?.to_string();

@@ -96,6 +96,7 @@ pub async fn initiate_in_folder(
     id: Path<String>,
     Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let input = initiate_input(&body)?;
     if input.filename.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "filename").into());
@@ -116,6 +117,7 @@ pub async fn initiate_version(
     id: Path<String>,
     Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let input = initiate_input(&body)?;
     // Required as for a new file; the version keeps the file's name.
     if input.filename.is_empty() {

@@ -92,6 +92,7 @@ pub async fn update_me(
     st: Data<AppState>,
     Body(body): Body<schema::UpdateMeBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let (name, password, previous) = (body.name, body.password, body.previous_password);
     let ip = st.client_ip(&req);
     let u = blocking(&st, move |ctx| {
@@ -144,6 +145,7 @@ pub async fn delete_users(
     QueryPairs(q): QueryPairs,
     Body(body): Body<schema::DeleteOptionsBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &DELETE_SPEC)?;
     let opts = delete_options(body)?;
     let ids = q.id_in.clone().ok_or_else(|| {
@@ -167,6 +169,7 @@ pub async fn delete_user(
     id: web::Path<String>,
     Body(body): Body<schema::DeleteOptionsBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let opts = delete_options(body)?;
     let ids = vec![id.into_inner()];
     blocking(&st, move |ctx| {
@@ -203,6 +206,7 @@ pub async fn mobile_number(
     st: Data<AppState>,
     Body(body): Body<schema::MobileNumberBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let (password, number) = (body.password, body.mobile_number);
     let test_only = body.test_only.unwrap_or(false);
     let ip = st.client_ip(&req);
@@ -250,6 +254,7 @@ pub async fn login(
     st: Data<AppState>,
     Body(body): Body<schema::LoginBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let (username, password, referral) = (body.username, body.password, body.referral);
     let ip = st.client_ip(&req);
     let remember = req.cookie(REMEMBER_COOKIE).map(|c| c.value().to_string());
@@ -301,6 +306,7 @@ pub async fn forced_password_change(
     st: Data<AppState>,
     Body(body): Body<schema::ForcedPasswordChangeBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let (password, previous) = (body.password, body.previous_password);
     let referral = body.referral;
     let ip = st.client_ip(&req);
@@ -324,6 +330,7 @@ pub async fn request_password_reset(
     st: Data<AppState>,
     Body(body): Body<schema::RequestPasswordResetBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let email = body.email;
     let ip = st.client_ip(&req);
     blocking(&st, move |ctx| {
@@ -338,6 +345,7 @@ pub async fn reset_password(
     st: Data<AppState>,
     Body(body): Body<schema::ResetPasswordBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let (link, password) = (body.link, body.password);
     blocking(&st, move |ctx| {
         coffer_service::identity::password_reset::reset(ctx, &link, &password)
@@ -376,6 +384,7 @@ pub async fn tfa_verify_sms(
     st: Data<AppState>,
     Body(body): Body<schema::OtpBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let otp = body.otp;
     let v = blocking(&st, move |ctx| {
         coffer_service::identity::tfa::sms::verify_setup(ctx, &c, &otp)
@@ -391,6 +400,7 @@ pub async fn tfa_reset_sms(
     st: Data<AppState>,
     Body(body): Body<schema::PasswordBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let password = body.password;
     let ip = st.client_ip(&req);
     blocking(&st, move |ctx| {
@@ -415,6 +425,7 @@ pub async fn tfa_verify(
     st: Data<AppState>,
     Body(body): Body<schema::OtpReferralBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let (otp, referral) = (body.otp, body.referral);
     let v = blocking(&st, move |ctx| {
         coffer_service::identity::tfa::totp::verify_setup(ctx, &c, &otp, referral.as_deref())
@@ -430,6 +441,7 @@ pub async fn tfa_reset(
     st: Data<AppState>,
     Body(body): Body<schema::TotpResetBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let (password, otp) = (body.password, body.otp);
     let ip = st.client_ip(&req);
     let r = blocking(&st, move |ctx| {
@@ -487,6 +499,7 @@ pub async fn tfa_challenge(
     st: Data<AppState>,
     Body(body): Body<schema::ChallengeBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let referral = body.referral;
     let step = blocking(&st, move |ctx| {
         coffer_service::identity::tfa::sign_in::challenge(ctx, &c, referral.as_deref())
@@ -502,6 +515,7 @@ pub async fn tfa_auth(
     st: Data<AppState>,
     Body(body): Body<schema::TfaAuthBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let (otp, referral) = (body.otp, body.referral);
     let remember = body.remember_device.unwrap_or(false);
     let ip = st.client_ip(&req);

@@ -110,6 +110,7 @@ pub async fn create(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::AdminUserCreateBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let f = Fields::of(&body)?;
     let input = CreateInput {
@@ -164,6 +165,7 @@ pub async fn update(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::AdminUserUpdateBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let f = Fields::of(&body)?;
     let deactivated = match (f.opt_bool("deactivated")?, f.opt_bool("suspended")?) {
@@ -229,6 +231,7 @@ pub async fn delete_totp_secret(
     st: Data<AppState>,
     Declared(body, _): Declared<crate::plumbing::schema::IdsBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let f = Fields::of(&body)?;
     let raw = f
         .opt_array("ids")?
@@ -278,6 +281,7 @@ pub async fn update_settings(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::UserSettingsBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let f = Fields::of(&body)?;
     let input = SettingsInput {

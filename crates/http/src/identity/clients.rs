@@ -104,6 +104,7 @@ pub async fn create(
     QueryPairs(q): QueryPairs,
     Body(body): Body<ClientBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let (input, add_links) = input(body);
     let v = blocking(&st, move |ctx| {
@@ -149,6 +150,7 @@ pub async fn update(
     id: Path<String>,
     Body(body): Body<ClientBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let (input, add_links) = input(body);
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| {

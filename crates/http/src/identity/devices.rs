@@ -106,6 +106,7 @@ pub async fn create(
     QueryPairs(q): QueryPairs,
     Body(body): Body<DeviceCreateBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let input = DeviceInput {
         client_id: body.client_id,
@@ -144,6 +145,7 @@ pub async fn update(
     id: Path<String>,
     Body(body): Body<DeviceUpdateBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let id = int_id(&id)?;
     let on = body.add_links.unwrap_or(false);
     let (key, token) = (body.mobile_key_store, body.registration_token);

@@ -67,6 +67,7 @@ pub async fn add(
     st: Data<AppState>,
     Declared(body, _): Declared<crate::plumbing::schema::EmailsBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let emails = parse_email_list(&body)?;
     let data = blocking(&st, move |ctx| svc::add(ctx, &c, &emails)).await?;
     let location = format!("{}/rest/externalDL", st.base_url());
@@ -83,6 +84,7 @@ pub async fn remove(
     st: Data<AppState>,
     Declared(body, _): Declared<crate::plumbing::schema::EmailsBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let emails = parse_email_list(&body)?;
     let data = blocking(&st, move |ctx| svc::remove(ctx, &c, &emails)).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "data": data })))

@@ -73,6 +73,7 @@ pub async fn create(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::ContactBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let input = parse_contact(&body)?;
     let on = input.add_links || q.links();
@@ -105,6 +106,7 @@ pub async fn update(
     id: Path<String>,
     Declared(body, _): Declared<crate::plumbing::schema::ContactBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let id = int_id(&id)?;
     let input = parse_contact(&body)?;
     blocking(&st, move |ctx| svc::update(ctx, c.user_id(), id, &input)).await?;

@@ -305,6 +305,7 @@ pub async fn send(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::SendFileBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     list::parse(&q, &SEND)?;
     let input = coffer_domain::mail::parse_send(&body, coffer_service::now())?;
     let v = blocking(&st, move |ctx| svc::send(ctx, c.user_id(), None, &input)).await?;
@@ -324,6 +325,7 @@ pub async fn send_draft(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::SendFileBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     list::parse(&q, &SEND)?;
     let input = coffer_domain::mail::parse_send(&body, coffer_service::now())?;
     let id = id.into_inner();
@@ -352,6 +354,7 @@ pub async fn initiate_upload(
     id: Path<String>,
     Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let input = initiate_input(&body)?;
     if input.filename.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "filename").into());

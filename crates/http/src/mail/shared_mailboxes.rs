@@ -107,6 +107,7 @@ pub async fn set_status(
     st: Data<AppState>,
     Declared(body, _): Declared<crate::plumbing::schema::SharedMailboxStatusBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let f = Fields::of(&body)?;
     let items = f
         .opt_array("data")?
@@ -190,6 +191,7 @@ pub async fn convert(
     st: Data<AppState>,
     Declared(body, _): Declared<crate::plumbing::schema::SharedMailboxPostBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let f = Fields::of(&body)?;
     let user_id = f.req_str("userId")?.trim().to_string();
     let member_ids = string_array(&f, "memberIds")?;
@@ -249,6 +251,7 @@ pub async fn replace_members(
     id: Path<String>,
     Declared(body, _): Declared<crate::plumbing::schema::SharedMailboxPatchBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let f = Fields::of(&body)?;
     let member_ids = string_array(&f, "memberIds")?;
     let id = id.into_inner();

@@ -69,6 +69,7 @@ pub async fn create(
     QueryPairs(q): QueryPairs,
     Body(body): Body<LocationBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let (name, domain) = (body.name, body.domain);
     let on = body.add_links.unwrap_or(false) || q.links();

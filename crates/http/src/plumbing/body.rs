@@ -43,8 +43,11 @@ pub trait Input: DeserializeOwned + ToSchema + 'static {
     const MULTILINE: &'static [&'static str] = &[];
 }
 
-/// A JSON body read into `T` (see the module's comment for the checks).
-pub struct Body<T>(pub T);
+/// A JSON body read into `T` (see the module's comment for the checks). A body that cannot be
+/// read or is not JSON fails the extraction; the checks' own answer is held until the handler
+/// takes it (`let body = body?;`), because a handler's extractors run side by side and a caller
+/// whose token is refused must get that 401, not the 422 of a body it had no right to send.
+pub struct Body<T>(pub Result<T, RestError>);
 
 impl<T: Input> FromRequest for Body<T> {
     type Error = RestError;
@@ -56,7 +59,7 @@ impl<T: Input> FromRequest for Body<T> {
         Box::pin(async move {
             let bytes = read_body(&mut payload, MAX_JSON_BODY).await?;
             let value = parse_json(&bytes, content_type.as_deref())?;
-            parse::<T>(value).map(Body).map_err(RestError)
+            Ok(Body(parse::<T>(value).map_err(RestError)))
         })
     }
 }
@@ -65,8 +68,9 @@ impl<T: Input> FromRequest for Body<T> {
 /// content parsers, …) with `coffer_domain::input::Fields`: only the names of its fields are
 /// checked here, against `S`, the body's documented schema (a field `S` does not declare answers
 /// `ERR_INPUT_ATTRIBUTE_FORBIDDEN`), and the value is handed on. A body that is not an object is
-/// left to the parser, which refuses it.
-pub struct Declared<S>(pub Value, pub PhantomData<fn() -> S>);
+/// left to the parser, which refuses it. As with [`Body`], the check's answer is held until the
+/// handler takes it (`let body = body?;`).
+pub struct Declared<S>(pub Result<Value, RestError>, pub PhantomData<fn() -> S>);
 
 impl<S: ToSchema + 'static> FromRequest for Declared<S> {
     type Error = RestError;
@@ -78,13 +82,16 @@ impl<S: ToSchema + 'static> FromRequest for Declared<S> {
         Box::pin(async move {
             let bytes = read_body(&mut payload, MAX_JSON_BODY).await?;
             let value = parse_json(&bytes, content_type.as_deref())?;
-            if let Value::Object(map) = &value {
-                let shape = shape_of::<S>();
-                if let Some(name) = map.keys().find(|k| !shape.fields.contains_key(k.as_str())) {
-                    return Err(RestError(unknown_field(name)));
+            let unknown = match &value {
+                Value::Object(map) => {
+                    let shape = shape_of::<S>();
+                    map.keys()
+                        .find(|k| !shape.fields.contains_key(k.as_str()))
+                        .map(|name| RestError(unknown_field(name)))
                 }
-            }
-            Ok(Declared(value, PhantomData))
+                _ => None,
+            };
+            Ok(Declared(unknown.map_or(Ok(value), Err), PhantomData))
         })
     }
 }

@@ -530,6 +530,7 @@ pub async fn public_initiate(
     QueryPairs(q): QueryPairs,
     Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let reference = q
         .iter()
         .find(|(k, _)| k == "ref")
