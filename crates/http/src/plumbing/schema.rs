@@ -149,7 +149,7 @@ pub struct DataOf<T> {
 /// current one in `previousPassword`, meets the password policy, and ends the user's other
 /// sessions.
 #[derive(ToSchema, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateMeBody {
     /// 1 to 255 bytes, not blank, no control characters.
     #[schema(
@@ -166,7 +166,7 @@ impl Input for UpdateMeBody {}
 /// The delete options of `DELETE /rest/users` and `DELETE /rest/admin/users/{id}`.
 /// `deleteUnsharedData` and `retainData` are opposites: give one, or both with opposite values.
 #[derive(ToSchema, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteOptionsBody {
     pub remote_wipe: Option<bool>,
     pub delete_unshared_data: Option<bool>,
@@ -200,7 +200,7 @@ pub struct DeletedUsers {
 
 /// `PUT /rest/users/me/mobileNumber`.
 #[derive(ToSchema, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MobileNumberBody {
     /// The current password.
     #[schema(
@@ -233,6 +233,7 @@ pub struct DirectoryMatches {
 
 /// `POST /rest/users/requestPasswordReset`.
 #[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RequestPasswordResetBody {
     /// The account's email address.
     #[schema(format = Email, max_length = 254)]
@@ -243,6 +244,7 @@ impl Input for RequestPasswordResetBody {}
 
 /// `POST /rest/users/resetPassword`.
 #[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ResetPasswordBody {
     /// The reset link from the mail (or the token it carries).
     pub link: String,
@@ -254,6 +256,7 @@ impl Input for ResetPasswordBody {}
 
 /// `POST /rest/users/actions/login`.
 #[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LoginBody {
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
@@ -280,7 +283,7 @@ pub struct LoginResponse {
 
 /// `POST /rest/users/me/forcedPasswordChange`.
 #[derive(ToSchema, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ForcedPasswordChangeBody {
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
@@ -360,6 +363,7 @@ pub struct TotpSetupResponse {
 /// `POST /rest/users/me/tfa/resetTotpSecret`: the current password, and a code of the new
 /// secret to confirm it.
 #[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TotpResetBody {
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
@@ -373,6 +377,7 @@ impl Input for TotpResetBody {}
 
 /// `{password}`: the current password.
 #[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PasswordBody {
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
@@ -384,6 +389,7 @@ impl Input for PasswordBody {}
 
 /// `{otp}`: a TOTP or SMS code.
 #[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OtpBody {
     /// Six digits.
     #[schema(pattern = "^\\s*[0-9]{6}\\s*$")]
@@ -394,6 +400,7 @@ impl Input for OtpBody {}
 
 /// `{otp, referral?}`: a TOTP code, and where to go after signing in.
 #[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OtpReferralBody {
     /// Six digits.
     #[schema(pattern = "^\\s*[0-9]{6}\\s*$")]
@@ -438,6 +445,7 @@ pub struct SmsChallenge {
 
 /// `{referral?}`.
 #[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ChallengeBody {
     pub referral: Option<String>,
 }
@@ -446,7 +454,7 @@ impl Input for ChallengeBody {}
 
 /// `{otp, referral?, rememberDevice?}`.
 #[derive(ToSchema, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TfaAuthBody {
     /// The six-digit code of the user's method (TOTP or SMS); not read when the user has no
     /// second step.
@@ -497,7 +505,7 @@ pub type UserSettings = SystemSettingsView;
 /// `POST /rest/devices`. `installTagId` is required; `userId` and `clientId` other than the
 /// caller's own need an administrator.
 #[derive(ToSchema, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeviceCreateBody {
     pub client_id: Option<String>,
     pub user_id: Option<String>,
@@ -520,7 +528,7 @@ impl Input for DeviceCreateBody {}
 
 /// `PUT /rest/devices/{id}`.
 #[derive(ToSchema, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeviceUpdateBody {
     #[schema(max_length = 8192, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
     pub mobile_key_store: Option<String>,
@@ -547,7 +555,7 @@ pub struct LogoutResponse {
 
 /// `POST /rest/clients` and `PUT /rest/clients/{id}`.
 #[derive(ToSchema, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClientBody {
     /// At most 255 bytes, not blank.
     #[schema(
@@ -600,7 +608,7 @@ impl Input for ClientBody {
 
 /// `POST /rest/locations`.
 #[derive(ToSchema, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LocationBody {
     /// At most 255 bytes (trimmed), not blank, no control characters.
     #[schema(
@@ -638,7 +646,7 @@ pub struct LocationCreated {
 
 /// `POST /rest/contacts` and `PUT /rest/contacts/{id}`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContactBody {
     /// At most 255 bytes once trimmed, not blank, no control characters; unique among the
     /// caller's contacts without regard to case.
@@ -662,6 +670,7 @@ pub struct ContactEmail {
 
 /// `POST` and `DELETE /rest/externalDL`: 1 to 1000 email addresses, each at most 254 bytes.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EmailsBody {
     #[schema(min_items = 1, max_items = 1000)]
     emails: Vec<String>,
@@ -675,7 +684,7 @@ pub struct EmailsBody {
 /// (`deleteUnsharedData` and `retainData` are opposites). The account's data stays with the
 /// mailbox whatever they say; `remoteWipe` asks its devices to wipe.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SharedMailboxPostBody {
     #[schema(
         max_length = 255,
@@ -696,7 +705,7 @@ pub struct SharedMailboxPostBody {
 
 /// `PATCH /rest/admin/sharedMailboxes/{id}`: the new member set (user ids, 1 to 1000).
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SharedMailboxPatchBody {
     #[schema(min_items = 1, max_items = 1000)]
     member_ids: Vec<String>,
@@ -704,6 +713,7 @@ pub struct SharedMailboxPatchBody {
 
 /// `PATCH /rest/sharedMailboxes`: 1 to 1000 changes of the caller's own flags.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SharedMailboxStatusBody {
     #[schema(min_items = 1, max_items = 1000)]
     data: Vec<SharedMailboxStatusItem>,
@@ -1027,7 +1037,7 @@ pub struct ConsentForm {
 
 /// `POST /rest/folders/{id}/folders`, `PUT /rest/folders/{id}`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FolderBody {
     /// The folder's name (required to create).
     name: Option<String>,
@@ -1064,7 +1074,7 @@ pub struct FolderBody {
 
 /// `POST /rest/folders/{id}/actions/move|copy`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DestinationBody {
     /// The folder to move or copy into.
     destination_folder_id: String,
@@ -1074,7 +1084,7 @@ pub struct DestinationBody {
 
 /// `POST /rest/files/actions/move|copy`: the files as `ids` here or as `id:in`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FilesDestinationBody {
     ids: Option<Vec<String>>,
     destination_folder_id: String,
@@ -1086,6 +1096,7 @@ pub struct FilesDestinationBody {
 
 /// `PUT /rest/files/{id}`.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct FileUpdateBody {
     name: Option<String>,
     /// A date (`YYYY-MM-DD` or RFC 3339); empty clears it.
@@ -1096,7 +1107,7 @@ pub struct FileUpdateBody {
 
 /// `POST /rest/folders/{id}/members`: users by id or email, one role.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MembersBody {
     user_ids: Option<Vec<String>>,
     emails: Option<Vec<String>>,
@@ -1110,7 +1121,7 @@ pub struct MembersBody {
 
 /// `POST /rest/files/{id}/comments`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommentBody {
     /// 1 to 10,000 characters; lines allowed.
     contents: String,
@@ -1122,7 +1133,7 @@ pub struct CommentBody {
 
 /// `initiateUpload`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InitiateUploadBody {
     /// The file's name (required for a folder; a new version keeps the file's name).
     filename: Option<String>,
@@ -1190,7 +1201,7 @@ pub struct PathBody {
 /// `POST /rest/admin/users`. Only `email` is required; without `password` the account cannot
 /// sign in with a password until an administrator sets one.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdminUserCreateBody {
     /// Not an account's already, nor an external distribution list.
     #[schema(format = Email, max_length = 254)]
@@ -1220,7 +1231,7 @@ pub struct AdminUserCreateBody {
 
 /// `PUT /rest/admin/users/{id}`: every field optional; none keeps the stored value.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdminUserUpdateBody {
     #[schema(
         max_length = 255,
@@ -1251,6 +1262,7 @@ pub struct AdminRoles {
 
 /// `POST /rest/admin/users/actions/deleteTotpSecret`: 1 to 100 user ids.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct IdsBody {
     #[schema(min_items = 1, max_items = 100)]
     ids: Vec<String>,
@@ -1258,7 +1270,7 @@ pub struct IdsBody {
 
 /// `PUT /rest/users/{id}/settings`: every field optional; none keeps the stored value.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UserSettingsBody {
     #[schema(minimum = 1, maximum = 2147483647)]
     language_id: Option<i64>,
@@ -1280,7 +1292,7 @@ pub struct UserSettingsBody {
 
 /// `sendFile`: a new email, or the changes to a draft.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SendFileBody {
     /// Addresses; with `cc` and `bcc` at most 500 in all, each counted once.
     to: Option<Vec<String>>,
