@@ -16,6 +16,12 @@ fn version_header_outcomes() {
     let missing = app.send("GET", "/rest/users/me", &[("Authorization", &a)], None);
     assert_eq!(missing.status, 400);
     assert_eq!(missing.code(), "ERR_REQUEST_API_VERSION_MISSING");
+    // The answer says what to send.
+    assert_eq!(
+        missing.json()["errors"][0]["message"],
+        "The API version is missing: send the header X-Coffer-Version: 28 \
+         (or the query parameter apiVersion=28)."
+    );
 
     for v in ["5", "27", "29", "abc"] {
         let r = app.send(
@@ -28,7 +34,8 @@ fn version_header_outcomes() {
         assert_eq!(r.code(), "ERR_REQUEST_VERSION_NOT_SUPPORTED", "version {v}");
         assert_eq!(
             r.json()["errors"][0]["message"],
-            "The specified API version is not supported by server."
+            "The specified API version is not supported by server: it speaks version 28 \
+             only; send the header X-Coffer-Version: 28."
         );
     }
 
@@ -62,6 +69,36 @@ fn version_header_outcomes() {
     assert_eq!(by_query.status, 200, "{}", by_query.text);
 }
 
+#[test]
+fn version_errors_name_the_header_of_the_configured_brand() {
+    // A server in the reference's place answers to its brand's header, and says so.
+    let app = TestApp::builder()
+        .config(|c| c.version_brand = "Acme".into())
+        .spawn();
+    let t = app.admin_token();
+    let a = auth(&t);
+    let missing = app.send("GET", "/rest/users/me", &[("Authorization", &a)], None);
+    assert_eq!(missing.code(), "ERR_REQUEST_API_VERSION_MISSING");
+    let text = missing.json()["errors"][0]["message"].to_string();
+    assert!(text.contains("X-Acme-Version: 28"), "{text}");
+    let wrong = app.send(
+        "GET",
+        "/rest/users/me",
+        &[("Authorization", &a), ("X-Acme-Version", "27")],
+        None,
+    );
+    assert_eq!(wrong.code(), "ERR_REQUEST_VERSION_NOT_SUPPORTED");
+    let text = wrong.json()["errors"][0]["message"].to_string();
+    assert!(text.contains("X-Acme-Version: 28"), "{text}");
+    // The brand's header is the one that counts.
+    let ok = app.send(
+        "GET",
+        "/rest/users/me",
+        &[("Authorization", &a), ("X-Acme-Version", "28")],
+        None,
+    );
+    assert_eq!(ok.status, 200, "{}", ok.text);
+}
 #[test]
 fn removed_endpoints_name_their_replacement() {
     let app = TestApp::spawn();
@@ -199,7 +236,141 @@ fn malformed_bodies_get_catalogue_errors_and_store_nothing() {
     assert_eq!(r.status, 400);
     assert_eq!(r.code(), "ERR_REQUEST_INVALID_JSON");
 
+    // Malformed JSON says where reading stopped.
+    let broken = "{\n  \"name\": \"eu\",\n  \"domain\": eu.example.com\n}";
+    let r = app.send(
+        "POST",
+        "/rest/locations",
+        &h,
+        Some(Body::Raw("application/json", broken.into())),
+    );
+    assert_eq!(r.status, 400);
+    assert_eq!(r.code(), "ERR_REQUEST_INVALID_JSON");
+    let e = serde_json::from_str::<serde_json::Value>(broken).unwrap_err();
+    assert_eq!(e.line(), 3);
+    let message = r.json()["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        message,
+        format!(
+            "The request body is not valid JSON (line 3, column {}).",
+            e.column()
+        )
+    );
+
+    // A field the body does not declare is named, not dropped.
+    let r = app.send(
+        "POST",
+        "/rest/locations",
+        &h,
+        Some(Body::Json(
+            json!({"name": "eu", "domain": "eu.example.com", "dnsName": "x"}),
+        )),
+    );
+    assert_eq!(r.status, 422, "{}", r.text);
+    assert_eq!(r.code(), "ERR_INPUT_ATTRIBUTE_FORBIDDEN");
+    assert_eq!(r.json()["errors"][0]["field"], "dnsName");
+    let message = r.json()["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("dnsName"), "{message}");
+
     assert_eq!(app.count("1=1", "locations"), before);
+}
+
+#[test]
+fn typed_bodies_answer_the_field_codes_and_accept_what_they_declare() {
+    let app = TestApp::spawn();
+    let t = app.admin_token();
+    let check = |method: &str, path: &str, body: serde_json::Value, code: &str, field: &str| {
+        let r = app.rest(method, path, &t, Some(body.clone()));
+        assert_eq!(r.status, 422, "{method} {path} {body}: {}", r.text);
+        assert_eq!(r.code(), code, "{method} {path} {body}");
+        assert_eq!(
+            r.json()["errors"][0]["field"],
+            field,
+            "{method} {path} {body}"
+        );
+    };
+    let client = json!({"name": "c", "description": "d", "redirectUri": "https://app.example.com/cb", "scope": "*"});
+    let with = |k: &str, v: serde_json::Value| {
+        let mut b = client.clone();
+        b[k] = v;
+        b
+    };
+    check(
+        "POST",
+        "/rest/clients",
+        with("accessTokenLifetime", json!(0)),
+        "ERR_INPUT_MIN_VALUE",
+        "accessTokenLifetime",
+    );
+    check(
+        "POST",
+        "/rest/clients",
+        with("accessTokenLifetime", json!("1")),
+        "ERR_INPUT_NOT_INTEGER",
+        "accessTokenLifetime",
+    );
+    check(
+        "POST",
+        "/rest/clients",
+        with("flow", json!(1u64 << 40)),
+        "ERR_INPUT_INVALID_FORMAT",
+        "flow",
+    );
+    check(
+        "POST",
+        "/rest/clients",
+        with("addLinks", json!("yes")),
+        "ERR_INPUT_NOT_BOOLEAN",
+        "addLinks",
+    );
+    check(
+        "POST",
+        "/rest/clients",
+        with("name", json!("  ")),
+        "ERR_INPUT_REQUIRED",
+        "name",
+    );
+    check(
+        "POST",
+        "/rest/clients",
+        with("scope", json!(null)),
+        "ERR_INPUT_REQUIRED",
+        "scope",
+    );
+    check(
+        "POST",
+        "/rest/clients",
+        with("secret", json!("s")),
+        "ERR_INPUT_ATTRIBUTE_FORBIDDEN",
+        "secret",
+    );
+    check(
+        "PUT",
+        "/rest/users/me",
+        json!({"nmae": "Ann"}),
+        "ERR_INPUT_ATTRIBUTE_FORBIDDEN",
+        "nmae",
+    );
+    check(
+        "POST",
+        "/rest/devices",
+        json!({"installTagId": ["t"]}),
+        "ERR_INPUT_NOT_STRING",
+        "installTagId",
+    );
+
+    // A description may span lines; `null` is the same as an absent field.
+    let mut body = with("description", json!("two\nlines"));
+    body["signatureKey"] = serde_json::Value::Null;
+    let r = app.rest("POST", "/rest/clients", &t, Some(body));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["description"], "two\nlines");
 }
 
 /// Sends `head` (a request line and headers announcing a body) and then nothing, and reads the

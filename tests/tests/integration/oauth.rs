@@ -2374,6 +2374,65 @@ fn token_scope_limits_rest_calls() {
     let outside = app.rest("GET", "/rest/locations", token, None);
     assert_eq!(outside.status, 403, "{}", outside.text);
     assert_eq!(outside.code(), "ERR_ACCESS_USER");
+    // RFC 6750 §3.1: the challenge says the scope is short, not that the token is bad.
+    let challenge = outside.header("www-authenticate").unwrap_or_default();
+    assert!(
+        challenge.starts_with("Bearer ") && challenge.contains("error=\"insufficient_scope\""),
+        "WWW-Authenticate: {challenge}"
+    );
+}
+
+#[test]
+fn a_refused_bearer_token_is_answered_with_invalid_token() {
+    let app = TestApp::spawn();
+    let challenge = |r: &Resp| r.header("www-authenticate").unwrap_or_default().to_string();
+    let invalid = |r: &Resp, what: &str| {
+        assert_unauthorized(r);
+        let c = challenge(r);
+        assert!(
+            c.contains("error=\"invalid_token\"") && c.contains("error_description=\""),
+            "{what}: WWW-Authenticate: {c}"
+        );
+    };
+
+    // No token at all: the bare challenge, without an error code.
+    let r = app.send("GET", "/rest/users/me", &[("X-Coffer-Version", "28")], None);
+    assert_unauthorized(&r);
+    assert_eq!(challenge(&r), "Bearer realm=\"coffer\"");
+
+    invalid(&me(&app, "not-a-token"), "malformed");
+    // The token is answered before the body: no 422 to a caller with no right to send one.
+    let r = app.rest(
+        "POST",
+        "/rest/locations",
+        "not-a-token",
+        Some(json!({"unknownField": 1})),
+    );
+    invalid(&r, "with a bad body");
+
+    let revoked = app.admin_token();
+    assert_eq!(me(&app, &revoked).status, 200);
+    app.execute("UPDATE token_families SET revoked = TRUE");
+    invalid(&me(&app, &revoked), "revoked");
+
+    let expired = app.admin_token();
+    assert_eq!(me(&app, &expired).status, 200);
+    app.execute("UPDATE access_tokens SET expires_at = 1");
+    invalid(&me(&app, &expired), "expired");
+
+    // The webhook area says the same in its own envelope.
+    let r = app.send(
+        "GET",
+        "/webhooks",
+        &[("Authorization", "Bearer not-a-token")],
+        None,
+    );
+    assert_eq!(r.status, 401, "{}", r.text);
+    assert!(
+        challenge(&r).contains("error=\"invalid_token\""),
+        "{}",
+        challenge(&r)
+    );
 }
 
 #[test]

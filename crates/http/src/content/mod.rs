@@ -3,9 +3,10 @@
 
 pub mod transfer;
 
+use crate::plumbing::body::Declared;
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{Caller, JsonBody, QueryPairs};
-use crate::plumbing::respond::with_metadata;
+use crate::plumbing::extract::{Caller, QueryPairs};
+use crate::plumbing::respond::{listing, whole, Envelope};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
@@ -278,23 +279,6 @@ fn folder_input(body: &serde_json::Value) -> Result<folders::FolderInput, RestEr
     })
 }
 
-/// A whole list in the usual envelope (its limit is its length, at least 1).
-fn unpaged<T: serde::Serialize>(items: Vec<T>) -> HttpResponse {
-    let n = items.len() as i64;
-    with_metadata(&coffer_service::platform::views::Listed {
-        items,
-        total: n,
-        offset: 0,
-        limit: n.max(1),
-    })
-}
-
-fn listed(
-    l: &coffer_service::platform::views::Listed<Box<serde_json::value::RawValue>>,
-) -> HttpResponse {
-    with_metadata(l)
-}
-
 #[utoipa::path(get, path = "/rest/folders/top", tag = "folders", responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::FolderView>, description = "The caller's top-level folders and the top-most folders shared with them")), security(("bearer" = [])))]
 pub async fn top(
     Caller(c): Caller,
@@ -304,7 +288,8 @@ pub async fn top(
     let q = parse(&q, &CHILDREN)?;
     let cq = child_query(&q, Some("d"))?;
     let user = c.user.id.clone();
-    Ok(listed(
+    Ok(listing(
+        Envelope::Metadata,
         &blocking(&st, move |ctx| folders::top(ctx, &user, &cq)).await?,
     ))
 }
@@ -335,7 +320,8 @@ pub async fn shared(
         with: q.with.clone(),
     };
     let user = c.user.id.clone();
-    Ok(listed(
+    Ok(listing(
+        Envelope::Metadata,
         &blocking(&st, move |ctx| sharing::shared_folders(ctx, &user, &sq)).await?,
     ))
 }
@@ -359,8 +345,9 @@ pub async fn create_folder(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::FolderBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let input = folder_input(&body)?;
     let user = c.user.id.clone();
@@ -419,7 +406,7 @@ async fn list_children(
         Some(body) => body.clone(),
         None => {
             let body = actix_web::web::Bytes::from(
-                crate::plumbing::respond::metadata_body(&page.listed)
+                crate::plumbing::respond::listing_body(Envelope::Metadata, &page.listed)
                     .map_err(coffer_service::Error::internal)?,
             );
             page.body.get_or_init(|| body).clone()
@@ -436,8 +423,9 @@ pub async fn update_folder(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::FolderBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let input = folder_input(&body)?;
     let user = c.user.id.clone();
@@ -487,8 +475,9 @@ pub async fn move_folder(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::DestinationBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let dest = destination(&body)?;
     let user = c.user.id.clone();
@@ -503,8 +492,9 @@ pub async fn copy_folder(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::DestinationBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let dest = destination(&body)?;
     let user = c.user.id.clone();
@@ -528,7 +518,7 @@ pub async fn tree(
     let user = c.user.id.clone();
     let id = id.into_inner();
     let items = blocking(&st, move |ctx| folders::tree(ctx, &user, &id, include_root)).await?;
-    Ok(unpaged(items))
+    Ok(whole(Envelope::Metadata, items))
 }
 
 #[utoipa::path(get, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<String>, Query, description = "Accepted and ignored"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::content::views::MemberView>, description = "Direct and inherited members: without `orderBy` direct ones first, then inherited ones, nearest first; `roleId`/`roleId:in` narrow by role"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
@@ -551,16 +541,19 @@ pub async fn members(
     let id = id.into_inner();
     let m = blocking(&st, move |ctx| sharing::members(ctx, &user, &id, &mq)).await?;
     let total = m.len() as i64;
-    Ok(with_metadata(&coffer_service::platform::views::Listed {
-        items: m
-            .into_iter()
-            .skip(lq.offset.max(0) as usize)
-            .take(lq.limit.max(0) as usize)
-            .collect(),
-        total,
-        offset: lq.offset,
-        limit: lq.limit,
-    }))
+    Ok(listing(
+        Envelope::Metadata,
+        &coffer_service::platform::views::Listed {
+            items: m
+                .into_iter()
+                .skip(lq.offset.max(0) as usize)
+                .take(lq.limit.max(0) as usize)
+                .collect(),
+            total,
+            offset: lq.offset,
+            limit: lq.limit,
+        },
+    ))
 }
 
 #[utoipa::path(post, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<bool>, Query, description = "Change the role of who is a member already instead of failing them"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored"), ("partialSuccess" = Option<bool>, Query, description = "`false`: the first who fails fails the call and nobody is added; `true` or absent: who can be added is added (207 with the rest)")), request_body(content = crate::plumbing::schema::MembersBody), responses((status = 201, body = coffer_service::content::sharing::AddMembers, description = "Everyone was added"), (status = 207, body = coffer_service::content::sharing::AddMembers, description = "Some failed (`errors`)"), (status = 403, description = "`ERR_ACCESS_USER`, system folders, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (roleId)")), security(("bearer" = [])))]
@@ -569,8 +562,9 @@ pub async fn add_members(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::MembersBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = parse(&q, &ADD_MEMBERS)?;
     let update = match q.extra("updateIfExists") {
         Some(v) => list::parse_bool("updateIfExists", v)?,
@@ -692,8 +686,9 @@ pub async fn update_file(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::FileUpdateBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let f = Fields::of(&body)?;
     let name = f.opt_str("name")?.map(str::to_string);
@@ -797,8 +792,9 @@ pub async fn move_files(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::FilesDestinationBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = parse(&q, &BULK_OPTIONAL)?;
     let f = Fields::of(&body)?;
     let ids = ids_of(&q, &f)?;
@@ -814,8 +810,9 @@ pub async fn copy_files(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::FilesDestinationBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = parse(&q, &BULK_OPTIONAL)?;
     let f = Fields::of(&body)?;
     let ids = ids_of(&q, &f)?;
@@ -845,7 +842,8 @@ pub async fn comments(
     let user = c.user.id.clone();
     let id = id.into_inner();
     let (offset, limit) = (q.offset, q.limit);
-    Ok(with_metadata(
+    Ok(listing(
+        Envelope::Metadata,
         &blocking(&st, move |ctx| {
             sharing::comments(ctx, &user, &id, newest, offset, limit)
         })
@@ -859,8 +857,9 @@ pub async fn add_comment(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::CommentBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     parse(&q, &ONE)?;
     let f = Fields::of(&body)?;
     let contents = f.req_text("contents")?.to_string();

@@ -3,9 +3,10 @@
 //! JSON bodies (with their 1 MiB cap) and base64 chunks are read whole.
 
 use crate::content::{parse_date, ONE, VERSIONS};
+use crate::plumbing::body::Declared;
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{read_body, Caller, CallerOrRef, JsonBody, QueryPairs};
-use crate::plumbing::respond::with_metadata;
+use crate::plumbing::extract::{read_body, Caller, CallerOrRef, QueryPairs};
+use crate::plumbing::respond::{listing, Envelope};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::header;
 use actix_web::web::{self, Bytes, Data, Path, Payload};
@@ -93,8 +94,9 @@ pub async fn initiate_in_folder(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let input = initiate_input(&body)?;
     if input.filename.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "filename").into());
@@ -113,8 +115,9 @@ pub async fn initiate_version(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let input = initiate_input(&body)?;
     // Required as for a new file; the version keeps the file's name.
     if input.filename.is_empty() {
@@ -138,7 +141,8 @@ pub async fn list_uploads(
     let q = list::parse(&q, &UPLOADS)?;
     let user = c.user.id.clone();
     let (offset, limit) = (q.offset, q.limit);
-    Ok(with_metadata(
+    Ok(listing(
+        Envelope::Metadata,
         &blocking(&st, move |ctx| uploads::list(ctx, &user, offset, limit)).await?,
     ))
 }
@@ -379,7 +383,7 @@ async fn receive_chunk(
         let mut payload = payload.into_inner();
         let raw = read_body(&mut payload, limit).await?;
         let body: serde_json::Value = serde_json::from_slice(&raw)
-            .map_err(|_| RestError(ApiError::new(ErrorCode::RequestInvalidJson)))?;
+            .map_err(|e| RestError(crate::plumbing::body::malformed(&e)))?;
         let f = Fields::of(&body)?;
         let mut fields = ChunkFields::default();
         for name in [
@@ -592,7 +596,8 @@ pub async fn versions(
     let user = c.user.id.clone();
     let id = id.into_inner();
     let (offset, limit) = (q.offset, q.limit);
-    Ok(with_metadata(
+    Ok(listing(
+        Envelope::Metadata,
         &blocking(&st, move |ctx| {
             files::versions(ctx, &user, &id, newest, offset, limit)
         })

@@ -1,8 +1,9 @@
 //! Favorites (`/rest/favorites`, `/rest/folders/actions/favorite`).
 
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{int_id, Caller, JsonBody, QueryPairs};
-use crate::plumbing::respond::{links, with_metadata};
+use crate::plumbing::extract::{int_id, Caller, QueryPairs};
+use crate::plumbing::body::Declared;
+use crate::plumbing::respond::{links, listing, Envelope};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
@@ -94,7 +95,7 @@ pub async fn list(
         .into_iter()
         .map(|v| with_links(&st, v, on))
         .collect();
-    Ok(with_metadata(&l))
+    Ok(listing(Envelope::Metadata, &l))
 }
 
 /// The object id of a body: the folder's or file's UUID; a number is taken as its decimal
@@ -112,8 +113,9 @@ pub async fn add(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::FavoriteBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let id = object_id(&body)?;
     let on = Fields::of(&body)?.add_links()? || q.links();

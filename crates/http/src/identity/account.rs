@@ -1,11 +1,12 @@
 //! `/rest/users/me` and `/rest/settings`.
 
+use crate::plumbing::body::Body;
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{Caller, JsonBody, QueryPairs};
+use crate::plumbing::extract::{Caller, QueryPairs};
+use crate::plumbing::schema;
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data};
 use actix_web::HttpResponse;
-use coffer_domain::input::Fields;
 use coffer_domain::list::{self, ListSpec};
 use coffer_service::identity::users::DeleteOptions;
 use coffer_service::platform::views::{CurrentUser, Link, SystemSettingsView};
@@ -89,12 +90,10 @@ pub async fn update_me(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::UpdateMeBody>,
 ) -> Result<HttpResponse, RestError> {
-    let f = Fields::of(&body)?;
-    let name = f.opt_str("name")?.map(str::to_string);
-    let password = f.opt_str("password")?.map(str::to_string);
-    let previous = f.opt_str("previousPassword")?.map(str::to_string);
+    let body = body?;
+    let (name, password, previous) = (body.name, body.password, body.previous_password);
     let ip = st.client_ip(&req);
     let u = blocking(&st, move |ctx| {
         coffer_service::identity::users::update_me(ctx, &c, name, password, previous, ip.as_deref())
@@ -103,22 +102,20 @@ pub async fn update_me(
     Ok(HttpResponse::Ok().json(u))
 }
 
-/// Reads the delete-options body.
-fn delete_options(body: &serde_json::Value) -> Result<DeleteOptions, RestError> {
-    let f = Fields::of(body)?;
-    let flag = |name: &str| -> Result<bool, RestError> { Ok(f.opt_bool(name)?.unwrap_or(false)) };
+/// The delete options of a body (none: the defaults).
+fn delete_options(b: schema::DeleteOptionsBody) -> Result<DeleteOptions, RestError> {
     let opts = DeleteOptions {
-        remote_wipe: flag("remoteWipe")?,
-        retain_permission_to_shared_data: flag("retainPermissionToSharedData")?,
-        withdraw_file_links: flag("withdrawFileLinks")?,
-        withdraw_request_files: flag("withdrawRequestFiles")?,
-        retain_to_user: f.opt_str("retainToUser")?.map(str::to_string),
-        retain_to_advanced_form_user: f.opt_str("retainToAdvancedFormUser")?.map(str::to_string),
+        remote_wipe: b.remote_wipe.unwrap_or(false),
+        retain_permission_to_shared_data: b.retain_permission_to_shared_data.unwrap_or(false),
+        withdraw_file_links: b.withdraw_file_links.unwrap_or(false),
+        withdraw_request_files: b.withdraw_request_files.unwrap_or(false),
+        retain_to_user: b.retain_to_user,
+        retain_to_advanced_form_user: b.retain_to_advanced_form_user,
         ..Default::default()
     };
     Ok(DeleteOptions::check(
-        f.opt_bool("deleteUnsharedData")?,
-        f.opt_bool("retainData")?,
+        b.delete_unshared_data,
+        b.retain_data,
         opts,
     )?)
 }
@@ -146,10 +143,11 @@ pub async fn delete_users(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::DeleteOptionsBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &DELETE_SPEC)?;
-    let opts = delete_options(&body)?;
+    let opts = delete_options(body)?;
     let ids = q.id_in.clone().ok_or_else(|| {
         RestError(coffer_errors::ApiError::field(
             coffer_errors::ErrorCode::InputRequired,
@@ -169,9 +167,10 @@ pub async fn delete_user(
     Caller(c): Caller,
     st: Data<AppState>,
     id: web::Path<String>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::DeleteOptionsBody>,
 ) -> Result<HttpResponse, RestError> {
-    let opts = delete_options(&body)?;
+    let body = body?;
+    let opts = delete_options(body)?;
     let ids = vec![id.into_inner()];
     blocking(&st, move |ctx| {
         coffer_service::identity::users::delete(ctx, &c, &ids, &opts, false)
@@ -205,12 +204,11 @@ pub async fn mobile_number(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::MobileNumberBody>,
 ) -> Result<HttpResponse, RestError> {
-    let f = Fields::of(&body)?;
-    let password = f.req_str("password")?.to_string();
-    let number = f.req_str("mobileNumber")?.to_string();
-    let test_only = f.opt_bool("testOnly")?.unwrap_or(false);
+    let body = body?;
+    let (password, number) = (body.password, body.mobile_number);
+    let test_only = body.test_only.unwrap_or(false);
     let ip = st.client_ip(&req);
     let v = blocking(&st, move |ctx| {
         coffer_service::identity::users::set_mobile_number(
@@ -254,12 +252,10 @@ pub async fn ldap_search(
 pub async fn login(
     req: actix_web::HttpRequest,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::LoginBody>,
 ) -> Result<HttpResponse, RestError> {
-    let f = Fields::of(&body)?;
-    let username = f.req_str("username")?.to_string();
-    let password = f.req_str("password")?.to_string();
-    let referral = f.opt_str("referral")?.map(str::to_string);
+    let body = body?;
+    let (username, password, referral) = (body.username, body.password, body.referral);
     let ip = st.client_ip(&req);
     let remember = req.cookie(REMEMBER_COOKIE).map(|c| c.value().to_string());
     let l = blocking(&st, move |ctx| {
@@ -308,12 +304,11 @@ pub async fn forced_password_change(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::ForcedPasswordChangeBody>,
 ) -> Result<HttpResponse, RestError> {
-    let f = Fields::of(&body)?;
-    let password = f.req_str("password")?.to_string();
-    let previous = f.req_str("previousPassword")?.to_string();
-    let referral = f.opt_str("referral")?.map(str::to_string);
+    let body = body?;
+    let (password, previous) = (body.password, body.previous_password);
+    let referral = body.referral;
     let ip = st.client_ip(&req);
     let next = blocking(&st, move |ctx| {
         coffer_service::identity::sessions::forced_password_change(
@@ -333,10 +328,10 @@ pub async fn forced_password_change(
 pub async fn request_password_reset(
     req: actix_web::HttpRequest,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::RequestPasswordResetBody>,
 ) -> Result<HttpResponse, RestError> {
-    let f = Fields::of(&body)?;
-    let email = f.req_str("email")?.to_string();
+    let body = body?;
+    let email = body.email;
     let ip = st.client_ip(&req);
     blocking(&st, move |ctx| {
         coffer_service::identity::password_reset::request(ctx, &email, ip.as_deref())
@@ -348,11 +343,10 @@ pub async fn request_password_reset(
 #[utoipa::path(post, path = "/rest/users/resetPassword", tag = "users", request_body(content = crate::plumbing::schema::ResetPasswordBody), responses((status = 204, description = "The password is set, the link used up, and every session and token of the user ended"), (status = 403, description = "`ERR_ACCESS_USER`: the link is unknown, expired or used (one answer for all)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR` (the link stays usable)")))]
 pub async fn reset_password(
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::ResetPasswordBody>,
 ) -> Result<HttpResponse, RestError> {
-    let f = Fields::of(&body)?;
-    let link = f.req_str("link")?.to_string();
-    let password = f.req_str("password")?.to_string();
+    let body = body?;
+    let (link, password) = (body.link, body.password);
     blocking(&st, move |ctx| {
         coffer_service::identity::password_reset::reset(ctx, &link, &password)
     })
@@ -388,9 +382,10 @@ pub async fn tfa_setup_sms(
 pub async fn tfa_verify_sms(
     Caller(c): Caller,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::OtpBody>,
 ) -> Result<HttpResponse, RestError> {
-    let otp = Fields::of(&body)?.req_str("otp")?.to_string();
+    let body = body?;
+    let otp = body.otp;
     let v = blocking(&st, move |ctx| {
         coffer_service::identity::tfa::sms::verify_setup(ctx, &c, &otp)
     })
@@ -403,9 +398,10 @@ pub async fn tfa_reset_sms(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::PasswordBody>,
 ) -> Result<HttpResponse, RestError> {
-    let password = Fields::of(&body)?.req_str("password")?.to_string();
+    let body = body?;
+    let password = body.password;
     let ip = st.client_ip(&req);
     blocking(&st, move |ctx| {
         coffer_service::identity::tfa::sms::reset(ctx, &c, &password, ip.as_deref())
@@ -423,15 +419,14 @@ pub async fn tfa_setup(Caller(c): Caller, st: Data<AppState>) -> Result<HttpResp
     Ok(HttpResponse::Ok().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/users/me/tfa/verifyTotpSecret", tag = "users", request_body(content = crate::plumbing::schema::OtpBody), responses((status = 200, body = crate::plumbing::schema::AuthRedirectResponse, description = "TOTP two-factor sign-in is on; `redirectUrl` is the referral when it stays on this server, else the base URL"), (status = 404, description = "No secret is pending"), (status = 409, description = "Two-factor sign-in is on"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (a wrong code)"), (status = 429, description = "Too many wrong codes (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/users/me/tfa/verifyTotpSecret", tag = "users", request_body(content = crate::plumbing::schema::OtpReferralBody), responses((status = 200, body = crate::plumbing::schema::AuthRedirectResponse, description = "TOTP two-factor sign-in is on; `redirectUrl` is the referral when it stays on this server, else the base URL"), (status = 404, description = "No secret is pending"), (status = 409, description = "Two-factor sign-in is on"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INVALID_PARAMETER` (a wrong code)"), (status = 429, description = "Too many wrong codes (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn tfa_verify(
     Caller(c): Caller,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::OtpReferralBody>,
 ) -> Result<HttpResponse, RestError> {
-    let f = Fields::of(&body)?;
-    let otp = f.req_str("otp")?.to_string();
-    let referral = f.opt_str("referral")?.map(str::to_string);
+    let body = body?;
+    let (otp, referral) = (body.otp, body.referral);
     let v = blocking(&st, move |ctx| {
         coffer_service::identity::tfa::totp::verify_setup(ctx, &c, &otp, referral.as_deref())
     })
@@ -444,11 +439,10 @@ pub async fn tfa_reset(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::TotpResetBody>,
 ) -> Result<HttpResponse, RestError> {
-    let f = Fields::of(&body)?;
-    let password = f.req_str("password")?.to_string();
-    let otp = f.opt_str("otp")?.map(str::to_string);
+    let body = body?;
+    let (password, otp) = (body.password, body.otp);
     let ip = st.client_ip(&req);
     let r = blocking(&st, move |ctx| {
         coffer_service::identity::tfa::totp::reset(
@@ -503,9 +497,10 @@ fn step_response(
 pub async fn tfa_challenge(
     Caller(c): Caller,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::ChallengeBody>,
 ) -> Result<HttpResponse, RestError> {
-    let referral = Fields::of(&body)?.opt_str("referral")?.map(str::to_string);
+    let body = body?;
+    let referral = body.referral;
     let step = blocking(&st, move |ctx| {
         coffer_service::identity::tfa::sign_in::challenge(ctx, &c, referral.as_deref())
     })
@@ -518,12 +513,11 @@ pub async fn tfa_auth(
     req: actix_web::HttpRequest,
     Caller(c): Caller,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<schema::TfaAuthBody>,
 ) -> Result<HttpResponse, RestError> {
-    let f = Fields::of(&body)?;
-    let otp = f.req_str("otp")?.to_string();
-    let referral = f.opt_str("referral")?.map(str::to_string);
-    let remember = f.opt_bool("rememberDevice")?.unwrap_or(false);
+    let body = body?;
+    let (otp, referral) = (body.otp, body.referral);
+    let remember = body.remember_device.unwrap_or(false);
     let ip = st.client_ip(&req);
     let step = blocking(&st, move |ctx| {
         coffer_service::identity::tfa::sign_in::auth(

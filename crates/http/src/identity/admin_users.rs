@@ -4,9 +4,10 @@
 //! administrators only; the rank rules between them are the service's
 //! (`coffer_service::identity::admin_users`).
 
+use crate::plumbing::body::Declared;
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{AccountAdmin, Caller, JsonBody, QueryPairs};
-use crate::plumbing::respond::{created, links, paged, with_metadata};
+use crate::plumbing::extract::{AccountAdmin, Caller, QueryPairs};
+use crate::plumbing::respond::{created, linked, linked_page, listing, Envelope, Linked};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
@@ -102,11 +103,16 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     );
 }
 
-fn with_links(st: &AppState, mut v: AdminUserView, on: bool) -> AdminUserView {
-    if on {
-        v.links = Some(links(st.base_url(), "admin/users", &v.id));
+impl Linked for AdminUserView {
+    const COLLECTION: &'static str = "admin/users";
+
+    fn link_id(&self) -> String {
+        self.id.clone()
     }
-    v
+
+    fn set_links(&mut self, links: Vec<coffer_service::platform::views::Link>) {
+        self.links = Some(links);
+    }
 }
 
 /// The creation times the `created` filters allow: from (inclusive), until (exclusive). A bare
@@ -145,13 +151,9 @@ pub async fn list(
     let q = list::parse(&q, &LIST)?;
     let created = created_range(&q)?;
     let on = q.links();
-    let mut l = blocking(&st, move |ctx| svc::list(ctx, &c, &q, created)).await?;
-    l.items = l
-        .items
-        .into_iter()
-        .map(|u| with_links(&st, u, on))
-        .collect();
-    Ok(with_metadata(&l))
+    let l = blocking(&st, move |ctx| svc::list(ctx, &c, &q, created)).await?;
+    let l = linked_page(st.base_url(), l, on);
+    Ok(listing(Envelope::Metadata, &l))
 }
 
 #[utoipa::path(post, path = "/rest/admin/users", tag = "users", request_body(content = crate::plumbing::schema::AdminUserCreateBody), responses((status = 200, body = AdminUserView, description = "The new account (with its system folders), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not a system or helpdesk administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: a helpdesk administrator giving an administrator role; `ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST`: the address is an external distribution list"), (status = 409, description = "`ERR_ENTITY_EXISTS`: an account has this email"), (status = 422, description = "`ERR_INPUT_REQUIRED` (email), `ERR_INPUT_INVALID_FORMAT` (email, name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
@@ -159,8 +161,9 @@ pub async fn create(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::AdminUserCreateBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let f = Fields::of(&body)?;
     let input = CreateInput {
@@ -175,7 +178,11 @@ pub async fn create(
     let on = f.add_links()? || q.links();
     let u = blocking(&st, move |ctx| svc::create(ctx, &c, input)).await?;
     let location = format!("{}/rest/admin/users/{}", st.base_url(), u.id);
-    Ok(created(StatusCode::OK, location, &with_links(&st, u, on)))
+    Ok(created(
+        StatusCode::OK,
+        location,
+        &linked(st.base_url(), u, on),
+    ))
 }
 
 /// Coffer keeps no unverified accounts: `verified` may only be true.
@@ -200,7 +207,7 @@ pub async fn get(
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let id = id.into_inner();
     let u = blocking(&st, move |ctx| svc::get(ctx, &c, &id)).await?;
-    Ok(HttpResponse::Ok().json(with_links(&st, u, q.links())))
+    Ok(HttpResponse::Ok().json(linked(st.base_url(), u, q.links())))
 }
 
 #[utoipa::path(put, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = Option<crate::plumbing::schema::AdminUserUpdateBody>, description = "Only the fields to change; none changes nothing"), responses((status = 200, body = AdminUserView, description = "The updated account; deactivating it or setting its password ends its sessions"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account or role); `ERR_ACCESS_USER` (deactivating oneself or changing one's own role); `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account changed meanwhile"), (status = 422, description = "`ERR_INPUT_REQUIRED`/`ERR_INPUT_INVALID_FORMAT` (name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId; `suspended` and `deactivated` differing), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
@@ -209,8 +216,9 @@ pub async fn update(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::AdminUserUpdateBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let f = Fields::of(&body)?;
     let deactivated = match (f.opt_bool("deactivated")?, f.opt_bool("suspended")?) {
@@ -234,10 +242,10 @@ pub async fn update(
     let on = f.add_links()? || q.links();
     let id = id.into_inner();
     let u = blocking(&st, move |ctx| svc::update(ctx, &c, &id, input)).await?;
-    Ok(HttpResponse::Ok().json(with_links(&st, u, on)))
+    Ok(HttpResponse::Ok().json(linked(st.base_url(), u, on)))
 }
 
-#[utoipa::path(get, path = "/rest/admin/users/{id}/devices", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::plumbing::schema::Paged<DeviceView>, description = "The user's devices (as `GET /rest/users/{id}/devices`)"), (status = 403, description = "`ERR_ACCESS_ADMIN`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/admin/users/{id}/devices", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<DeviceView>, description = "The user's devices (the filters and order of `GET /rest/users/{id}/devices`) in the `{data, metadata}` envelope"), (status = 403, description = "`ERR_ACCESS_ADMIN`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn devices(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
@@ -247,13 +255,13 @@ pub async fn devices(
     let q = list::parse(&q, &crate::identity::devices::LIST)?;
     let on = q.links();
     let id = id.into_inner();
-    let mut l = blocking(&st, move |ctx| svc::devices(ctx, &c, &id, &q)).await?;
-    if on {
-        for d in &mut l.items {
-            d.links = Some(links(st.base_url(), "devices", &d.id.to_string()));
-        }
-    }
-    Ok(paged(&l))
+    let l = blocking(&st, move |ctx| svc::devices(ctx, &c, &id, &q)).await?;
+    // The envelope of the admin calls, `{data, metadata}`, not the paged one of
+    // `GET /rest/users/{id}/devices`.
+    Ok(listing(
+        Envelope::Metadata,
+        &linked_page(st.base_url(), l, on),
+    ))
 }
 
 #[utoipa::path(get, path = "/rest/admin/users/{id}/adminRoles", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::plumbing::schema::AdminRoles, description = "The administrator roles the account holds; none for a plain user"), (status = 403, description = "`ERR_ACCESS_ADMIN`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
@@ -274,8 +282,9 @@ pub async fn admin_roles(
 pub async fn delete_totp_secret(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::IdsBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let f = Fields::of(&body)?;
     let raw = f
         .opt_array("ids")?
@@ -323,8 +332,9 @@ pub async fn update_settings(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::UserSettingsBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let f = Fields::of(&body)?;
     let input = SettingsInput {

@@ -1,14 +1,15 @@
 //! `/rest/clients`: the OAuth client registry (system and application administrators; keys and
 //! impersonation flows system administrators only), and `/rest/clients/me` for any caller.
 
+use crate::plumbing::body::Body;
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{AppAdmin, Caller, JsonBody, QueryPairs};
-use crate::plumbing::respond::{created, links, paged};
+use crate::plumbing::extract::{AppAdmin, Caller, QueryPairs};
+use crate::plumbing::respond::{created, linked, linked_page, listing, Envelope, Linked};
+use crate::plumbing::schema::ClientBody;
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
-use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
 use coffer_service::identity::clients::{self as svc, ClientInput, Registrar};
 use coffer_service::platform::views::ClientView;
@@ -51,32 +52,36 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     );
 }
 
-fn with_links(st: &AppState, mut v: ClientView, on: bool) -> ClientView {
-    if on {
-        v.links = Some(links(st.base_url(), "clients", &v.id));
+impl Linked for ClientView {
+    const COLLECTION: &'static str = "clients";
+
+    fn link_id(&self) -> String {
+        self.id.clone()
     }
-    v
+
+    fn set_links(&mut self, links: Vec<coffer_service::platform::views::Link>) {
+        self.links = Some(links);
+    }
 }
 
-/// Reads a create or update body (the same required fields for both).
-fn input(body: &serde_json::Value) -> Result<(ClientInput, bool), RestError> {
-    let f = Fields::of(body)?;
+/// The service's input from a create or update body (the same fields for both).
+fn input(b: ClientBody) -> (ClientInput, bool) {
     let input = ClientInput {
-        name: f.req_str("name")?.to_string(),
-        description: f.req_text("description")?.to_string(),
-        redirect_uri: f.req_str("redirectUri")?.to_string(),
-        scope: f.req_str("scope")?.to_string(),
-        signature_key: f
-            .opt_str("signatureKey")?
-            .filter(|k| *k != coffer_service::platform::views::MASKED_SIGNATURE_KEY)
-            .map(str::to_string),
-        jwt_public_key: f.opt_text("jwtPublicKey")?.map(str::to_string),
-        access_token_lifetime: f.opt_int_min("accessTokenLifetime", 1)?,
-        refresh_token_lifetime: f.opt_int_min("refreshTokenLifetime", 1)?,
-        flow: f.opt_int_min("flow", 0)?,
-        flag: f.opt_int_min("flag", 0)?,
+        name: b.name,
+        description: b.description,
+        redirect_uri: b.redirect_uri,
+        scope: b.scope,
+        // The masked key a client read back is no new key.
+        signature_key: b
+            .signature_key
+            .filter(|k| k != coffer_service::platform::views::MASKED_SIGNATURE_KEY),
+        jwt_public_key: b.jwt_public_key,
+        access_token_lifetime: b.access_token_lifetime,
+        refresh_token_lifetime: b.refresh_token_lifetime,
+        flow: b.flow,
+        flag: b.flag,
     };
-    Ok((input, f.add_links()?))
+    (input, b.add_links.unwrap_or(false))
 }
 
 #[utoipa::path(get, path = "/rest/clients", tag = "clients", responses((status = 200, body = crate::plumbing::schema::Paged<ClientView>, description = "The clients; hidden clients are left out"), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator")), security(("bearer" = [])))]
@@ -87,13 +92,9 @@ pub async fn list(
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &LIST)?;
     let on = q.links();
-    let mut l = blocking(&st, move |ctx| svc::list(ctx, &a, &q)).await?;
-    l.items = l
-        .items
-        .into_iter()
-        .map(|v| with_links(&st, v, on))
-        .collect();
-    Ok(paged(&l))
+    let l = blocking(&st, move |ctx| svc::list(ctx, &a, &q)).await?;
+    let l = linked_page(st.base_url(), l, on);
+    Ok(listing(Envelope::Paged, &l))
 }
 
 #[utoipa::path(post, path = "/rest/clients", tag = "clients", request_body(content = crate::plumbing::schema::ClientBody), responses((status = 200, body = ClientView, description = "The new client with `client_secret`, shown only here, and `Location`"), (status = 403, description = "`ERR_ACCESS_USER`: not a system or application administrator; `ERR_ACCESS_SYSTEM_ADMIN`: `signatureKey`, `jwtPublicKey` or the signature or JWT flow from an application administrator"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_INTEGER`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
@@ -101,10 +102,11 @@ pub async fn create(
     AppAdmin(c): AppAdmin,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Body(body): Body<ClientBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
-    let (input, add_links) = input(&body)?;
+    let (input, add_links) = input(body);
     let v = blocking(&st, move |ctx| {
         svc::create(ctx, input, Registrar::Admin(&c))
     })
@@ -113,7 +115,7 @@ pub async fn create(
     Ok(created(
         StatusCode::OK,
         location,
-        &with_links(&st, v, add_links || q.links()),
+        &linked(st.base_url(), v, add_links || q.links()),
     ))
 }
 
@@ -125,7 +127,7 @@ pub async fn me(
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let v = blocking(&st, move |ctx| svc::me(ctx, &c)).await?;
-    Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
+    Ok(HttpResponse::Ok().json(linked(st.base_url(), v, q.links())))
 }
 
 #[utoipa::path(get, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path, description = "A client id")), responses((status = 200, body = ClientView, description = "The client"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
@@ -138,7 +140,7 @@ pub async fn get(
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| svc::get(ctx, &a, &id)).await?;
-    Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
+    Ok(HttpResponse::Ok().json(linked(st.base_url(), v, q.links())))
 }
 
 #[utoipa::path(put, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path, description = "A client id")), request_body(content = crate::plumbing::schema::ClientBody, description = "As create; a built-in client changes only its two lifetimes"), responses((status = 200, body = ClientView, description = "The updated client"), (status = 403, description = "`ERR_ACCESS_USER`: not an administrator, or a change of a built-in client other than its lifetimes; `ERR_ACCESS_SYSTEM_ADMIN`: a new `signatureKey` or `jwtPublicKey`, or the signature or JWT flow added, by an application administrator"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken"), (status = 422, description = "As create")), security(("bearer" = [])))]
@@ -146,15 +148,16 @@ pub async fn update(
     AppAdmin(c): AppAdmin,
     st: Data<AppState>,
     id: Path<String>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<ClientBody>,
 ) -> Result<HttpResponse, RestError> {
-    let (input, add_links) = input(&body)?;
+    let body = body?;
+    let (input, add_links) = input(body);
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| {
         svc::update(ctx, &id, input, Registrar::Admin(&c))
     })
     .await?;
-    Ok(HttpResponse::Ok().json(with_links(&st, v, add_links)))
+    Ok(HttpResponse::Ok().json(linked(st.base_url(), v, add_links)))
 }
 
 #[utoipa::path(delete, path = "/rest/clients/{id}", tag = "clients", params(("id" = String, Path, description = "A client id")), responses((status = 204, description = "Deleted; its tokens stop working"), (status = 403, description = "Not an administrator, or a built-in client"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]

@@ -1,13 +1,14 @@
 //! `/rest/devices` and `/rest/users/{id}/devices`.
 
+use crate::plumbing::body::Body;
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{int_id, Caller, JsonBody, QueryPairs};
-use crate::plumbing::respond::{created, links, paged};
+use crate::plumbing::extract::{int_id, Caller, QueryPairs};
+use crate::plumbing::respond::{created, linked, linked_page, listing, Envelope, Linked};
+use crate::plumbing::schema::{DeviceCreateBody, DeviceUpdateBody};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
-use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
 use coffer_service::identity::devices::{self as svc, DeviceInput};
 use coffer_service::platform::views::DeviceView;
@@ -58,11 +59,16 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/users/{id}/devices").route(web::get().to(user_devices)));
 }
 
-fn with_links(st: &AppState, mut d: DeviceView, on: bool) -> DeviceView {
-    if on {
-        d.links = Some(links(st.base_url(), "devices", &d.id.to_string()));
+impl Linked for DeviceView {
+    const COLLECTION: &'static str = "devices";
+
+    fn link_id(&self) -> String {
+        self.id.to_string()
     }
-    d
+
+    fn set_links(&mut self, links: Vec<coffer_service::platform::views::Link>) {
+        self.links = Some(links);
+    }
 }
 
 #[utoipa::path(get, path = "/rest/devices", tag = "devices", responses((status = 200, body = crate::plumbing::schema::Paged<DeviceView>, description = "The caller's devices; an administrator's: every device")), security(("bearer" = [])))]
@@ -73,13 +79,9 @@ pub async fn list(
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &LIST)?;
     let on = q.links();
-    let mut l = blocking(&st, move |ctx| svc::list(ctx, &c, &q)).await?;
-    l.items = l
-        .items
-        .into_iter()
-        .map(|d| with_links(&st, d, on))
-        .collect();
-    Ok(paged(&l))
+    let l = blocking(&st, move |ctx| svc::list(ctx, &c, &q)).await?;
+    let l = linked_page(st.base_url(), l, on);
+    Ok(listing(Envelope::Paged, &l))
 }
 
 #[utoipa::path(get, path = "/rest/users/{id}/devices", tag = "devices", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::plumbing::schema::Paged<DeviceView>, description = "The user's devices"), (status = 403, description = "`ERR_ACCESS_USER`: another user's devices need an administrator"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such user")), security(("bearer" = [])))]
@@ -92,13 +94,9 @@ pub async fn user_devices(
     let q = list::parse(&q, &LIST)?;
     let on = q.links();
     let id = id.into_inner();
-    let mut l = blocking(&st, move |ctx| svc::list_for_user(ctx, &c, &id, &q)).await?;
-    l.items = l
-        .items
-        .into_iter()
-        .map(|d| with_links(&st, d, on))
-        .collect();
-    Ok(paged(&l))
+    let l = blocking(&st, move |ctx| svc::list_for_user(ctx, &c, &id, &q)).await?;
+    let l = linked_page(st.base_url(), l, on);
+    Ok(listing(Envelope::Paged, &l))
 }
 
 #[utoipa::path(post, path = "/rest/devices", tag = "devices", request_body(content = crate::plumbing::schema::DeviceCreateBody), responses((status = 200, body = DeviceView, description = "The new device, with `Location`"), (status = 403, description = "`ERR_ACCESS_USER`: another user or client needs an administrator"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the user has this install tag on this client"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INVALID_PARAMETER` (userId or clientId unknown)")), security(("bearer" = [])))]
@@ -106,21 +104,25 @@ pub async fn create(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Body(body): Body<DeviceCreateBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
-    let f = Fields::of(&body)?;
     let input = DeviceInput {
-        client_id: f.opt_str("clientId")?.map(str::to_string),
-        user_id: f.opt_str("userId")?.map(str::to_string),
-        install_tag_id: f.opt_str("installTagId")?.map(str::to_string),
-        install_name: f.opt_str("installName")?.map(str::to_string),
-        mobile_key_store: f.opt_str("mobileKeyStore")?.map(str::to_string),
+        client_id: body.client_id,
+        user_id: body.user_id,
+        install_tag_id: Some(body.install_tag_id),
+        install_name: body.install_name,
+        mobile_key_store: body.mobile_key_store,
     };
-    let on = f.add_links()? || q.links();
+    let on = body.add_links.unwrap_or(false) || q.links();
     let d = blocking(&st, move |ctx| svc::create(ctx, &c, input)).await?;
     let location = format!("{}/rest/devices/{}", st.base_url(), d.id);
-    Ok(created(StatusCode::OK, location, &with_links(&st, d, on)))
+    Ok(created(
+        StatusCode::OK,
+        location,
+        &linked(st.base_url(), d, on),
+    ))
 }
 
 #[utoipa::path(get, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path, description = "A device id", minimum = 1)), responses((status = 200, body = DeviceView, description = "The device"), (status = 403, description = "`ERR_ACCESS_USER`: another user's device"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
@@ -133,7 +135,7 @@ pub async fn get(
     let q = list::parse(&q, &ListSpec::PLAIN)?;
     let id = int_id(&id)?;
     let d = blocking(&st, move |ctx| svc::get(ctx, &c, id)).await?;
-    Ok(HttpResponse::Ok().json(with_links(&st, d, q.links())))
+    Ok(HttpResponse::Ok().json(linked(st.base_url(), d, q.links())))
 }
 
 #[utoipa::path(put, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path, description = "A device id", minimum = 1)), request_body(content = crate::plumbing::schema::DeviceUpdateBody, description = "`mobileKeyStore`, `registrationToken`, or both"), responses((status = 200, body = DeviceView, description = "The updated device"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED` (neither field), `ERR_INPUT_NOT_STRING`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
@@ -141,15 +143,14 @@ pub async fn update(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
-    JsonBody(body): JsonBody,
+    Body(body): Body<DeviceUpdateBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let id = int_id(&id)?;
-    let f = Fields::of(&body)?;
-    let key = f.opt_str("mobileKeyStore")?.map(str::to_string);
-    let token = f.opt_str("registrationToken")?.map(str::to_string);
-    let on = f.add_links()?;
+    let on = body.add_links.unwrap_or(false);
+    let (key, token) = (body.mobile_key_store, body.registration_token);
     let d = blocking(&st, move |ctx| svc::update(ctx, &c, id, key, token)).await?;
-    Ok(HttpResponse::Ok().json(with_links(&st, d, on)))
+    Ok(HttpResponse::Ok().json(linked(st.base_url(), d, on)))
 }
 
 #[utoipa::path(delete, path = "/rest/devices/{id}", tag = "devices", params(("id" = i64, Path, description = "A device id", minimum = 1)), responses((status = 204, description = "Deleted; its tokens stop working"), (status = 403, description = "`ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]

@@ -2,9 +2,10 @@
 //! user administrators keep them) and `/rest/users/actions/getDistributionList` (which of some
 //! addresses are distribution lists).
 
+use crate::plumbing::body::Declared;
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{Caller, JsonBody, QueryPairs, UserAdmin};
-use crate::plumbing::respond::{created, with_metadata};
+use crate::plumbing::extract::{Caller, QueryPairs, UserAdmin};
+use crate::plumbing::respond::{created, listing, Envelope};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data};
@@ -57,15 +58,16 @@ pub async fn list(
     let q = list::parse(&q, &LIST)?;
     let search = q.extra("search").map(str::to_string);
     let l = blocking(&st, move |ctx| svc::list(ctx, search.as_deref(), &q)).await?;
-    Ok(with_metadata(&l))
+    Ok(listing(Envelope::Metadata, &l))
 }
 
 #[utoipa::path(post, path = "/rest/externalDL", tag = "externalDL", request_body(content = crate::plumbing::schema::EmailsBody), responses((status = 201, body = crate::plumbing::schema::DataOf<svc::ExternalDlView>, description = "Every address given, all listed now (those listed already stay as they were), with `Location`"), (status = 403, description = "`ERR_ACCESS_DENIED` (with `redirectUrl`): not a system or helpdesk administrator"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_INVALID_FORMAT` (`emails[i]` is not an address; more than 1000)")), security(("bearer" = [])))]
 pub async fn add(
     UserAdmin(c): UserAdmin,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::EmailsBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let emails = parse_email_list(&body)?;
     let data = blocking(&st, move |ctx| svc::add(ctx, &c, &emails)).await?;
     let location = format!("{}/rest/externalDL", st.base_url());
@@ -80,8 +82,9 @@ pub async fn add(
 pub async fn remove(
     UserAdmin(c): UserAdmin,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::EmailsBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let emails = parse_email_list(&body)?;
     let data = blocking(&st, move |ctx| svc::remove(ctx, &c, &emails)).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "data": data })))

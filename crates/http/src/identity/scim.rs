@@ -132,8 +132,16 @@ impl FromRequest for ScimBody {
                 )
                 .into());
             }
-            let body: Value = serde_json::from_slice(&body)
-                .map_err(|_| ScimFail::bad("invalidSyntax", "The body is not valid JSON."))?;
+            let body: Value = serde_json::from_slice(&body).map_err(|e| {
+                ScimFail::bad(
+                    "invalidSyntax",
+                    format!(
+                        "The body is not valid JSON (line {}, column {}).",
+                        e.line(),
+                        e.column()
+                    ),
+                )
+            })?;
             if let Some(at) = unclean_at(&body) {
                 return Err(ScimFail::bad(
                     "invalidValue",

@@ -7,9 +7,10 @@ pub mod shared_mailboxes;
 
 use crate::content::parse_date;
 use crate::content::transfer::{initiate_input, serve_as, Served};
+use crate::plumbing::body::Declared;
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{Caller, CallerOrRef, JsonBody, QueryPairs};
-use crate::plumbing::respond::with_metadata;
+use crate::plumbing::extract::{Caller, CallerOrRef, QueryPairs};
+use crate::plumbing::respond::{listing, Envelope};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
@@ -253,7 +254,7 @@ pub async fn list(
         svc::list(ctx, c.user_id(), shared.as_deref(), &m, with)
     })
     .await?;
-    Ok(with_metadata(&l))
+    Ok(listing(Envelope::Metadata, &l))
 }
 
 pub const ONE: ListSpec = ListSpec {
@@ -306,8 +307,9 @@ pub async fn send(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::SendFileBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     list::parse(&q, &SEND)?;
     let input = coffer_domain::mail::parse_send(&body, coffer_service::now())?;
     let v = blocking(&st, move |ctx| svc::send(ctx, c.user_id(), None, &input)).await?;
@@ -325,8 +327,9 @@ pub async fn send_draft(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::SendFileBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     list::parse(&q, &SEND)?;
     let input = coffer_domain::mail::parse_send(&body, coffer_service::now())?;
     let id = id.into_inner();
@@ -353,8 +356,9 @@ pub async fn initiate_upload(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let input = initiate_input(&body)?;
     if input.filename.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "filename").into());
@@ -410,12 +414,15 @@ pub async fn recipients(
         .skip(q.offset.max(0) as usize)
         .take(q.limit.max(0) as usize)
         .collect();
-    Ok(with_metadata(&coffer_service::platform::views::Listed {
-        items,
-        total,
-        offset: q.offset,
-        limit: q.limit,
-    }))
+    Ok(listing(
+        Envelope::Metadata,
+        &coffer_service::platform::views::Listed {
+            items,
+            total,
+            offset: q.offset,
+            limit: q.limit,
+        },
+    ))
 }
 
 pub const ATTACHMENTS: ListSpec = ListSpec {
@@ -457,7 +464,7 @@ pub async fn attachments(
             .await?
         }
     };
-    Ok(with_metadata(&l))
+    Ok(listing(Envelope::Metadata, &l))
 }
 
 #[utoipa::path(get, path = "/rest/mail/{email_id}/attachments/{id}/content", tag = "mail", params(("email_id" = String, Path, description = "An email id"), ("id" = String, Path, description = "An attachment id"), ("ref" = Option<String>, Query, description = "Without a bearer token: the reference of an outside recipient's link, for `no_auth` mail (a capability read; 404 for any other reference, 429 after too many failures from the address)"), ("Range" = Option<String>, Header, description = "One byte range")), responses((status = 200, description = "The attachment's content (`Content-Disposition: attachment`)", content_type = "*/*"), (status = 206, description = "The range asked for", content_type = "*/*"), (status = 304, description = "Not modified"), (status = 403, description = "`ERR_ACCESS_USER` (expired or withdrawn), `ERR_ENTITY_IS_DELETED_ATTACHMENT`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 416, description = "`ERR_INVALID_PARAMETER`")), security(("bearer" = []), ()))]

@@ -5,9 +5,10 @@
 //! [`AnyAdmin`] (system, application or helpdesk administrators). The rank rules between
 //! administrators are the service's (`coffer_service::mail::shared_mailboxes`).
 
+use crate::plumbing::body::Declared;
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{AnyAdmin, InternalCaller, JsonBody, QueryPairs};
-use crate::plumbing::respond::{created, with_metadata};
+use crate::plumbing::extract::{AnyAdmin, InternalCaller, QueryPairs};
+use crate::plumbing::respond::{created, listing, Envelope};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
@@ -97,15 +98,16 @@ pub async fn list(
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &LIST)?;
     let l = blocking(&st, move |ctx| svc::list(ctx, &c, &q)).await?;
-    Ok(with_metadata(&l))
+    Ok(listing(Envelope::Metadata, &l))
 }
 
 #[utoipa::path(patch, path = "/rest/sharedMailboxes", tag = "sharedMailboxes", request_body(content = crate::plumbing::schema::SharedMailboxStatusBody), responses((status = 200, body = crate::plumbing::schema::WithMetadata<SharedMailboxView>, description = "Applied, all or nothing (turning off before turning on, so one call can swap mailboxes at the limit); the caller's list, first page"), (status = 403, description = "`ERR_ACCESS_USER`: an id names no mailbox the caller is a member of (`failedIds`), or outside the token's scope; `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal"), (status = 422, description = "`ERR_MAX_ACTIVED_SHAREDMAILBOX`: more active mailboxes than the setting `sharedMailboxMaxActive` allows; `ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INVALID_PARAMETER` naming the field")), security(("bearer" = [])))]
 pub async fn set_status(
     InternalCaller(c): InternalCaller,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::SharedMailboxStatusBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let f = Fields::of(&body)?;
     let items = f
         .opt_array("data")?
@@ -137,7 +139,7 @@ pub async fn set_status(
     }
     let first = list::parse(&[], &LIST)?;
     let l = blocking(&st, move |ctx| svc::set_status(ctx, &c, &changes, &first)).await?;
-    Ok(with_metadata(&l))
+    Ok(listing(Envelope::Metadata, &l))
 }
 
 /// `GET /rest/sharedMailboxes/mail/actions/counters`: `id:in` narrows the mailboxes.
@@ -180,15 +182,16 @@ pub async fn admin_list(
 ) -> Result<HttpResponse, RestError> {
     let q = list::parse(&q, &LIST)?;
     let l = blocking(&st, move |ctx| svc::admin_list(ctx, &a, &q)).await?;
-    Ok(with_metadata(&l))
+    Ok(listing(Envelope::Metadata, &l))
 }
 
 #[utoipa::path(post, path = "/rest/admin/sharedMailboxes", tag = "sharedMailboxes", request_body(content = crate::plumbing::schema::SharedMailboxPostBody), responses((status = 201, body = SharedMailboxView, description = "The account is a shared mailbox (it can no longer sign in), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ACCESS_USER`: the caller's own account; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator converts an administrator's account; `ERR_NOT_INTERNAL_DOMAIN`: the account is not internal"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account is a shared mailbox already"), (status = 422, description = "`ERR_INVALID_PARAMETER` (userId: no active account; memberIds: an item that is not an id), `ERR_USER_IS_NOT_INTERNAL_DL_OR_INTERNAL_ACCOUNT` (memberIds, with `failedIds`), `ERR_CANNOT_RETAIN_DATA_TO_THE_SAME_USER`, `ERR_CANNOT_RETAIN_DATA_TO_UNVERIFIED_USER`, `ERR_INPUT_REQUIRED`, `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (the delete options, as for DELETE /rest/users), a field of the wrong type")), security(("bearer" = [])))]
 pub async fn convert(
     AnyAdmin(c): AnyAdmin,
     st: Data<AppState>,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::SharedMailboxPostBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let f = Fields::of(&body)?;
     let user_id = f.req_str("userId")?.trim().to_string();
     let member_ids = string_array(&f, "memberIds")?;
@@ -246,8 +249,9 @@ pub async fn replace_members(
     AnyAdmin(c): AnyAdmin,
     st: Data<AppState>,
     id: Path<String>,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::SharedMailboxPatchBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let f = Fields::of(&body)?;
     let member_ids = string_array(&f, "memberIds")?;
     let id = id.into_inner();

@@ -1,8 +1,9 @@
 //! Folder notifications (`/rest/folders/{id}/actions/setNotifications`, `/rest/notifications`).
 
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{Caller, JsonBody, QueryPairs};
-use crate::plumbing::respond::with_metadata;
+use crate::plumbing::extract::{Caller, QueryPairs};
+use crate::plumbing::body::Declared;
+use crate::plumbing::respond::{listing, Envelope};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
@@ -88,8 +89,9 @@ pub async fn set(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::NotificationBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let q = list::parse(&q, &SET)?;
     let nested = match q.extra("includeNested") {
         Some(v) => list::parse_bool("includeNested", v)?,
@@ -157,7 +159,7 @@ pub async fn list(
         .into_iter()
         .map(|v| with_links(&st, v, on))
         .collect();
-    Ok(with_metadata(&l))
+    Ok(listing(Envelope::Metadata, &l))
 }
 
 #[utoipa::path(delete, path = "/rest/notifications/{object_id}", tag = "notifications", params(("object_id" = String, Path, description = "A folder id")), responses((status = 204, description = "Unsubscribed"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such folder the caller sees, or no subscription to it")), security(("bearer" = [])))]

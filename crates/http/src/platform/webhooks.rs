@@ -79,17 +79,21 @@ impl FromRequest for WebhookCaller {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let st = req.app_data::<Data<AppState>>().cloned();
         let token = bearer(req);
+        let req = req.clone();
         let method = req.method().to_string();
         // Scopes name REST entities; webhook management is the entity `webhooks`.
         let path = format!("/rest{}", req.path());
         Box::pin(async move {
             let st = st.ok_or_else(|| WebhookErr::new(500, "internal error"))?;
             let token = token.ok_or_else(|| WebhookErr::new(401, "a bearer token is required"))?;
-            let caller = run(&st, move |ctx| {
+            let found = run(&st, move |ctx| {
                 coffer_service::platform::auth::authenticate(ctx, &token, &method, &path)
             })
-            .await?;
-            Ok(WebhookCaller(caller))
+            .await;
+            if let Err(e) = &found {
+                crate::plumbing::extract::Challenge::record(&req, e.0.code);
+            }
+            Ok(WebhookCaller(found?))
         })
     }
 }
@@ -268,6 +272,22 @@ fn page(req: &HttpRequest) -> Result<(i64, i64), WebhookErr> {
     Ok((offset, limit))
 }
 
+/// A page of this API in its own envelope, `{items, totalItems}`.
+fn page_of<T: serde::Serialize>(
+    items: Vec<T>,
+    total: i64,
+    offset: i64,
+    limit: i64,
+) -> HttpResponse {
+    let l = coffer_service::platform::views::Listed {
+        items,
+        total,
+        offset,
+        limit,
+    };
+    crate::plumbing::respond::listing(crate::plumbing::respond::Envelope::Items, &l)
+}
+
 #[utoipa::path(get, path = "/webhooks", tag = "webhooks", params(("offset" = Option<i64>, Query, description = "Items to skip", minimum = 0), ("limit" = Option<i64>, Query, description = "Items per page: 0 (the default, 100) to 1000; more is cut to 1000", minimum = 0)), responses((status = 200, body = crate::plumbing::schema::Items<WebhookView>, description = "The caller's webhooks")), security(("bearer" = [])))]
 pub async fn list(
     WebhookCaller(c): WebhookCaller,
@@ -276,7 +296,7 @@ pub async fn list(
 ) -> Result<HttpResponse, WebhookErr> {
     let (offset, limit) = page(&req)?;
     let (items, total) = run(&st, move |ctx| svc::list(ctx, &c, offset, limit)).await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({"items": items, "totalItems": total})))
+    Ok(page_of(items, total, offset, limit))
 }
 
 #[utoipa::path(post, path = "/webhooks", tag = "webhooks", request_body(content = crate::plumbing::schema::WebhookBody), responses((status = 201, body = WebhookView, description = "The new webhook, with `Location`", headers(("ETag" = String, description = "The webhook's version, for `If-Match`"), ("Location" = String)))), security(("bearer" = [])))]
@@ -366,7 +386,7 @@ pub async fn deliveries(
     let id = parse_id(&id)?;
     let (offset, limit) = page(&req)?;
     let (items, total) = run(&st, move |ctx| svc::deliveries(ctx, &c, &id, offset, limit)).await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({"items": items, "totalItems": total})))
+    Ok(page_of(items, total, offset, limit))
 }
 
 #[utoipa::path(post, path = "/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks", params(("id" = String, Path, description = "A webhook id (UUID)", pattern = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"), ("delivery_id" = String, Path, description = "A delivery id")), responses((status = 202, body = crate::plumbing::schema::DeliveryId, description = "Coffer: the delivery is sent again now, with the same webhook-id"), (status = 404, description = "No such webhook or delivery"), (status = 409, description = "The webhook is disabled")), security(("bearer" = [])))]

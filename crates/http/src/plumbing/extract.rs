@@ -36,6 +36,46 @@ pub const SESSION_COOKIE: &str = "coffer_session";
 /// The cookie with the CSRF token, which the page echoes in `X-XSRF-TOKEN`.
 pub const CSRF_COOKIE: &str = "XSRF-TOKEN";
 
+/// Why a bearer token was refused, for the `WWW-Authenticate` answer (RFC 6750 §3.1) that the
+/// response layer ([`crate::plumbing::middleware::log_and_headers`]) writes: a client that
+/// reads `invalid_token` knows to refresh or sign in again. A request without a token gets the
+/// plain `Bearer` challenge (no error code), as the RFC asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Challenge {
+    /// The token is unknown, malformed, expired or revoked (401).
+    InvalidToken,
+    /// The token is valid but its scope does not cover the call (403).
+    InsufficientScope,
+}
+
+impl Challenge {
+    /// Notes the challenge for a bearer token that `authenticate` refused with `status`: 401
+    /// is a token that is not valid, 403 one whose scope does not cover the call (the only
+    /// 403 it answers).
+    pub fn record(req: &HttpRequest, status: u16) {
+        let challenge = match status {
+            401 => Challenge::InvalidToken,
+            403 => Challenge::InsufficientScope,
+            _ => return,
+        };
+        req.extensions_mut().insert(challenge);
+    }
+
+    /// The header's value.
+    pub fn header(self) -> &'static str {
+        match self {
+            Challenge::InvalidToken => {
+                "Bearer realm=\"coffer\", error=\"invalid_token\", error_description=\"The access \
+                 token is invalid, expired or revoked; refresh it or sign in again\""
+            }
+            Challenge::InsufficientScope => {
+                "Bearer realm=\"coffer\", error=\"insufficient_scope\", error_description=\"The \
+                 access token's scope does not cover this call\""
+            }
+        }
+    }
+}
+
 /// Any caller with a valid access token whose scope covers the call, or with a browser session
 /// (and, for calls that change state, the CSRF token).
 pub struct Caller(pub coffer_service::platform::auth::Caller);
@@ -70,10 +110,14 @@ impl FromRequest for Caller {
             let st = st?;
             let caller = match (token, session) {
                 (Some(token), _) => {
-                    blocking(&st, move |ctx| {
+                    let found = blocking(&st, move |ctx| {
                         coffer_service::platform::auth::authenticate(ctx, &token, &method, &path)
                     })
-                    .await?
+                    .await;
+                    if let Err(e) = &found {
+                        Challenge::record(&req, e.0.status);
+                    }
+                    found?
                 }
                 (None, Some(session)) => {
                     blocking(&st, move |ctx| {
@@ -295,35 +339,6 @@ pub fn content_type(req: &HttpRequest) -> Option<String> {
 /// Whether a content type names JSON: `application/json` or any `+json` type (absent: assumed).
 pub fn is_json(content_type: Option<&str>) -> bool {
     content_type.is_none_or(|ct| ct.starts_with("application/json") || ct.contains("+json"))
-}
-
-/// A JSON request body. Not JSON → 400 `ERR_REQUEST_INVALID_JSON`; the fields are then read
-/// with `coffer_domain::input::Fields`, which answers 422 with the field's code.
-pub struct JsonBody(pub serde_json::Value);
-
-impl FromRequest for JsonBody {
-    type Error = RestError;
-    type Future = BoxFut<Self>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let mut payload = payload.take();
-        let content_type = content_type(req);
-        Box::pin(async move {
-            let body = read_body(&mut payload, MAX_JSON_BODY).await?;
-            if body.iter().all(u8::is_ascii_whitespace) {
-                return Ok(JsonBody(serde_json::Value::Object(Default::default())));
-            }
-            if !is_json(content_type.as_deref()) {
-                return Err(RestError(
-                    ApiError::new(ErrorCode::RequestInvalidJson)
-                        .with_message("The request body must be JSON sent as application/json."),
-                ));
-            }
-            serde_json::from_slice(&body)
-                .map(JsonBody)
-                .map_err(|_| RestError(ApiError::new(ErrorCode::RequestInvalidJson)))
-        })
-    }
 }
 
 /// A numeric path id; anything else is an unknown entity (404).

@@ -79,7 +79,18 @@ pub async fn log_and_headers(
     // Served over Coffer's own TLS: browsers are told to keep to HTTPS.
     let tls = req.app_config().secure();
     let mut res = CURRENT.scope(id, next.call(req)).await?;
+    let challenge = res
+        .request()
+        .extensions()
+        .get::<crate::plumbing::extract::Challenge>()
+        .copied();
     let h = res.headers_mut();
+    if let Some(challenge) = challenge {
+        h.insert(
+            actix_web::http::header::WWW_AUTHENTICATE,
+            HeaderValue::from_static(challenge.header()),
+        );
+    }
     h.insert(
         HeaderName::from_static(REQUEST_ID_HEADER),
         HeaderValue::from_str(&id.to_string()).expect("hex digits are a header value"),
@@ -330,15 +341,32 @@ pub fn removed_replacement(method: &str, path: &str) -> Option<&'static str> {
     })
 }
 
-/// The version outcome of a request: `Ok` for 28, else the error to answer.
-pub fn check_version(header: Option<&str>, query_version: Option<&str>) -> Result<(), ApiError> {
+/// The version outcome of a request: `Ok` for 28, else the error to answer. The answer names
+/// `header` (`X-<Brand>-Version`, as the brand is configured) and the version this server speaks,
+/// so that a client sees what to send; the legacy envelope of versions 1 to 4 keeps the text those
+/// clients know.
+pub fn check_version(
+    header: Option<&str>,
+    query_version: Option<&str>,
+    header_name: &str,
+) -> Result<(), ApiError> {
     let Some(v) = header.or(query_version).map(str::trim) else {
-        return Err(ApiError::new(ErrorCode::RequestApiVersionMissing));
+        return Err(
+            ApiError::new(ErrorCode::RequestApiVersionMissing).with_message(format!(
+                "The API version is missing: send the header {header_name}: {API_VERSION} \
+                 (or the query parameter apiVersion={API_VERSION})."
+            )),
+        );
     };
     match v.parse::<u32>() {
         Ok(API_VERSION) => Ok(()),
         Ok(1..=4) => Err(ApiError::new(ErrorCode::RequestVersionNotSupported).legacy()),
-        _ => Err(ApiError::new(ErrorCode::RequestVersionNotSupported)),
+        _ => Err(
+            ApiError::new(ErrorCode::RequestVersionNotSupported).with_message(format!(
+                "The specified API version is not supported by server: it speaks version \
+                 {API_VERSION} only; send the header {header_name}: {API_VERSION}."
+            )),
+        ),
     }
 }
 
@@ -369,16 +397,16 @@ pub async fn rest_gate<B: MessageBody>(
         let e = ApiError::new(ErrorCode::EntityNotFound);
         return Ok(short_circuit(req, &e));
     }
-    let header_name = req
+    let (header_name, shown) = req
         .app_data::<Data<AppState>>()
-        .map(|s| s.version_header.clone())
+        .map(|s| (s.version_header.clone(), s.version_header_shown.clone()))
         .unwrap_or_default();
     let header = req
         .headers()
         .get(header_name.as_str())
         .and_then(|v| v.to_str().ok());
     let query = req.uri().query().unwrap_or("");
-    if let Err(e) = check_version(header, query_param(query, "apiVersion")) {
+    if let Err(e) = check_version(header, query_param(query, "apiVersion"), &shown) {
         return Ok(short_circuit(req, &e));
     }
     next.call(req)
@@ -392,19 +420,20 @@ mod tests {
 
     #[test]
     fn version_outcomes() {
-        assert!(check_version(Some("28"), None).is_ok());
-        assert!(check_version(None, Some("28")).is_ok());
-        assert_eq!(
-            check_version(None, None).unwrap_err().code,
-            ErrorCode::RequestApiVersionMissing
-        );
+        let h = "X-Coffer-Version";
+        assert!(check_version(Some("28"), None, h).is_ok());
+        assert!(check_version(None, Some("28"), h).is_ok());
+        let e = check_version(None, None, h).unwrap_err();
+        assert_eq!(e.code, ErrorCode::RequestApiVersionMissing);
+        assert!(e.message.contains("X-Coffer-Version: 28"), "{}", e.message);
         for v in ["5", "27", "29", "0", "abc", "-1"] {
-            let e = check_version(Some(v), None).unwrap_err();
+            let e = check_version(Some(v), None, "X-Acme-Version").unwrap_err();
             assert_eq!(e.code, ErrorCode::RequestVersionNotSupported, "{v}");
             assert!(!e.legacy);
+            assert!(e.message.contains("X-Acme-Version: 28"), "{}", e.message);
         }
         for v in ["1", "4"] {
-            let e = check_version(Some(v), None).unwrap_err();
+            let e = check_version(Some(v), None, h).unwrap_err();
             assert!(e.legacy);
             assert_eq!(
                 e.body(),
@@ -412,7 +441,7 @@ mod tests {
             );
         }
         // The header wins over the query.
-        assert!(check_version(Some("28"), Some("4")).is_ok());
+        assert!(check_version(Some("28"), Some("4"), h).is_ok());
     }
 
     #[test]

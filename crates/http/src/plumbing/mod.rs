@@ -1,10 +1,11 @@
-//! What every area's handlers share and no area owns: error rendering (`error`), the
-//! extractors that authenticate and authorize (`extract`), the layers every request passes
+//! What every area's handlers share and no area owns: error rendering (`error`), typed JSON
+//! bodies (`body`), the extractors that authenticate and authorize (`extract`), the layers every request passes
 //! (`middleware`, `waf`), the envelopes and links (`respond`), the OpenAPI document (`openapi`,
 //! `schema`, the operations' words in `operations`) and its interactive reference (`docs`), the
 //! HTML pages (`pages`), the shared state (`state`) and HTTPS (`tls`).
 
 pub mod docs;
+pub mod body;
 pub mod error;
 pub mod extract;
 pub mod middleware;

@@ -1,4 +1,5 @@
-//! Response envelopes and HATEOAS links, as the interface gives them.
+//! Response envelopes and HATEOAS links, as the interface gives them: one list responder
+//! ([`listing`]) for the three list envelopes, and the links of a record ([`Linked`]).
 
 use actix_web::HttpResponse;
 use coffer_service::platform::views::{Link, Listed};
@@ -12,49 +13,121 @@ pub fn links(base: &str, collection: &str, id: &str) -> Vec<Link> {
     ]
 }
 
-/// The devices and clients envelope: `{data, total, page, pageSize}`.
-pub fn paged<T: Serialize>(l: &Listed<T>) -> HttpResponse {
-    let page = if l.limit > 0 {
-        (l.offset / l.limit).saturating_add(1)
-    } else {
-        1
-    };
-    HttpResponse::Ok().json(
-        serde_json::json!({"data": l.items, "total": l.total, "page": page, "pageSize": l.limit}),
+/// The shape a list is answered in: the interface gives three.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Envelope {
+    /// `{data, metadata: {total, limit, offset}}`: most lists of `/rest`.
+    Metadata,
+    /// `{data, total, page, pageSize}`: the caller's devices and the OAuth clients.
+    Paged,
+    /// `{items, totalItems}`: `/webhooks`.
+    Items,
+}
+
+/// Answers a page of records in `envelope`.
+pub fn listing<T: Serialize>(envelope: Envelope, l: &Listed<T>) -> HttpResponse {
+    HttpResponse::Ok().json(Body { envelope, l })
+}
+
+/// The body of [`listing`], as bytes (for an answer kept to be sent again).
+pub fn listing_body<T: Serialize>(
+    envelope: Envelope,
+    l: &Listed<T>,
+) -> serde_json::Result<Vec<u8>> {
+    serde_json::to_vec(&Body { envelope, l })
+}
+
+/// A whole list (not a page of a longer one) in `envelope`: its limit is its length, at least 1.
+pub fn whole<T: Serialize>(envelope: Envelope, items: Vec<T>) -> HttpResponse {
+    let n = items.len() as i64;
+    listing(
+        envelope,
+        &Listed {
+            items,
+            total: n,
+            offset: 0,
+            limit: n.max(1),
+        },
     )
 }
 
-/// The usual envelope: `{data, metadata: {total, limit, offset}}`.
-pub fn with_metadata<T: Serialize>(l: &Listed<T>) -> HttpResponse {
-    HttpResponse::Ok().json(envelope(l))
+/// An envelope over a page, serialized straight from the records (no intermediate `Value`).
+struct Body<'a, T> {
+    envelope: Envelope,
+    l: &'a Listed<T>,
 }
 
-/// The body of [`with_metadata`], as bytes.
-pub fn metadata_body<T: Serialize>(l: &Listed<T>) -> serde_json::Result<Vec<u8>> {
-    serde_json::to_vec(&envelope(l))
+impl<T: Serialize> Serialize for Body<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let l = self.l;
+        match self.envelope {
+            Envelope::Metadata => {
+                #[derive(Serialize)]
+                struct Metadata {
+                    total: i64,
+                    limit: i64,
+                    offset: i64,
+                }
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("data", &l.items)?;
+                m.serialize_entry(
+                    "metadata",
+                    &Metadata {
+                        total: l.total,
+                        limit: l.limit,
+                        offset: l.offset,
+                    },
+                )?;
+                m.end()
+            }
+            Envelope::Paged => {
+                let page = if l.limit > 0 {
+                    (l.offset / l.limit).saturating_add(1)
+                } else {
+                    1
+                };
+                let mut m = s.serialize_map(Some(4))?;
+                m.serialize_entry("data", &l.items)?;
+                m.serialize_entry("total", &l.total)?;
+                m.serialize_entry("page", &page)?;
+                m.serialize_entry("pageSize", &l.limit)?;
+                m.end()
+            }
+            Envelope::Items => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("items", &l.items)?;
+                m.serialize_entry("totalItems", &l.total)?;
+                m.end()
+            }
+        }
+    }
 }
 
-fn envelope<T: Serialize>(l: &Listed<T>) -> impl Serialize + '_ {
-    #[derive(Serialize)]
-    struct Metadata {
-        total: i64,
-        limit: i64,
-        offset: i64,
+/// A record that can carry HATEOAS links: `self` (its collection and id) and `collection`.
+pub trait Linked {
+    /// The collection under `/rest`, e.g. `devices`.
+    const COLLECTION: &'static str;
+    fn link_id(&self) -> String;
+    fn set_links(&mut self, links: Vec<Link>);
+}
+
+/// `v` with its links when `on` (`addLinks` or `mode=full` asked for them).
+pub fn linked<T: Linked>(base: &str, mut v: T, on: bool) -> T {
+    if on {
+        v.set_links(links(base, T::COLLECTION, &v.link_id()));
     }
-    #[derive(Serialize)]
-    struct Envelope<'a, T> {
-        data: &'a [T],
-        metadata: Metadata,
+    v
+}
+
+/// [`linked`] for every record of a page.
+pub fn linked_page<T: Linked>(base: &str, mut l: Listed<T>, on: bool) -> Listed<T> {
+    if on {
+        for v in &mut l.items {
+            v.set_links(links(base, T::COLLECTION, &v.link_id()));
+        }
     }
-    // Serialized straight from the records (no intermediate `Value`).
-    Envelope {
-        data: &l.items,
-        metadata: Metadata {
-            total: l.total,
-            limit: l.limit,
-            offset: l.offset,
-        },
-    }
+    l
 }
 
 /// A create's answer: the status and body the interface gives, with `Location`.

@@ -1,11 +1,15 @@
-//! The schemas of the OpenAPI document that handlers build as JSON rather than from a typed
-//! record: request bodies (as `coffer_domain::input::Fields` reads them: `null` is the same as an
-//! absent field), the error envelopes of every area, and the list envelopes. One place for all of
-//! them, so that `#[utoipa::path]` annotations name them and `openapi.rs` adds the shared ones to
-//! every operation. The types exist for the document only; nothing constructs them.
+//! The schemas of the OpenAPI document that are not a service's record: request bodies, the
+//! error envelopes of every area, and the list envelopes. One place for all of them, so that
+//! `#[utoipa::path]` annotations name them and `openapi.rs` adds the shared ones to every
+//! operation. A request body that implements [`Input`] is also the type its handler reads
+//! (`plumbing::body::Body`): the document and what the server accepts are one type. A body a
+//! domain parser reads is never constructed, but its field names are the ones the server accepts
+//! (`plumbing::body::Declared`); the envelopes exist for the document only.
 #![allow(dead_code)]
 
+use crate::plumbing::body::Input;
 use coffer_service::platform::views::{Link, SystemSettingsView};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 /// A string with a character that is not white space (blank counts as missing).
@@ -144,34 +148,38 @@ pub struct DataOf<T> {
 /// `PUT /rest/users/me`: at least one of `name` and `password`; a new password needs the
 /// current one in `previousPassword`, meets the password policy, and ends the user's other
 /// sessions.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateMeBody {
     /// 1 to 255 bytes, not blank, no control characters.
     #[schema(
         max_length = 255,
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
     )]
-    name: Option<String>,
-    password: Option<String>,
-    previous_password: Option<String>,
+    pub name: Option<String>,
+    pub password: Option<String>,
+    pub previous_password: Option<String>,
 }
+
+impl Input for UpdateMeBody {}
 
 /// The delete options of `DELETE /rest/users` and `DELETE /rest/admin/users/{id}`.
 /// `deleteUnsharedData` and `retainData` are opposites: give one, or both with opposite values.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteOptionsBody {
-    remote_wipe: Option<bool>,
-    delete_unshared_data: Option<bool>,
-    retain_data: Option<bool>,
-    retain_permission_to_shared_data: Option<bool>,
-    withdraw_file_links: Option<bool>,
-    withdraw_request_files: Option<bool>,
+    pub remote_wipe: Option<bool>,
+    pub delete_unshared_data: Option<bool>,
+    pub retain_data: Option<bool>,
+    pub retain_permission_to_shared_data: Option<bool>,
+    pub withdraw_file_links: Option<bool>,
+    pub withdraw_request_files: Option<bool>,
     /// The user (id) who receives the retained data.
-    retain_to_user: Option<String>,
-    retain_to_advanced_form_user: Option<String>,
+    pub retain_to_user: Option<String>,
+    pub retain_to_advanced_form_user: Option<String>,
 }
+
+impl Input for DeleteOptionsBody {}
 
 /// One deleted user.
 #[derive(ToSchema)]
@@ -191,22 +199,24 @@ pub struct DeletedUsers {
 }
 
 /// `PUT /rest/users/me/mobileNumber`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MobileNumberBody {
     /// The current password.
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    password: String,
+    pub password: String,
     /// A phone number: digits, optionally a leading `+`, spaces, dots, dashes and parentheses.
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    mobile_number: String,
+    pub mobile_number: String,
     /// Send a test message and save nothing.
-    test_only: Option<bool>,
+    pub test_only: Option<bool>,
 }
+
+impl Input for MobileNumberBody {}
 
 /// A directory match.
 #[derive(ToSchema)]
@@ -222,36 +232,45 @@ pub struct DirectoryMatches {
 }
 
 /// `POST /rest/users/requestPasswordReset`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RequestPasswordResetBody {
     /// The account's email address.
     #[schema(format = Email, max_length = 254)]
-    email: String,
+    pub email: String,
 }
+
+impl Input for RequestPasswordResetBody {}
 
 /// `POST /rest/users/resetPassword`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ResetPasswordBody {
     /// The reset link from the mail (or the token it carries).
-    link: String,
+    pub link: String,
     /// The new password; it must pass the password policy.
-    password: String,
+    pub password: String,
 }
 
+impl Input for ResetPasswordBody {}
+
 /// `POST /rest/users/actions/login`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LoginBody {
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    username: String,
+    pub username: String,
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    password: String,
+    pub password: String,
     /// Where to go after signing in (a path on this server).
-    referral: Option<String>,
+    pub referral: Option<String>,
 }
+
+impl Input for LoginBody {}
 
 /// A signed-in session's next step.
 #[derive(ToSchema)]
@@ -263,19 +282,21 @@ pub struct LoginResponse {
 }
 
 /// `POST /rest/users/me/forcedPasswordChange`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ForcedPasswordChangeBody {
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    password: String,
+    pub password: String,
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    previous_password: String,
-    referral: Option<String>,
+    pub previous_password: String,
+    pub referral: Option<String>,
 }
+
+impl Input for ForcedPasswordChangeBody {}
 
 /// `{redirectUrl}`: where the sign-in goes next.
 #[derive(ToSchema)]
@@ -341,32 +362,53 @@ pub struct TotpSetupResponse {
 
 /// `POST /rest/users/me/tfa/resetTotpSecret`: the current password, and a code of the new
 /// secret to confirm it.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TotpResetBody {
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    password: String,
+    pub password: String,
     #[schema(nullable = false, pattern = "^\\s*[0-9]{6}\\s*$")]
-    otp: Option<String>,
+    pub otp: Option<String>,
 }
 
+impl Input for TotpResetBody {}
+
 /// `{password}`: the current password.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PasswordBody {
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    password: String,
+    pub password: String,
 }
 
+impl Input for PasswordBody {}
+
 /// `{otp}`: a TOTP or SMS code.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OtpBody {
     /// Six digits.
     #[schema(pattern = "^\\s*[0-9]{6}\\s*$")]
-    otp: String,
+    pub otp: String,
 }
+
+impl Input for OtpBody {}
+
+/// `{otp, referral?}`: a TOTP code, and where to go after signing in.
+#[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OtpReferralBody {
+    /// Six digits.
+    #[schema(pattern = "^\\s*[0-9]{6}\\s*$")]
+    pub otp: String,
+    pub referral: Option<String>,
+}
+
+impl Input for OtpReferralBody {}
 
 /// Whether two-factor sign-in is on (and by which method).
 #[derive(ToSchema)]
@@ -402,24 +444,29 @@ pub struct SmsChallenge {
 }
 
 /// `{referral?}`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ChallengeBody {
-    referral: Option<String>,
+    pub referral: Option<String>,
 }
 
+impl Input for ChallengeBody {}
+
 /// `{otp, referral?, rememberDevice?}`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TfaAuthBody {
     /// The six-digit code of the user's method (TOTP or SMS); not read when the user has no
     /// second step.
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    otp: String,
-    referral: Option<String>,
-    remember_device: Option<bool>,
+    pub otp: String,
+    pub referral: Option<String>,
+    pub remember_device: Option<bool>,
 }
+
+impl Input for TfaAuthBody {}
 
 /// A two-factor step: `challengeMsg` (another round) or `redirectUrl` (accepted), never both.
 #[derive(ToSchema)]
@@ -457,36 +504,40 @@ pub type UserSettings = SystemSettingsView;
 
 /// `POST /rest/devices`. `installTagId` is required; `userId` and `clientId` other than the
 /// caller's own need an administrator.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeviceCreateBody {
-    client_id: Option<String>,
-    user_id: Option<String>,
+    pub client_id: Option<String>,
+    pub user_id: Option<String>,
     /// At most 255 bytes, not blank, no control characters.
     #[schema(
         max_length = 255,
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
     )]
-    install_tag_id: String,
+    pub install_tag_id: String,
     /// At most 255 bytes, no control characters; blank means the install tag.
     #[schema(max_length = 255, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
-    install_name: Option<String>,
+    pub install_name: Option<String>,
     /// At most 8192 bytes, no control characters.
     #[schema(max_length = 8192, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
-    mobile_key_store: Option<String>,
-    add_links: Option<bool>,
+    pub mobile_key_store: Option<String>,
+    pub add_links: Option<bool>,
 }
 
+impl Input for DeviceCreateBody {}
+
 /// `PUT /rest/devices/{id}`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeviceUpdateBody {
     #[schema(max_length = 8192, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
-    mobile_key_store: Option<String>,
+    pub mobile_key_store: Option<String>,
     #[schema(max_length = 4096, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
-    registration_token: Option<String>,
-    add_links: Option<bool>,
+    pub registration_token: Option<String>,
+    pub add_links: Option<bool>,
 }
+
+impl Input for DeviceUpdateBody {}
 
 /// `{status}`: the wipe flag (0 not set, 1 set, 2 device notified, 3 wipe completed).
 #[derive(ToSchema)]
@@ -503,73 +554,79 @@ pub struct LogoutResponse {
 }
 
 /// `POST /rest/clients` and `PUT /rest/clients/{id}`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClientBody {
     /// At most 255 bytes, not blank.
     #[schema(
         max_length = 255,
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    name: String,
+    pub name: String,
     /// At most 2000 bytes, not blank.
     #[schema(
         max_length = 2000,
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    description: String,
+    pub description: String,
     /// An absolute URI without a fragment or credentials, at most 2000 bytes.
     #[schema(
         max_length = 2000,
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    redirect_uri: String,
+    pub redirect_uri: String,
     /// Space-separated items: `*`, `entity/action` or `METHOD/entity/action`, each part of
     /// letters, digits, `_`, `.`, `-`, or `*` alone.
     #[schema(
         pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
     )]
-    scope: String,
+    pub scope: String,
     /// 8 to 512 bytes.
     #[schema(min_length = 8, max_length = 512)]
-    signature_key: Option<String>,
+    pub signature_key: Option<String>,
     /// An RSA public key in PEM, for the JWT assertion flow.
-    jwt_public_key: Option<String>,
+    pub jwt_public_key: Option<String>,
     /// Hours.
     #[schema(minimum = 1, maximum = 2147483647)]
-    access_token_lifetime: Option<i64>,
+    pub access_token_lifetime: Option<i32>,
     /// Hours.
     #[schema(minimum = 1, maximum = 2147483647)]
-    refresh_token_lifetime: Option<i64>,
+    pub refresh_token_lifetime: Option<i32>,
     /// Flow bits: 1 authorization code, 2 client credentials, 4 signature, 8 refresh token,
     /// 16 password, 32 JWT assertion.
     #[schema(minimum = 0, maximum = 63)]
-    flow: Option<i64>,
+    pub flow: Option<i32>,
     /// Flag bits: 1 no consent, 2 disabled, 4 hidden, 8 tokens without expiry.
     #[schema(minimum = 0, maximum = 15)]
-    flag: Option<i64>,
-    add_links: Option<bool>,
+    pub flag: Option<i32>,
+    pub add_links: Option<bool>,
+}
+
+impl Input for ClientBody {
+    const MULTILINE: &'static [&'static str] = &["description", "jwtPublicKey"];
 }
 
 /// `POST /rest/locations`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LocationBody {
     /// At most 255 bytes (trimmed), not blank, no control characters.
     #[schema(
         max_length = 255,
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
     )]
-    name: String,
+    pub name: String,
     /// A DNS domain: labels of letters, digits and `-` (not at either end), at most 63 bytes
     /// each, 253 in all, an optional final dot.
     #[schema(
         max_length = 253,
         pattern = "^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\\.?$"
     )]
-    domain: String,
-    add_links: Option<bool>,
+    pub domain: String,
+    pub add_links: Option<bool>,
 }
+
+impl Input for LocationBody {}
 
 /// A new location: `{id, name, dns}`, the whole record with `returnEntity=true`.
 #[derive(ToSchema)]
@@ -589,7 +646,7 @@ pub struct LocationCreated {
 
 /// `POST /rest/contacts` and `PUT /rest/contacts/{id}`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContactBody {
     /// At most 255 bytes once trimmed, not blank, no control characters; unique among the
     /// caller's contacts without regard to case.
@@ -613,6 +670,7 @@ pub struct ContactEmail {
 
 /// `POST` and `DELETE /rest/externalDL`: 1 to 1000 email addresses, each at most 254 bytes.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EmailsBody {
     #[schema(min_items = 1, max_items = 1000)]
     emails: Vec<String>,
@@ -626,7 +684,7 @@ pub struct EmailsBody {
 /// (`deleteUnsharedData` and `retainData` are opposites). The account's data stays with the
 /// mailbox whatever they say; `remoteWipe` asks its devices to wipe.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SharedMailboxPostBody {
     #[schema(
         max_length = 255,
@@ -647,7 +705,7 @@ pub struct SharedMailboxPostBody {
 
 /// `PATCH /rest/admin/sharedMailboxes/{id}`: the new member set (user ids, 1 to 1000).
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SharedMailboxPatchBody {
     #[schema(min_items = 1, max_items = 1000)]
     member_ids: Vec<String>,
@@ -655,6 +713,7 @@ pub struct SharedMailboxPatchBody {
 
 /// `PATCH /rest/sharedMailboxes`: 1 to 1000 changes of the caller's own flags.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SharedMailboxStatusBody {
     #[schema(min_items = 1, max_items = 1000)]
     data: Vec<SharedMailboxStatusItem>,
@@ -834,6 +893,13 @@ pub struct ScimUserBody {
     roles: Option<Vec<serde_json::Value>>,
     password: Option<String>,
     active: Option<bool>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    notify: Option<bool>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    user_must_change: Option<bool>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    #[schema(value_type = Option<Object>)]
+    user_type_demotion_options: Option<serde_json::Value>,
 }
 
 /// One PATCH operation.
@@ -971,7 +1037,7 @@ pub struct ConsentForm {
 
 /// `POST /rest/folders/{id}/folders`, `PUT /rest/folders/{id}`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FolderBody {
     /// The folder's name (required to create).
     name: Option<String>,
@@ -984,35 +1050,64 @@ pub struct FolderBody {
     file_lifetime: Option<i64>,
     /// On create: pick `name (n)` when the name is taken instead of answering 409.
     rename: Option<bool>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    client_id: Option<String>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    inheritance_enabled: Option<bool>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    is_folder_upload: Option<bool>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    quota: Option<i64>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    use_folder_quota: Option<bool>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    vendor_doc_id: Option<String>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    vendor_doc_name: Option<String>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    apply_file_lifetime_to_files: Option<bool>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    apply_file_lifetime_to_nested: Option<bool>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    break_inheritance: Option<bool>,
 }
 
 /// `POST /rest/folders/{id}/actions/move|copy`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DestinationBody {
     /// The folder to move or copy into.
     destination_folder_id: String,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    add_version: Option<bool>,
 }
 
 /// `POST /rest/files/actions/move|copy`: the files as `ids` here or as `id:in`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FilesDestinationBody {
     ids: Option<Vec<String>>,
     destination_folder_id: String,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    new_file_name: Option<String>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    replace: Option<bool>,
 }
 
 /// `PUT /rest/files/{id}`.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct FileUpdateBody {
     name: Option<String>,
     /// A date (`YYYY-MM-DD` or RFC 3339); empty clears it.
     expire: Option<String>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    replace: Option<bool>,
 }
 
 /// `POST /rest/folders/{id}/members`: users by id or email, one role.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MembersBody {
     user_ids: Option<Vec<String>>,
     emails: Option<Vec<String>>,
@@ -1020,21 +1115,25 @@ pub struct MembersBody {
     role_id: i64,
     notify: Option<bool>,
     notify_file_added: Option<bool>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    ldap_group_ids: Option<Vec<i64>>,
 }
 
 /// `POST /rest/files/{id}/comments`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommentBody {
     /// 1 to 10,000 characters; lines allowed.
     contents: String,
     /// The comment this one answers (0 or absent: none).
     parent_id: Option<i64>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    add_links: Option<bool>,
 }
 
 /// `initiateUpload`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InitiateUploadBody {
     /// The file's name (required for a folder; a new version keeps the file's name).
     filename: Option<String>,
@@ -1046,6 +1145,10 @@ pub struct InitiateUploadBody {
     client_modified: Option<String>,
     #[serde(rename = "tracking_id")]
     tracking_id: Option<String>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    proximate_host: Option<String>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    resume: Option<bool>,
 }
 
 /// A chunk: multipart fields (or JSON with `content` in base64).
@@ -1089,7 +1192,7 @@ pub struct PathBody {
 /// `POST /rest/admin/users`. Only `email` is required; without `password` the account cannot
 /// sign in with a password until an administrator sets one.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdminUserCreateBody {
     /// Not an account's already, nor an external distribution list.
     #[schema(format = Email, max_length = 254)]
@@ -1119,7 +1222,7 @@ pub struct AdminUserCreateBody {
 
 /// `PUT /rest/admin/users/{id}`: every field optional; none keeps the stored value.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdminUserUpdateBody {
     #[schema(
         max_length = 255,
@@ -1150,6 +1253,7 @@ pub struct AdminRoles {
 
 /// `POST /rest/admin/users/actions/deleteTotpSecret`: 1 to 100 user ids.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct IdsBody {
     #[schema(min_items = 1, max_items = 100)]
     ids: Vec<String>,
@@ -1157,7 +1261,7 @@ pub struct IdsBody {
 
 /// `PUT /rest/users/{id}/settings`: every field optional; none keeps the stored value.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UserSettingsBody {
     #[schema(minimum = 1, maximum = 2147483647)]
     language_id: Option<i64>,
@@ -1187,7 +1291,7 @@ pub struct WithdrawBody {
 
 /// `sendFile`: a new email, or the changes to a draft.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SendFileBody {
     /// Addresses; with `cc` and `bcc` at most 500 in all, each counted once.
     to: Option<Vec<String>>,
@@ -1229,6 +1333,11 @@ pub struct SendFileBody {
     return_receipts: Option<Vec<String>>,
     tracking_access: Option<Vec<String>>,
     notify_expired: Option<bool>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    web_form_id: Option<String>,
+    /// Accepted for the reference's clients; Coffer does not act on it.
+    #[schema(value_type = Option<Object>)]
+    web_form_fields: Option<serde_json::Value>,
 }
 
 /// The body a web form's page posts (multipart): `csrf` (the value of the form's cookie), one

@@ -13,6 +13,8 @@ pub struct AppState {
     pub ctx: Ctx,
     /// `x-<brand>-version`, lower-cased.
     pub version_header: String,
+    /// The same header as the brand is spelled (`X-Coffer-Version`), for messages.
+    pub version_header_shown: String,
     pub waf: Arc<Waf>,
     /// Whether cookies get the `Secure` attribute (the base URL is https).
     pub secure_cookies: bool,
@@ -26,10 +28,12 @@ impl AppState {
             "x-{}-version",
             ctx.config.version_brand.to_ascii_lowercase()
         );
+        let version_header_shown = format!("X-{}-Version", ctx.config.version_brand);
         let secure_cookies = ctx.config.base_url.starts_with("https://");
         AppState {
             ctx,
             version_header,
+            version_header_shown,
             waf: Arc::new(waf),
             secure_cookies,
             body_timeout: DEFAULT_BODY_TIMEOUT,

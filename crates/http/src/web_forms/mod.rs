@@ -6,10 +6,9 @@
 //! must match its cookie. A signed-in browser session (the `coffer_session` cookie) is the
 //! submitter of a form that needs one. The rules are `coffer_service::web_forms`'s.
 
+use crate::plumbing::body::Declared;
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{
-    Caller, InternalCaller, JsonBody, MaybeCaller, QueryPairs, SESSION_COOKIE,
-};
+use crate::plumbing::extract::{Caller, InternalCaller, MaybeCaller, QueryPairs, SESSION_COOKIE};
 use crate::plumbing::pages::forms as pages;
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::cookie::{Cookie, SameSite};
@@ -529,8 +528,9 @@ pub async fn public_initiate(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     let reference = q
         .iter()
         .find(|(k, _)| k == "ref")
