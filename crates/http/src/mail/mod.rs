@@ -649,8 +649,9 @@ pub async fn withdraw(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    JsonBody(body): JsonBody,
+    Declared(body, _): Declared<crate::plumbing::schema::WithdrawBody>,
 ) -> Result<HttpResponse, RestError> {
+    let body = body?;
     list::parse(&q, &ListSpec::PLAIN)?;
     let ids = withdraw_ids(&body)?;
     let r = blocking(&st, move |ctx| svc::withdraw(ctx, &c, &ids)).await?;

@@ -237,6 +237,8 @@ pub fn digest(ctx: &Ctx, payload: &str) -> Result<()> {
                 to: &user.email,
                 subject: &subject,
                 body: &body,
+                // A digest carries no link or code that expires.
+                expires_at: None,
             },
             &domain,
             now(),
