@@ -96,7 +96,8 @@ CONTENT_HEADING = "## Content: uploads, downloads and listings"
 MB = 1_000_000
 MIB = 1_048_576
 # The targets of (f)-(j), and the settings of the scenarios when they have not run.
-UPLOAD_OF_DD = 0.60
+# (f): of the lower of its two floors measured in the same run, `dd` and one sha3-256 stream.
+UPLOAD_OF_FLOOR = 0.75
 SMALL_FILES_PER_S = 200
 DOWNLOAD_OF_NGINX = 0.70
 LIST_P99_MS = 20.0
@@ -157,12 +158,14 @@ def content_section(c, failed=False):
       f"`POST /rest/uploads/{{id}}`, multipart, on one keep-alive connection, the bytes sent from "
       f"the file with `sendfile(2)` by `scripts/bench/content.py`), timed from the initiate request "
       f"to the 201 of the last chunk; the file's size and SHA3-256 fingerprint are checked, and one "
-      f"streamed download of it. The floor: `dd if=/dev/zero of=<temporary directory> bs=1M "
-      f"count={s['upload_mib']} conv=fdatasync`, timed, on the same disk. Coffer appends each chunk "
-      f"to one staging file, hashing it with md5 and sha3-256 side by side as it is written, and "
-      f"at the end fsyncs that file and links it into place (`docs/storage.md`). A second "
-      f"reference: the slower of `openssl dgst -sha3-256` and `-md5` over the same file from "
-      f"memory, the most the fingerprinting allows whatever the disk.")
+      f"streamed download of it. Two floors, measured in the same run: the disk, `dd if=/dev/zero "
+      f"of=<temporary directory> bs=1M count={s['upload_mib']} conv=fdatasync`, timed, on the same "
+      f"disk; and the fingerprint, one `openssl dgst -sha3-256` stream over the same file from "
+      f"memory (Coffer names content by its sha3-256, computed as the bytes arrive, and no single "
+      f"sha3-256 stream goes faster). The upload is compared with the lower of the two. Coffer "
+      f"appends each chunk to one staging file, hashing it with sha3-256 on one thread and md5 "
+      f"beside the write on another as it arrives, and at the end fsyncs that file and links it "
+      f"into place (`docs/storage.md`).")
     w(f"- (g) {s['small_bytes']:,}-byte files uploaded one shot "
       f"(`POST /rest/folders/{{id}}/actions/file`, the file in `body`), each with its own name and "
       f"content, by {s['small_clients']} concurrent clients: `wrk -t {s['small_clients']} "
@@ -183,7 +186,7 @@ def content_section(c, failed=False):
     checks = []
     flagged = []
     targets = [
-        ("f", f"(f) upload ≥ {UPLOAD_OF_DD:.0%} of `dd` MiB/s"),
+        ("f", f"(f) upload ≥ {UPLOAD_OF_FLOOR:.0%} of the lower floor (`dd`, sha3-256) MiB/s"),
         ("g", f"(g) ≥ {SMALL_FILES_PER_S} files/s"),
         ("h", f"(h) download ≥ {DOWNLOAD_OF_NGINX:.0%} of nginx MiB/s"),
         ("i", f"(i) p99 of the listing < {LIST_P99_MS:.0f} ms"),
@@ -216,6 +219,11 @@ def content_section(c, failed=False):
     up_mib_s = up.get("mib_s") if up_ok else None
     dd = c.get("dd") or {}
     dd_mib_s = dd["bytes"] / MIB / dd["seconds"] if dd.get("seconds") else None
+    dg = c.get("digests") or {}
+    dg_mib_s = dg["bytes"] / MIB / dg["seconds"] if dg.get("seconds") else None
+    # The lower floor; both must have been measured.
+    floor_mib_s = min(dd_mib_s, dg_mib_s) if dd_mib_s and dg_mib_s else None
+    floor_name = ("`dd`" if floor_mib_s == dd_mib_s else "sha3-256") if floor_mib_s else ""
     total = c["upload_mib"] * MIB
     best, med, dl_bad = {}, {}, []
     for server in ("nginx", "cofferd"):
@@ -289,11 +297,10 @@ def content_section(c, failed=False):
     f_ref = f"`dd` {mibs(dd_mib_s)} ({dd.get('seconds', 0):.2f} s)" if dd_mib_s else "—"
     w(f"| (f) {size} upload in {c['chunk_mib']} MiB chunks, sequential | {f_coffer} | {f_ref} | "
       f"{pct(up_mib_s, dd_mib_s)} |")
-    dg = c.get("digests") or {}
-    dg_mib_s = dg["bytes"] / MIB / dg["seconds"] if dg.get("seconds") else None
     if dg_mib_s:
-        w(f"| (f) the same upload against the slower of its two digests alone | {mibs(up_mib_s)} | "
-          f"`openssl dgst` {mibs(dg_mib_s)} ({dg['seconds']:.2f} s) | {pct(up_mib_s, dg_mib_s)} |")
+        w(f"| (f) the same upload against one sha3-256 stream | {mibs(up_mib_s)} | "
+          f"`openssl dgst -sha3-256` {mibs(dg_mib_s)} ({dg['seconds']:.2f} s) | "
+          f"{pct(up_mib_s, dg_mib_s)} |")
     if g and g["rps"] is not None:
         mark = " ⚠" if errors_of(g) else ""
         g_text = (f"{fmt_num(g['rps'])} files/s{mark}; p50 {fmt_ms(g['p50'])} ms, p99 {fmt_ms(g['p99'])} ms; "
@@ -338,9 +345,9 @@ def content_section(c, failed=False):
     if c.get("notes"):
         w("")
 
-    check(targets[0][1], f"{pct(up_mib_s, dd_mib_s)} ({mibs(up_mib_s)} / {mibs(dd_mib_s)})"
-          if up_mib_s and dd_mib_s else "—",
-          None if not (up_mib_s and dd_mib_s) else up_mib_s >= UPLOAD_OF_DD * dd_mib_s)
+    check(targets[0][1], f"{pct(up_mib_s, floor_mib_s)} ({mibs(up_mib_s)} / {floor_name} "
+          f"{mibs(floor_mib_s)})" if up_mib_s and floor_mib_s else "—",
+          None if not (up_mib_s and floor_mib_s) else up_mib_s >= UPLOAD_OF_FLOOR * floor_mib_s)
     g_rps = g["rps"] if g else None
     check(targets[1][1], f"{fmt_num(g_rps)} files/s" if g_rps is not None else "—",
           None if g_dirty is None else g_rps >= SMALL_FILES_PER_S, g_dirty or "")
@@ -508,7 +515,7 @@ def main():
     w(f"- cofferd: release build (`cargo build --release -p cofferd`), SQLite in a fresh data directory, "
       f"`RUST_LOG=warn`, listening on 127.0.0.1; extra environment: `{meta.get('cofferd_env') or 'none'}`")
     w(f"- Peer: oidc-provider {meta.get('peer_version')} on Node.js {meta.get('node_version')} "
-      f"(`scripts/bench/oidc-peer`, in-memory store), 127.0.0.1")
+      f"(`scripts/bench/oidc-peer`: a minimal server with an in-memory store and one `client_credentials` client), 127.0.0.1")
     w(f"- Load generator: {meta.get('wrk_version')}, one wrk per scenario, "
       f"`-t {meta.get('threads')} -c {meta.get('connections')} -d {meta.get('seconds')}s "
       f"--timeout {meta.get('timeout')} --latency` for all five scenarios (one connection per wrk "

@@ -881,7 +881,33 @@ impl ChunkDecoder {
 
     /// Takes the next bytes of the chunk as they arrived and appends what they decode to.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), ApiError> {
-        let total = self.consumed.saturating_add(input.len() as u64);
+        if self.pass_through(input.len() as u64)? {
+            out.extend_from_slice(input);
+            return Ok(());
+        }
+        self.count_input(input.len() as u64)?;
+        self.decode(input, out)
+    }
+
+    /// For an uncompressed chunk, takes the next `len` bytes as their own decoding, checked and
+    /// counted as [`ChunkDecoder::feed`] would, so that the caller passes them on without a
+    /// copy: `Ok(true)`. For a compressed chunk it takes nothing and answers `Ok(false)` (the
+    /// bytes go to `feed`).
+    pub fn pass_through(&mut self, len: u64) -> Result<bool, ApiError> {
+        if self.mode != Compression::Normal {
+            return Ok(false);
+        }
+        self.count_input(len)?;
+        if self.produced + len > self.original_size {
+            return Err(too_long());
+        }
+        self.produced += len;
+        Ok(true)
+    }
+
+    /// Counts bytes that arrived against the declared `compressionSize`.
+    fn count_input(&mut self, len: u64) -> Result<(), ApiError> {
+        let total = self.consumed.saturating_add(len);
         if total > self.compression_size {
             return Err(invalid(
                 "compressionSize",
@@ -889,17 +915,7 @@ impl ChunkDecoder {
             ));
         }
         self.consumed = total;
-        match self.mode {
-            Compression::Normal => {
-                if self.produced + input.len() as u64 > self.original_size {
-                    return Err(too_long());
-                }
-                self.produced += input.len() as u64;
-                out.extend_from_slice(input);
-                Ok(())
-            }
-            Compression::Gzip | Compression::Zlib => self.decode(input, out),
-        }
+        Ok(())
     }
 
     /// Ends the chunk: the stream must be complete. Answers the number of decompressed bytes
@@ -2271,6 +2287,28 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("originalSize"));
         let d = ChunkDecoder::new(Compression::Zlib, 2, 5);
         assert!(format!("{d:?}").contains("Zlib"));
+    }
+
+    #[test]
+    fn pass_through_counts_like_feed() {
+        let mut d = ChunkDecoder::new(Compression::Normal, 5, 5);
+        assert_eq!(d.pass_through(2), Ok(true));
+        assert_eq!(d.pass_through(3), Ok(true));
+        assert_eq!(d.finish(&mut Vec::new()).unwrap(), 5);
+        // Past the declared sizes: the same refusals as feed.
+        let mut d = ChunkDecoder::new(Compression::Normal, 5, 5);
+        let e = d.pass_through(6).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("compressionSize"));
+        let mut d = ChunkDecoder::new(Compression::Normal, 2, 5);
+        let e = d.pass_through(3).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("originalSize"));
+        // A compressed chunk takes nothing this way: its bytes still count in feed.
+        let mut d = ChunkDecoder::new(Compression::Zlib, 100, 3);
+        assert_eq!(d.pass_through(3), Ok(false));
+        let e = d
+            .feed(&[0x78, 0x9c, 0x03, 0x00], &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("compressionSize"));
     }
 
     // --- downloads -----------------------------------------------------------------------

@@ -35,6 +35,17 @@ fn hex_of(h: &mut Hasher) -> String {
     hex::encode(&*h.finish().expect("OpenSSL digest final"))
 }
 
+/// The bytes the callers of [`Fingerprinter::absorb`] gather into one batch: large enough that
+/// handing a batch between threads costs nothing next to hashing it.
+pub(crate) const BATCH: usize = 1 << 20;
+
+/// How many batches the sha3 thread of [`Fingerprinter::absorb`] may lag behind: enough to
+/// ride out a stall of either side, little memory per upload.
+const SHA3_LAG: usize = 2;
+
+/// A stream shorter than this is hashed on the caller's thread.
+const SMALL: u64 = 64 * 1024;
+
 /// Finished fingerprints of some content.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Fingerprints {
@@ -71,37 +82,64 @@ impl Fingerprinter {
         self.size += bytes.len() as u64;
     }
 
-    /// Hashes `batch` with sha3-256 here while md5 and then `beside` (a write of the same
-    /// bytes) run on a scoped thread: sha3 costs about as much as md5 and the write together,
-    /// so a batch takes about the time of the sha3 alone.
-    pub fn update_batch<T: Send>(
+    /// Hashes the batches `next` yields (until `None`) while `each` takes them too (a write of
+    /// the same bytes). sha3-256 costs about as much as md5 and the write together, so it runs
+    /// on a scoped thread of its own for the whole stream, up to [`SHA3_LAG`] batches behind,
+    /// while md5 and `each` run here: neither side waits for the other batch by batch, and one
+    /// thread serves the whole stream instead of one per batch. A stream that is one small
+    /// batch is hashed here, without a thread. Stops at the first error of `each`, leaving the
+    /// state partial (the caller drops it).
+    pub fn absorb<E>(
         &mut self,
-        batch: &[Bytes],
-        beside: impl FnOnce() -> T + Send,
-    ) -> T {
-        let Fingerprinter { md5, sha3, size } = self;
-        let bytes = batch.iter().map(|p| p.len() as u64).sum::<u64>();
-        *size += bytes;
-        if bytes < 64 * 1024 {
-            // Not worth a thread.
-            for piece in batch {
+        mut next: impl FnMut() -> Option<Vec<Bytes>>,
+        mut each: impl FnMut(&[Bytes]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Some(first) = next() else {
+            return Ok(());
+        };
+        let bytes = |batch: &[Bytes]| batch.iter().map(|p| p.len() as u64).sum::<u64>();
+        if bytes(&first) < SMALL {
+            // Batches are full but the last, so this one is the whole stream: not worth a
+            // thread.
+            let Fingerprinter { md5, sha3, size } = self;
+            *size += bytes(&first);
+            for piece in &first {
                 feed(md5, piece);
                 feed(sha3, piece);
             }
-            return beside();
+            return each(&first);
         }
+        let Fingerprinter { md5, sha3, size } = self;
         std::thread::scope(|scope| {
-            let other = scope.spawn(move || {
-                for piece in batch {
+            let (to_sha3, batches) = std::sync::mpsc::sync_channel::<Vec<Bytes>>(SHA3_LAG);
+            let worker = scope.spawn(move || {
+                for batch in batches {
+                    for piece in &batch {
+                        feed(sha3, piece);
+                    }
+                }
+            });
+            let mut result = Ok(());
+            let mut batch = Some(first);
+            while let Some(b) = batch.take() {
+                *size += bytes(&b);
+                // Cloning a batch clones its pieces' handles, not their bytes.
+                if to_sha3.send(b.clone()).is_err() {
+                    // The sha3 thread is gone: only a panic ends it early, carried below.
+                    break;
+                }
+                for piece in &b {
                     feed(md5, piece);
                 }
-                beside()
-            });
-            for piece in batch {
-                feed(sha3, piece);
+                if let Err(e) = each(&b) {
+                    result = Err(e);
+                    break;
+                }
+                batch = next();
             }
-            match other.join() {
-                Ok(out) => out,
+            drop(to_sha3);
+            match worker.join() {
+                Ok(()) => result,
                 // A panic there is a bug; carry it here.
                 Err(panic) => std::panic::resume_unwind(panic),
             }
@@ -245,9 +283,66 @@ mod tests {
         );
         assert_eq!(abc.size, 3);
         let mut batched = Fingerprinter::new();
-        let wrote =
-            batched.update_batch(&[Bytes::from_static(b"a"), Bytes::from_static(b"bc")], || 7);
-        assert_eq!(wrote, 7);
+        let mut batches = vec![vec![Bytes::from_static(b"a"), Bytes::from_static(b"bc")]];
+        let mut seen = 0;
+        batched
+            .absorb(
+                || batches.pop(),
+                |b| {
+                    seen += b.len();
+                    Ok::<_, ()>(())
+                },
+            )
+            .unwrap();
+        assert_eq!(seen, 2);
         assert_eq!(batched.finish(), abc);
+    }
+
+    /// Many full batches (the threaded path) give the fingerprints of the bytes in one stream,
+    /// and an error of `each` stops the stream there.
+    #[test]
+    fn absorbed_batches_match_one_stream() {
+        let data: Vec<u8> = (0..(3 * BATCH + 12_345))
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        let mut whole = Fingerprinter::new();
+        whole.update(&data);
+        let whole = whole.finish();
+        let batches: Vec<Vec<Bytes>> = data
+            .chunks(BATCH)
+            .map(|c| c.chunks(100_000).map(Bytes::copy_from_slice).collect())
+            .collect();
+        let mut queue = batches.clone().into_iter();
+        let mut written = Vec::new();
+        let mut absorbed = Fingerprinter::new();
+        absorbed
+            .absorb(
+                || queue.next(),
+                |b| {
+                    for p in b {
+                        written.extend_from_slice(p);
+                    }
+                    Ok::<_, ()>(())
+                },
+            )
+            .unwrap();
+        assert_eq!(written, data);
+        assert_eq!(absorbed.finish(), whole);
+
+        let mut queue = batches.into_iter();
+        let mut calls = 0;
+        let failed = Fingerprinter::new().absorb(
+            || queue.next(),
+            |_| {
+                calls += 1;
+                if calls == 2 {
+                    Err("disk full")
+                } else {
+                    Ok(())
+                }
+            },
+        );
+        assert_eq!(failed, Err("disk full"));
+        assert_eq!(calls, 2);
     }
 }

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 
-use crate::hash::{Fingerprinter, Fingerprints, Intake, StagedHash, Stamp};
+use crate::hash::{Fingerprinter, Fingerprints, Intake, StagedHash, Stamp, BATCH};
 use crate::{chunk_name, resolve_range, BlobKey, BlobRead, PutOutcome, StorageError, READ_CHUNK};
 
 pub(crate) struct Local {
@@ -165,8 +165,8 @@ impl Local {
         range: Option<(u64, u64)>,
     ) -> Result<BlobRead, StorageError> {
         let path = self.blob_path(key);
-        let (file, size, len) = blocking(move || {
-            let mut file = match File::open(&path) {
+        let (file, size, start, len) = blocking(move || {
+            let file = match File::open(&path) {
                 Ok(file) => file,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     return Err(StorageError::NotFound)
@@ -175,32 +175,35 @@ impl Local {
             };
             let size = file.metadata()?.len();
             let (start, len) = resolve_range(range, size)?;
-            if start > 0 {
-                file.seek(SeekFrom::Start(start))?;
-            }
-            Ok((file, size, len))
+            Ok((file, size, start, len))
         })
         .await?;
-        let stream = futures_util::stream::try_unfold((file, len), |(file, left)| async move {
-            if left == 0 {
-                return Ok(None);
-            }
-            let want = left.min(READ_CHUNK as u64) as usize;
-            let (file, piece) = blocking(move || {
-                let mut file = file;
-                let mut buf = vec![0u8; want];
-                file.read_exact(&mut buf).map_err(|e| {
-                    if e.kind() == io::ErrorKind::UnexpectedEof {
-                        StorageError::Io("blob shorter than its size".into())
-                    } else {
-                        e.into()
-                    }
-                })?;
-                Ok((file, Bytes::from(buf)))
-            })
-            .await?;
-            Ok(Some((piece, (file, left - want as u64))))
+        // Each piece is read at its own offset on a blocking thread, the next READ_AHEAD - 1
+        // while the one before is being sent: the read and the send overlap instead of taking
+        // turns. The offset is set under the lock, so reads finishing in any order stay right.
+        let file = std::sync::Arc::new(std::sync::Mutex::new(file));
+        let pieces = (0..len.div_ceil(READ_CHUNK as u64)).map(move |i| {
+            let at = start + i * READ_CHUNK as u64;
+            (at, (len + start - at).min(READ_CHUNK as u64) as usize)
         });
+        let stream = futures_util::stream::iter(pieces)
+            .map(move |(at, want)| {
+                let file = file.clone();
+                blocking(move || {
+                    let mut buf = vec![0u8; want];
+                    let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
+                    file.seek(SeekFrom::Start(at))?;
+                    file.read_exact(&mut buf).map_err(|e| {
+                        if e.kind() == io::ErrorKind::UnexpectedEof {
+                            StorageError::Io("blob shorter than its size".into())
+                        } else {
+                            e.into()
+                        }
+                    })?;
+                    Ok(Bytes::from(buf))
+                })
+            })
+            .buffered(READ_AHEAD);
         Ok(BlobRead {
             size,
             stream: stream.boxed(),
@@ -476,14 +479,14 @@ impl Local {
     }
 }
 
+/// How many pieces of a read are read at once (see [`Local::get`]).
+const READ_AHEAD: usize = 2;
+
 /// The staged bytes of an upload, its chunks one after the other.
 const DATA: &str = "data";
 /// Where each recorded chunk of `DATA` ends: a line `<end offset> <token>` per chunk, in order,
 /// replaced whole (written aside, then renamed) after the bytes are in place.
 const ENDS: &str = "ends";
-
-/// The pieces written and hashed together.
-const BATCH: usize = 1 << 20;
 
 /// One recorded chunk: where its bytes end in the data file, and a token new with every write
 /// of it (so that a chunk rewritten with other bytes of the same length has another stamp).
@@ -623,19 +626,32 @@ fn hash_file(file: &File, len: u64) -> Result<Fingerprints, StorageError> {
     let mut input = file;
     input.seek(SeekFrom::Start(0))?;
     let mut left = len;
-    while left > 0 {
+    let mut failed = None;
+    let next = || {
+        if left == 0 || failed.is_some() {
+            return None;
+        }
         let want = left.min(BATCH as u64) as usize;
         let mut buf = vec![0u8; want];
-        input.read_exact(&mut buf)?;
-        hasher.update_batch(&[Bytes::from(buf)], || ());
+        if let Err(e) = input.read_exact(&mut buf) {
+            failed = Some(e);
+            return None;
+        }
         left -= want as u64;
+        Some(vec![Bytes::from(buf)])
+    };
+    hasher.absorb(next, |_| Ok::<_, StorageError>(()))?;
+    if let Some(e) = failed {
+        return Err(e.into());
     }
     Ok(hasher.finish())
 }
 
-/// Streams the intake into `file` from its position on one blocking thread, in batches of
-/// [`BATCH`] bytes, each hashed into `hasher` (when given) while it is written: the receiving
-/// task, the md5 and the sha3 with the write run side by side.
+/// Streams the intake into `file` from its position. This task gathers the pieces into
+/// batches of [`BATCH`] bytes (one hand-off per batch, not per piece: pieces off the socket
+/// are often a few KiB) for one blocking thread, which writes each batch and hashes it into
+/// `hasher` (when given, see [`Fingerprinter::absorb`]): receiving, md5 with the write, and
+/// sha3 run side by side.
 async fn write_through<S, E>(
     file: File,
     intake: &mut Intake<S>,
@@ -645,53 +661,55 @@ where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
     E: Into<StorageError>,
 {
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(64);
+    // Two batches queued: the receiver keeps going while the writer is busy, and memory stays
+    // a few MiB per upload.
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<Bytes>>(2);
     let writer = tokio::task::spawn_blocking(move || -> Result<_, StorageError> {
         let mut file = file;
         let mut hasher = hasher;
         let mut written = 0u64;
-        let mut batch: Vec<Bytes> = Vec::new();
-        let mut batched = 0usize;
-        let mut flush = |file: &mut File, batch: &mut Vec<Bytes>| -> io::Result<()> {
-            let pieces = std::mem::take(batch);
-            let write = |file: &mut File| -> io::Result<()> {
-                for piece in &pieces {
-                    file.write_all(piece)?;
-                }
-                Ok(())
-            };
-            match hasher.as_mut() {
-                Some(h) => h.update_batch(&pieces, || write(file)),
-                None => write(file),
+        let mut write = |batch: &[Bytes]| -> io::Result<()> {
+            for piece in batch {
+                file.write_all(piece)?;
+                written += piece.len() as u64;
             }
+            Ok(())
         };
-        while let Some(piece) = rx.blocking_recv() {
-            written += piece.len() as u64;
-            batched += piece.len();
-            batch.push(piece);
-            if batched >= BATCH {
-                flush(&mut file, &mut batch)?;
-                batched = 0;
+        match hasher.as_mut() {
+            Some(h) => h.absorb(|| rx.blocking_recv(), write)?,
+            None => {
+                while let Some(batch) = rx.blocking_recv() {
+                    write(&batch)?;
+                }
             }
         }
-        flush(&mut file, &mut batch)?;
         Ok((file, written, hasher))
     });
     let mut fed = Ok(());
+    let mut batch = Vec::new();
+    let mut batched = 0usize;
     loop {
-        match intake.next().await {
-            Ok(Some(piece)) => {
-                if tx.send(piece).await.is_err() {
-                    // The writer stopped: its error is below.
-                    break;
-                }
-            }
+        let piece = match intake.next().await {
+            Ok(Some(piece)) => piece,
             Ok(None) => break,
             Err(e) => {
                 fed = Err(e);
                 break;
             }
+        };
+        batched += piece.len();
+        batch.push(piece);
+        if batched >= BATCH {
+            batched = 0;
+            if tx.send(std::mem::take(&mut batch)).await.is_err() {
+                // The writer stopped: its error is below.
+                break;
+            }
         }
+    }
+    if fed.is_ok() && !batch.is_empty() {
+        // A failed send means the writer stopped; its error is below.
+        let _ = tx.send(batch).await;
     }
     drop(tx);
     let written = writer.await.map_err(blocking_err)?;

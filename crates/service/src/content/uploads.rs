@@ -274,6 +274,18 @@ impl Stream for Decoding {
                 Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
                 Poll::Ready(Some(Ok(b))) => {
                     self.received += b.len() as u64;
+                    let Some(d) = self.decoder.as_mut() else {
+                        return Poll::Ready(None);
+                    };
+                    // Uncompressed bytes go on as they came: no copy of every byte.
+                    match d.pass_through(b.len() as u64) {
+                        Ok(true) => {
+                            self.produced += b.len() as u64;
+                            return Poll::Ready(Some(Ok(b)));
+                        }
+                        Ok(false) => {}
+                        Err(e) => return self.fail(e),
+                    }
                     let mut out = Vec::new();
                     let fed = match self.decoder.as_mut() {
                         Some(d) => d.feed(&b, &mut out),
