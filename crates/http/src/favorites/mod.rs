@@ -1,8 +1,8 @@
 //! Favorites (`/rest/favorites`, `/rest/folders/actions/favorite`).
 
+use crate::plumbing::body::Declared;
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{int_id, Caller, QueryPairs};
-use crate::plumbing::body::Declared;
 use crate::plumbing::respond::{links, listing, Envelope};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};

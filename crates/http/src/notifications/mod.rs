@@ -1,8 +1,8 @@
 //! Folder notifications (`/rest/folders/{id}/actions/setNotifications`, `/rest/notifications`).
 
+use crate::plumbing::body::Declared;
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{Caller, QueryPairs};
-use crate::plumbing::body::Declared;
 use crate::plumbing::respond::{listing, Envelope};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};

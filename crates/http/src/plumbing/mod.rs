@@ -4,8 +4,8 @@
 //! `schema`, the operations' words in `operations`) and its interactive reference (`docs`), the
 //! HTML pages (`pages`), the shared state (`state`) and HTTPS (`tls`).
 
-pub mod docs;
 pub mod body;
+pub mod docs;
 pub mod error;
 pub mod extract;
 pub mod middleware;
