@@ -123,6 +123,15 @@ fn missing_fields_and_bad_json_are_400_and_store_nothing() {
             "boolean",
         ),
         (json!([1]), "JSON object"),
+        // A misspelled field is named, not dropped.
+        (
+            json!({"url": "https://x.example/h", "secret": "s", "subscription": ["a"]}),
+            "webhook.subscription is not a field of a webhook",
+        ),
+        (
+            json!({"url": "https://x.example/h", "secret": "s", "subscriptions": ["a"], "events": ["b"]}),
+            "webhook.events is not a field of a webhook",
+        ),
     ] {
         let r = call(&app, "POST", "/webhooks", &t, Some(body.clone()));
         assert_error(&r, 400, detail);

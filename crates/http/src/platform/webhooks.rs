@@ -163,7 +163,11 @@ fn if_match(req: &HttpRequest) -> Result<Option<i64>, WebhookErr> {
         .map_err(|_| WebhookErr::new(400, "invalid If-Match header"))
 }
 
-/// Reads the JSON body into the input fields, refusing unparsable JSON and wrong types.
+/// The fields of a webhook body.
+const FIELDS: [&str; 5] = ["url", "token", "secret", "enabled", "subscriptions"];
+
+/// Reads the JSON body into the input fields, refusing unparsable JSON, fields a webhook does not
+/// have and wrong types.
 async fn input(payload: &mut web::Payload) -> Result<WebhookInput, WebhookErr> {
     let body = read_body(payload, MAX_JSON_BODY).await.map_err(|e| {
         WebhookErr::new(
@@ -182,6 +186,15 @@ async fn input(payload: &mut web::Payload) -> Result<WebhookInput, WebhookErr> {
     let obj = v
         .as_object()
         .ok_or_else(|| WebhookErr::new(400, "the request body must be a JSON object"))?;
+    // A field no webhook has is refused, not dropped: a client that misspells `subscriptions`
+    // learns it instead of getting a webhook without them.
+    if let Some(name) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        let name: String = name.chars().filter(|c| !c.is_control()).take(64).collect();
+        return Err(WebhookErr::new(
+            400,
+            &format!("webhook.{name} is not a field of a webhook"),
+        ));
+    }
     let string = |name: &str| -> Result<Option<String>, WebhookErr> {
         match obj.get(name) {
             None | Some(Value::Null) => Ok(None),

@@ -735,6 +735,7 @@ pub struct SharedMailboxStatusItem {
 
 /// A webhook create (PUT: the same; PATCH: every field optional).
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WebhookBody {
     /// An absolute http(s) URL with a host, without credentials or a fragment, at most 2048
     /// bytes, without spaces or control characters.
@@ -755,6 +756,7 @@ pub struct WebhookBody {
 
 /// A webhook's partial update: any of the create fields.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WebhookPatchBody {
     #[schema(max_length = 2048)]
     url: Option<String>,
@@ -1283,6 +1285,7 @@ pub struct UserSettingsBody {
 
 /// A withdrawal of sent emails.
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WithdrawBody {
     /// The emails to withdraw (1 to 1000).
     #[schema(min_items = 1, max_items = 1000)]
@@ -1379,7 +1382,7 @@ pub struct StartedSubmission {
 
 /// `POST /rest/favorites`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FavoriteBody {
     /// The folder's or file's id (a UUID).
     object_id: String,
@@ -1405,7 +1408,7 @@ pub struct FailedIds {
 
 /// `PUT /rest/folders/{id}/actions/setNotifications`.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NotificationBody {
     /// 1: tell when a file or a new version arrives; 0: do not. Absent: unchanged (0 when new).
     #[schema(minimum = 0, maximum = 1)]
