@@ -520,6 +520,23 @@ pub fn set_preview(
     Ok(())
 }
 
+/// Records `status` as the preview decision of a version still waiting for one (`pending`),
+/// leaving its preview blob as it is: for a version that went before its preview was decided.
+pub fn settle_pending_preview(
+    conn: &mut DbConn,
+    version_id: &str,
+    status: &str,
+) -> StoreResult<()> {
+    db_run!(conn => diesel::update(
+        file_versions::table
+            .find(version_id)
+            .filter(file_versions::preview_status.eq("pending")),
+    )
+    .set(file_versions::preview_status.eq(status))
+    .execute(conn))?;
+    Ok(())
+}
+
 // Blobs.
 
 /// Records one more reference to a blob, creating its row on the first. One statement (an

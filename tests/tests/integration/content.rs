@@ -2217,3 +2217,35 @@ fn a_job_queued_on_one_node_wakes_the_workers_of_another() {
     );
     assert!(recorded.elapsed() < std::time::Duration::from_secs(10));
 }
+
+#[test]
+fn a_version_gone_before_its_preview_was_decided_waits_for_none() {
+    // However the queue orders a trash purge and a preview, no version is left `pending`.
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("gone-preview@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let f = upload_ok(&app, &token, &root, "notes.txt", b"short-lived")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        app.count(
+            &format!("file_id = '{f}' AND preview_status = 'pending'"),
+            "file_versions"
+        ),
+        1
+    );
+    // The version goes (as a purge removes it) before the preview job runs.
+    app.execute(&format!(
+        "UPDATE file_versions SET deleted = TRUE WHERE file_id = '{f}'"
+    ));
+    app.run_jobs();
+    assert_eq!(
+        app.count(
+            &format!("file_id = '{f}' AND preview_status = 'failed'"),
+            "file_versions"
+        ),
+        1
+    );
+    assert_eq!(app.count("state = 'failed'", "jobs"), 0);
+}

@@ -351,6 +351,9 @@ async fn preview(ctx: &Ctx, version_id: &str) -> Result<()> {
                     coffer_store::content::unreferenced_blob(c, b, put.size as i64, &put.md5, t)?;
                 }
             }
+            // Nothing is left to preview: the decision is final, so no version waits as
+            // `pending` once the queue has run.
+            coffer_store::content::settle_pending_preview(c, &vid, "failed")?;
             return Ok(());
         };
         if old != blob {
