@@ -56,7 +56,7 @@ fn with_links(st: &AppState, mut v: FavoriteView, on: bool) -> FavoriteView {
     v
 }
 
-#[utoipa::path(get, path = "/rest/favorites", tag = "favorites", params(("parentId" = Option<String>, Query, description = "Only favorites in this folder (also `parentId:in`)"), ("excludeEc" = Option<bool>, Query, description = "Leave out folders of external sources (Coffer has none among favorites)"), ("orderBy" = Option<String>, Query, description = "`objects.name`, `objects.created` (default) or `objects.modified`, `:asc` or `:desc`")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<FavoriteView>, description = "The caller's favorites whose objects they see, each with its `object`"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 422, description = "`ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/favorites", tag = "favorites", params(("parentId" = Option<String>, Query, description = "Only favorites in this folder (also `parentId:in`)"), ("excludeEc" = Option<bool>, Query, description = "Leave out folders of external sources (Coffer has none among favorites)")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<FavoriteView>, description = "The caller's favorites whose objects they see, each with its `object`"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 422, description = "`ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
 pub async fn list(
     Caller(c): Caller,
     st: Data<AppState>,
@@ -162,7 +162,7 @@ pub async fn mark_folders(
     let data: Vec<FavoriteView> = b.done.into_iter().map(|v| with_links(&st, v, on)).collect();
     let mut body = serde_json::json!({
         "data": data,
-        "metadata": {"total": data.len(), "limit": data.len(), "offset": 0},
+        "metadata": {"total": data.len(), "limit": data.len().max(1), "offset": 0},
     });
     if !b.failed.is_empty() {
         body["failedIds"] = b.failed.into();

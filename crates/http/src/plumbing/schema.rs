@@ -1384,7 +1384,10 @@ pub struct StartedSubmission {
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FavoriteBody {
-    /// The folder's or file's id (a UUID).
+    /// The folder's or file's id (a UUID); not blank.
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
     object_id: String,
     add_links: Option<bool>,
 }
