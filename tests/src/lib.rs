@@ -710,6 +710,30 @@ pub fn me(app: &TestApp, token: &str) -> Value {
     r.json()
 }
 
+/// The id of the caller's "My Folder" (`syncdirId` of `GET /rest/users/me`).
+pub fn my_folder(app: &TestApp, token: &str) -> String {
+    me(app, token)["syncdirId"].as_str().unwrap().to_string()
+}
+
+/// Creates a folder named `name` in `parent`, which must answer 201: its id.
+pub fn mkdir(app: &TestApp, token: &str, parent: &str, name: &str) -> String {
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{parent}/folders"),
+        token,
+        Some(serde_json::json!({"name": name})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    r.json()["id"].as_str().unwrap().to_string()
+}
+
+/// A one-shot upload into `folder` that must answer 200: the new file's record.
+pub fn upload_ok(app: &TestApp, token: &str, folder: &str, name: &str, bytes: &[u8]) -> Value {
+    let r = app.upload(token, folder, name, bytes);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json()
+}
+
 /// Asserts a REST error: the status, the `{errors:[{code, message}]}` envelope and the code.
 pub fn assert_error(r: &Resp, status: u16, code: &str) {
     assert_eq!(r.status, status, "{}", r.text);

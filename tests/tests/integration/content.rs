@@ -4,7 +4,7 @@
 //! (`COFFER_TEST_POSTGRES_URL`) and on local or S3 storage (`COFFER_TEST_S3_URL`).
 
 use coffer_domain::Role;
-use coffer_tests::{me, multipart, TestApp};
+use coffer_tests::{me, mkdir, multipart, my_folder, upload_ok, TestApp};
 use serde_json::{json, Value};
 use sha3::Digest as _;
 
@@ -14,27 +14,6 @@ fn sha3_hex(b: &[u8]) -> String {
 
 fn md5_hex(b: &[u8]) -> String {
     hex::encode(md5::Md5::digest(b))
-}
-
-fn my_folder(app: &TestApp, token: &str) -> String {
-    me(app, token)["syncdirId"].as_str().unwrap().to_string()
-}
-
-fn mkdir(app: &TestApp, token: &str, parent: &str, name: &str) -> String {
-    let r = app.rest(
-        "POST",
-        &format!("/rest/folders/{parent}/folders"),
-        token,
-        Some(json!({"name": name})),
-    );
-    assert_eq!(r.status, 201, "{}", r.text);
-    r.json()["id"].as_str().unwrap().to_string()
-}
-
-fn upload_ok(app: &TestApp, token: &str, folder: &str, name: &str, bytes: &[u8]) -> Value {
-    let r = app.upload(token, folder, name, bytes);
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.json()
 }
 
 /// The id of a folder role, by name, as `GET /rest/roles` lists it.

@@ -3,28 +3,14 @@
 //! and a favorite that hides while its object is out of reach and goes when it is purged.
 
 use coffer_domain::Role;
-use coffer_tests::{assert_error, me, TestApp};
+use coffer_tests::{assert_error, me, mkdir, my_folder, upload_ok, TestApp};
 use serde_json::{json, Value};
 
-fn my_folder(app: &TestApp, token: &str) -> String {
-    me(app, token)["syncdirId"].as_str().unwrap().to_string()
-}
-
-fn mkdir(app: &TestApp, token: &str, parent: &str, name: &str) -> String {
-    let r = app.rest(
-        "POST",
-        &format!("/rest/folders/{parent}/folders"),
-        token,
-        Some(json!({"name": name})),
-    );
-    assert_eq!(r.status, 201, "{}", r.text);
-    r.json()["id"].as_str().unwrap().to_string()
-}
-
 fn upload(app: &TestApp, token: &str, folder: &str, name: &str) -> String {
-    let r = app.upload(token, folder, name, b"content");
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.json()["id"].as_str().unwrap().to_string()
+    upload_ok(app, token, folder, name, b"content")["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 fn favorite(app: &TestApp, token: &str, object: &str) -> Value {

@@ -6,29 +6,17 @@
 
 use coffer_delivery::mail::{self, Config, Password, Relay};
 use coffer_domain::Role;
-use coffer_tests::{assert_error, me, outbox, received, smtp, wait_until, TestApp};
+use coffer_tests::{
+    assert_error, mkdir, my_folder, outbox, received, smtp, upload_ok, wait_until, TestApp,
+};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-fn my_folder(app: &TestApp, token: &str) -> String {
-    me(app, token)["syncdirId"].as_str().unwrap().to_string()
-}
-
-fn mkdir(app: &TestApp, token: &str, parent: &str, name: &str) -> String {
-    let r = app.rest(
-        "POST",
-        &format!("/rest/folders/{parent}/folders"),
-        token,
-        Some(json!({"name": name})),
-    );
-    assert_eq!(r.status, 201, "{}", r.text);
-    r.json()["id"].as_str().unwrap().to_string()
-}
-
 fn upload(app: &TestApp, token: &str, folder: &str, name: &str) -> String {
-    let r = app.upload(token, folder, name, b"content");
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.json()["id"].as_str().unwrap().to_string()
+    upload_ok(app, token, folder, name, b"content")["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 fn subscribe(app: &TestApp, token: &str, folder: &str, query: &str, body: Value) -> (u16, Value) {
