@@ -5,7 +5,7 @@ import re, pathlib
 
 root = pathlib.Path(__file__).resolve().parent.parent
 tests = {}
-for f in sorted((root / "tests" / "tests").glob("*.rs")):
+for f in sorted((root / "tests" / "tests").rglob("*.rs")):
     src = f.read_text()
     for m in re.finditer(r'#\[test\]\s*fn (\w+)\(\)\s*\{', src):
         start = m.end()
