@@ -10,6 +10,7 @@ pub mod notifications;
 pub mod oauth;
 pub mod platform;
 pub mod plumbing;
+pub mod request_files;
 pub mod web_forms;
 
 use actix_web::dev::{Server, ServiceResponse};
@@ -34,6 +35,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(identity::reset_page::routes)
         .configure(mail::pages::routes)
         .configure(web_forms::page_routes)
+        .configure(request_files::page::routes)
         .configure(platform::webhooks::routes)
         .configure(identity::scim::routes)
         .service(

@@ -133,6 +133,7 @@ impl Modify for BearerAuth {
         crate::web_forms::submit,
         crate::web_forms::start,
         crate::web_forms::public_initiate,
+        crate::request_files::page::show,
         crate::mail::shared_mailboxes::admin_list,
         crate::mail::shared_mailboxes::convert,
         crate::mail::shared_mailboxes::dissolve,

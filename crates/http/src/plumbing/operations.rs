@@ -133,6 +133,7 @@ pub const TEXTS: &[Text] = &[
     ("get", "/forms/{id}", "Web form page", "The public page of a web form, built from its fields; an embedded form may be framed by any site."),
     ("post", "/forms/{id}", "Submit a web form", "The page's form: checks every field and delivers the submission, with its files, as mail into the form owner's inbox."),
     ("post", "/forms/{id}/submissions", "Start a submission", "Starts a submission whose files are uploaded before it is sent: answers its draft and the reference that opens the public upload onto it."),
+    ("get", "/requestFile/{ref}", "Request-file page", "The page a request-file link mail points at, for its recipient: the request's message, the files offered to view or download, an upload of several files in chunks with their progress, and the reply. Its script talks to `/rest/requestFile/{ref}`; the reference is the credential, so the page sets no cookie."),
     ("post", "/rest/public/mail/{id}/actions/initiateUpload", "Upload to a submission", "Opens an upload session onto a web-form submission in progress, with the reference its start gave; no account needed."),
     // External distribution lists.
     ("get", "/rest/externalDL", "List external distribution lists", "The addresses known to be distribution lists of other systems, which cannot have accounts."),
