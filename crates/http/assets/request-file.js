@@ -7,7 +7,8 @@
 // (`X-XSRF-TOKEN`, the rule of Coffer's web sessions). The page reads the request and its
 // offered files, sends the chosen files in chunks of the size the server put on the page (a
 // file larger than one chunk goes in several), and sends the reply. Text from the server is
-// only ever set as text, never parsed as HTML.
+// only ever set as text; the request's message, which may carry formatting, is copied element by
+// element from an inert parse, keeping only the formatting tags.
 "use strict";
 (function () {
   var root = document.getElementById("request-file");
@@ -169,6 +170,62 @@
     return (n / 1048576).toFixed(1) + " MB";
   }
 
+  // The formatting a message may carry (the server accepts no other markup in it).
+  var TAGS = ["a", "b", "blockquote", "br", "div", "em", "h1", "h2", "h3", "hr", "i", "li", "ol",
+    "p", "pre", "s", "span", "strong", "sub", "sup", "u", "ul"];
+
+  // Text with its line breaks kept.
+  function textInto(to, text) {
+    text.split("\n").forEach(function (line, i) {
+      if (i > 0) { to.appendChild(document.createElement("br")); }
+      if (line) { to.appendChild(document.createTextNode(line)); }
+    });
+  }
+
+  // Copies a parsed message into the page anew: text as text, each allowed element as a new
+  // element with nothing but its name (a link also its http(s) address); anything else only
+  // as its text. The parsed document is inert: nothing in it runs or loads.
+  function rebuild(from, to) {
+    Array.prototype.forEach.call(from.childNodes, function (n) {
+      if (n.nodeType === 3) {
+        textInto(to, n.nodeValue);
+        return;
+      }
+      if (n.nodeType !== 1) {
+        return;
+      }
+      var tag = n.tagName.toLowerCase();
+      if (tag === "script" || tag === "style" || tag === "template") {
+        return;
+      }
+      if (TAGS.indexOf(tag) < 0) {
+        rebuild(n, to);
+        return;
+      }
+      var e = document.createElement(tag);
+      if (tag === "a") {
+        var href = n.getAttribute("href") || "";
+        if (/^https?:\/\//i.test(href)) {
+          e.href = href;
+          e.rel = "noopener noreferrer nofollow";
+          e.target = "_blank";
+        }
+      }
+      rebuild(n, e);
+      to.appendChild(e);
+    });
+  }
+
+  function showMessage(text) {
+    var node = $("message");
+    while (node.firstChild) { node.removeChild(node.firstChild); }
+    if (text.indexOf("<") < 0 || !window.DOMParser) {
+      textInto(node, text);
+      return;
+    }
+    rebuild(new DOMParser().parseFromString(text, "text/html").body, node);
+  }
+
   var current = null;
 
   // The request's heading, message and what is left.
@@ -178,7 +235,7 @@
     var who = requestor.name ? requestor.name + " <" + (requestor.email || "") + ">" : (requestor.email || "");
     $("from").textContent = who;
     $("subject").textContent = (rf.email && rf.email.subject) || "Files requested";
-    $("message").textContent = rf.message || "";
+    showMessage(rf.message || "");
     show("message", !!rf.message);
     $("expire").textContent = rf.expire || "";
     show("expire-row", !!rf.expire);
