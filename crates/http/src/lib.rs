@@ -55,6 +55,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(content::transfer::routes)
                 .configure(favorites::routes)
                 .configure(notifications::routes)
+                .configure(request_files::routes)
                 .default_service(web::to(not_found)),
         )
         // The chunk endpoint as the reference spells it, with a node's name first.
