@@ -268,6 +268,8 @@ impl TestApp {
             .register(coffer_service::notifications::deliver::JOBS);
         ctx.upload_completion
             .set(coffer_service::mail::attach_uploaded);
+        ctx.upload_completion
+            .add(coffer_service::request_files::TARGET);
         let admin = coffer_service::identity::accounts::bootstrap(&ctx)
             .expect("bootstrap")
             .expect("first start");

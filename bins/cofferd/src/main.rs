@@ -736,9 +736,9 @@ fn first_start_text(s: &Settings, b: &coffer_service::identity::accounts::Bootst
 }
 
 /// Plugs the areas into the content core before the server and the worker start: the job kinds
-/// the worker runs (the core's own and each area's) and what an upload onto a draft email
-/// completes into (docs/architecture.md, "Areas of the service layer"). An area left out here
-/// runs nothing in the background and takes no upload.
+/// the worker runs (the core's own and each area's) and what an upload onto a target (a draft
+/// email, a request-file link) completes into (docs/architecture.md, "Areas of the service
+/// layer"). An area left out here runs nothing in the background and takes no upload.
 fn plug_in_areas(ctx: &Ctx) {
     ctx.jobs.register(coffer_service::content::jobs::KINDS);
     ctx.jobs.register(coffer_service::web_forms::drafts::JOBS);
@@ -747,6 +747,8 @@ fn plug_in_areas(ctx: &Ctx) {
         .register(coffer_service::notifications::deliver::JOBS);
     ctx.upload_completion
         .set(coffer_service::mail::attach_uploaded);
+    ctx.upload_completion
+        .add(coffer_service::request_files::TARGET);
 }
 
 /// Deletes expired tokens and one-time records every hour.

@@ -11,6 +11,7 @@ pub mod list;
 pub mod mail;
 pub mod net;
 pub mod password;
+pub mod request_file;
 pub mod role;
 pub mod scim_discovery;
 pub mod scim_filter;

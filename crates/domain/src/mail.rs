@@ -182,7 +182,7 @@ pub fn parse_send(body: &Value, now: i64) -> Result<SendInput, ApiError> {
 }
 
 /// `YYYY-MM-DD` (or an RFC 3339 time, of whose day) → the last second of that day, UTC.
-fn parse_expire(s: &str) -> Result<i64, ApiError> {
+pub fn parse_expire(s: &str) -> Result<i64, ApiError> {
     let bad = || ApiError::field(ErrorCode::InputInvalidDate, "expire");
     let day = s.get(..10).ok_or_else(bad)?;
     if s.len() > 10
@@ -341,6 +341,79 @@ fn tag(inner: &str) -> Result<Piece<'static>, ApiError> {
 /// Refuses a body whose markup goes beyond formatting (422 `ERR_INPUT_HTML_TAGS_INVALID`).
 pub fn check_body(body: &str) -> Result<(), ApiError> {
     pieces(body).map(|_| ())
+}
+
+/// The host a link goes to (`https://host/...`, `mailto:who@host`), lower-cased, without `www.`.
+fn link_host(href: &str) -> String {
+    let lower = href.trim().to_ascii_lowercase();
+    let rest = if let Some(r) = lower.strip_prefix("mailto:") {
+        r.rsplit_once('@').map_or(r, |(_, h)| h)
+    } else {
+        let r = lower
+            .strip_prefix("https://")
+            .or_else(|| lower.strip_prefix("http://"))
+            .unwrap_or(&lower);
+        let r = r.split(['/', '?', '#']).next().unwrap_or_default();
+        r.rsplit_once('@').map_or(r, |(_, h)| h)
+    };
+    let host = rest.split([':', '?', '>']).next().unwrap_or_default();
+    host.strip_prefix("www.").unwrap_or(host).to_string()
+}
+
+/// The host a link's text names, when the text reads as an address (`example.com`,
+/// `https://example.com/x`, `who@example.com`); none for ordinary words.
+fn named_host(text: &str) -> Option<String> {
+    let t = text.trim();
+    if t.is_empty() || t.contains(char::is_whitespace) {
+        return None;
+    }
+    let lower = t.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("mailto:")
+    {
+        return Some(link_host(&lower));
+    }
+    let head = lower.split(['/', '?', '#']).next().unwrap_or_default();
+    let head = head.rsplit_once('@').map_or(head, |(_, h)| h);
+    let host = head.split(':').next().unwrap_or_default();
+    let (_, tld) = host.rsplit_once('.')?;
+    let looks_like_host = !tld.is_empty()
+        && tld.chars().all(|c| c.is_ascii_alphabetic())
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    looks_like_host.then(|| host.strip_prefix("www.").unwrap_or(host).to_string())
+}
+
+/// Refuses a body with a link whose text names another host than the one the link goes to
+/// (422 `ERR_INPUT_HYPERLINK` naming `field`): the text of a link is what a reader trusts.
+/// Markup beyond formatting is refused as [`check_body`] refuses it.
+pub fn check_hyperlinks(body: &str, field: &str) -> Result<(), ApiError> {
+    let mut open: Option<(String, String)> = None;
+    for p in pieces(body)? {
+        match p {
+            Piece::Tag {
+                name,
+                close: false,
+                href: Some(h),
+            } if name == "a" => open = Some((link_host(&h), String::new())),
+            Piece::Tag {
+                name, close: true, ..
+            } if name == "a" => {
+                if let Some((host, text)) = open.take() {
+                    if named_host(&text).is_some_and(|shown| shown != host) {
+                        return Err(ApiError::field(ErrorCode::InputHyperlink, field));
+                    }
+                }
+            }
+            Piece::Text(t) => {
+                if let Some((_, text)) = open.as_mut() {
+                    text.push_str(t);
+                }
+            }
+            Piece::Tag { .. } => {}
+        }
+    }
+    Ok(())
 }
 
 /// Escapes text for HTML.
@@ -515,5 +588,36 @@ mod tests {
         assert_eq!(Acl::parse("otp"), Some(Acl::VerifyRecipient));
         assert_eq!(Acl::parse("no_auth").unwrap().as_str(), "no_auth");
         assert_eq!(Acl::parse("x"), None);
+    }
+
+    #[test]
+    fn a_link_whose_text_names_another_host_is_refused() {
+        let ok = [
+            "plain text",
+            "<a href=\"https://example.com/x\">example.com</a>",
+            "<a href=\"https://www.example.com\">https://example.com/other</a>",
+            "<a href=\"https://evil.io\">our <b>portal</b></a>",
+            "<a href=\"mailto:ann@example.com\">ann@example.com</a>",
+        ];
+        for b in ok {
+            assert!(check_hyperlinks(b, "body").is_ok(), "{b}");
+        }
+        let bad = [
+            "<a href=\"https://evil.io/login\">bank.example.com</a>",
+            "<a href=\"https://evil.io\">https://bank.example.com</a>",
+            "see <a href='http://x.evil.io'>www.bank.com/login</a>",
+        ];
+        for b in bad {
+            let e = check_hyperlinks(b, "body").unwrap_err();
+            assert_eq!(
+                (e.code, e.field.as_deref()),
+                (ErrorCode::InputHyperlink, Some("body")),
+                "{b}"
+            );
+        }
+        assert_eq!(
+            check_hyperlinks("<script>", "body").unwrap_err().code,
+            ErrorCode::InputHtmlTagsInvalid
+        );
     }
 }

@@ -10,6 +10,7 @@ pub mod notifications;
 pub mod oauth;
 pub mod platform;
 pub mod plumbing;
+pub mod request_files;
 pub mod web_forms;
 
 use actix_web::dev::{Server, ServiceResponse};
@@ -34,6 +35,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(identity::reset_page::routes)
         .configure(mail::pages::routes)
         .configure(web_forms::page_routes)
+        .configure(request_files::page::routes)
         .configure(platform::webhooks::routes)
         .configure(identity::scim::routes)
         .service(
@@ -53,6 +55,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(content::transfer::routes)
                 .configure(favorites::routes)
                 .configure(notifications::routes)
+                .configure(request_files::routes)
                 .default_service(web::to(not_found)),
         )
         // The chunk endpoint as the reference spells it, with a node's name first.

@@ -3,7 +3,8 @@
 //! `oauth`, writes through `store`, and records the operation's event in the same transaction.
 //!
 //! One folder per area, each using only the areas below it (docs/architecture.md, "Areas of the
-//! service layer"): `platform`, `content`, `identity`, `oauth`, `mail`, `web_forms`. Where the
+//! service layer"): `platform`, `content`, `identity`, `oauth`, `mail`, `web_forms`,
+//! `favorites`, `notifications`, `request_files`. Where the
 //! content core hands work up, the areas plug in at start-up ([`Ctx::jobs`],
 //! [`Ctx::upload_completion`]).
 //!
@@ -17,6 +18,7 @@ pub mod mail;
 pub mod notifications;
 pub mod oauth;
 pub mod platform;
+pub mod request_files;
 pub mod web_forms;
 
 pub use coffer_errors::{ApiError, Error, ErrorCode, Result};

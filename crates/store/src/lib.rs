@@ -35,6 +35,7 @@ pub mod models;
 pub mod notifications;
 mod owner_only;
 pub mod password_resets;
+pub mod request_files;
 pub mod schema;
 pub mod scim_tokens;
 pub mod scim_users;

@@ -635,3 +635,60 @@ pub struct NotificationItem {
     pub detail: String,
     pub created_at: i64,
 }
+
+/// A request-file link: one recipient's way to send files to the requestor (see the migration
+/// `request_files` for the columns' meaning).
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = request_files)]
+pub struct RequestFile {
+    pub id: i64,
+    pub ref_hash: String,
+    pub email_id: String,
+    pub position: i32,
+    pub kind: String,
+    pub requestor_id: String,
+    pub actor_id: String,
+    pub folder_id: Option<String>,
+    pub shared_mailbox_id: Option<String>,
+    pub recipient: String,
+    pub recipient_user_id: Option<String>,
+    pub file_limit: i64,
+    pub require_auth: bool,
+    pub action_id: i64,
+    pub expire_at: i64,
+    pub withdrawn_at: Option<i64>,
+    pub reply_email_id: Option<String>,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = request_files)]
+pub struct NewRequestFile {
+    pub ref_hash: String,
+    pub email_id: String,
+    pub position: i32,
+    pub kind: String,
+    pub requestor_id: String,
+    pub actor_id: String,
+    pub folder_id: Option<String>,
+    pub shared_mailbox_id: Option<String>,
+    pub recipient: String,
+    pub recipient_user_id: Option<String>,
+    pub file_limit: i64,
+    pub require_auth: bool,
+    pub action_id: i64,
+    pub expire_at: i64,
+    pub created_at: i64,
+}
+
+/// One upload through a request-file link.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = request_file_uploads)]
+pub struct RequestFileUpload {
+    pub id: i64,
+    pub request_file_id: i64,
+    pub file_id: String,
+    pub version_id: String,
+    pub name: String,
+    pub created_at: i64,
+}

@@ -754,3 +754,44 @@ diesel::table! {
         created_at -> BigInt,
     }
 }
+
+diesel::table! {
+    request_files (id) {
+        id -> BigInt,
+        ref_hash -> Text,
+        email_id -> Text,
+        position -> Integer,
+        kind -> Text,
+        requestor_id -> Text,
+        actor_id -> Text,
+        folder_id -> Nullable<Text>,
+        shared_mailbox_id -> Nullable<Text>,
+        recipient -> Text,
+        recipient_user_id -> Nullable<Text>,
+        file_limit -> BigInt,
+        require_auth -> Bool,
+        action_id -> BigInt,
+        expire_at -> BigInt,
+        withdrawn_at -> Nullable<BigInt>,
+        reply_email_id -> Nullable<Text>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    request_file_sources (request_file_id, file_id) {
+        request_file_id -> BigInt,
+        file_id -> Text,
+    }
+}
+
+diesel::table! {
+    request_file_uploads (id) {
+        id -> BigInt,
+        request_file_id -> BigInt,
+        file_id -> Text,
+        version_id -> Text,
+        name -> Text,
+        created_at -> BigInt,
+    }
+}

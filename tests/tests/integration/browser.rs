@@ -16,6 +16,8 @@ use serde_json::{json, Value};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod request_file;
+
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 struct Driver {
@@ -84,6 +86,8 @@ impl Driver {
             std::env::var("COFFER_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
+            // The console, so a test can see what the page's policy refused.
+            "goog:loggingPrefs": {"browser": "ALL"},
             "goog:chromeOptions": {
                 "binary": binary,
                 "args": [
@@ -180,6 +184,40 @@ impl Driver {
             &self.url(&format!("/element/{element}/value")),
             Some(json!({"text": text})),
         );
+    }
+
+    fn attribute(&self, element: &str, name: &str) -> String {
+        call(
+            &self.agent,
+            "GET",
+            &self.url(&format!("/element/{element}/attribute/{name}")),
+            None,
+        )["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// What `source` (a function body) returns in the page.
+    fn script(&self, source: &str) -> Value {
+        call(
+            &self.agent,
+            "POST",
+            &self.url("/execute/sync"),
+            Some(json!({"script": source, "args": []})),
+        )["value"]
+            .clone()
+    }
+
+    /// The console messages since the last call (level and text of each).
+    fn console(&self) -> Vec<Value> {
+        let v = call(
+            &self.agent,
+            "POST",
+            &self.url("/se/log"),
+            Some(json!({"type": "browser"})),
+        );
+        v["value"].as_array().cloned().unwrap_or_default()
     }
 
     fn click(&self, element: &str) {

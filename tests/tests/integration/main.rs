@@ -25,6 +25,7 @@ mod oauth;
 mod openapi;
 mod password_reset;
 mod reference;
+mod request_files;
 mod resources;
 mod scanning;
 mod scim;

@@ -192,7 +192,7 @@ fn multipart_error(e: actix_multipart::MultipartError) -> BodyError {
     BodyError(std::io::Error::other(e.to_string()))
 }
 
-fn rest_multipart_error(e: actix_multipart::MultipartError) -> RestError {
+pub(crate) fn rest_multipart_error(e: actix_multipart::MultipartError) -> RestError {
     let b = multipart_error(e);
     if b.0.kind() == std::io::ErrorKind::TimedOut {
         return RestError(ApiError::new(ErrorCode::RequestTimeout));
@@ -203,13 +203,13 @@ fn rest_multipart_error(e: actix_multipart::MultipartError) -> RestError {
     )
 }
 
-fn is_multipart(req: &HttpRequest) -> bool {
+pub(crate) fn is_multipart(req: &HttpRequest) -> bool {
     crate::plumbing::extract::content_type(req)
         .is_some_and(|ct| ct.starts_with("multipart/form-data"))
 }
 
 /// A small multipart text field (at most 1 KiB).
-async fn text_field(field: &mut actix_multipart::Field) -> Result<String, RestError> {
+pub(crate) async fn text_field(field: &mut actix_multipart::Field) -> Result<String, RestError> {
     let mut buf = Vec::new();
     while let Some(chunk) = field.next().await {
         let chunk = chunk.map_err(rest_multipart_error)?;
@@ -238,7 +238,7 @@ fn bool_field(name: &str, v: &str) -> Result<bool, RestError> {
 }
 
 /// A field's bytes as a body stream for the store.
-fn field_body(field: actix_multipart::Field) -> Body {
+pub(crate) fn field_body(field: actix_multipart::Field) -> Body {
     Box::pin(field.map_err(multipart_error))
 }
 
@@ -324,9 +324,33 @@ pub async fn chunk_on_host(
 /// owner's (the reference is checked against the session).
 async fn chunk_sender(
     st: &Data<AppState>,
+    req: &HttpRequest,
     who: CallerOrRef,
     id: i64,
 ) -> Result<(String, bool), RestError> {
+    // A session opened through a request-file link: the link decides who may send its chunks
+    // (and, like a web-form submission's, its last chunk answers with the session).
+    let visitor = coffer_service::request_files::Visitor {
+        reference: serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string())
+            .ok()
+            .and_then(|q| q.into_iter().find(|(k, _)| k == "ref").map(|(_, v)| v))
+            .unwrap_or_default(),
+        user: match &who {
+            CallerOrRef::Caller(c) => Some((c.user.id.clone(), c.user.email.clone())),
+            CallerOrRef::Reference { .. } => None,
+        },
+        session: req
+            .cookie(coffer_service::request_files::SESSION_COOKIE)
+            .map(|c| c.value().to_string()),
+        client_ip: st.client_ip(req),
+    };
+    if let Some(user) = blocking(st, move |ctx| {
+        coffer_service::request_files::recipient::chunk_user(ctx, id, &visitor)
+    })
+    .await?
+    {
+        return Ok((user, true));
+    }
     match who {
         CallerOrRef::Caller(c) => Ok((c.user.id.clone(), false)),
         CallerOrRef::Reference {
@@ -354,7 +378,7 @@ async fn take_chunk(
     id: i64,
     payload: Payload,
 ) -> Result<HttpResponse, RestError> {
-    let (user, public) = chunk_sender(&st, who, id).await?;
+    let (user, public) = chunk_sender(&st, &req, who, id).await?;
     match receive_chunk(&st, req, &user, id, payload).await? {
         ChunkOutcome::Progress(u) => Ok(HttpResponse::Ok().json(u)),
         // The holder of a submission's reference is not shown the file (it is the form
@@ -666,6 +690,8 @@ async fn serve(
 pub(crate) enum Served<'a> {
     /// A file of the content tree, by this user (`filesystem.file.download`).
     File(&'a str),
+    /// A file served through a request-file link (`requestfile.file.download`).
+    RequestFile { link_id: i64 },
     /// An email's attachment, by this user or by an outside recipient
     /// (`mail.attachment.download`).
     Mail {
@@ -728,6 +754,9 @@ pub(crate) async fn serve_as(
         _ if d.preview => {}
         Served::File(user_id) => {
             files::record_download(&st.ctx, user_id, &d, span.is_some()).await?;
+        }
+        Served::RequestFile { link_id } => {
+            coffer_service::request_files::record_download(&st.ctx, link_id, &d).await?;
         }
         Served::Mail {
             actor,

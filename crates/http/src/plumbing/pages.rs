@@ -615,6 +615,113 @@ pub mod mail {
     }
 }
 
+/// The recipient's page of a request-file link (`{base}/requestFile/{ref}`): a shell the page's
+/// script fills from `/rest/requestFile/{ref}` (the request, the offered files, what is left),
+/// with the upload and the reply. Its style and script are files of this origin, so the page's
+/// policy allows no inline script or style at all.
+pub mod request_file {
+    use super::{esc, STYLE};
+    use actix_web::http::{header, StatusCode};
+    use actix_web::HttpResponse;
+
+    /// The page's script.
+    pub const SCRIPT: &str = "/requestFile/static/request-file.js";
+    /// The page's style sheet.
+    pub const STYLE_SHEET: &str = "/requestFile/static/request-file.css";
+
+    /// The page's policy: its own script and style only, calls to this origin only, never framed.
+    pub const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+         connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+    /// What the page's style sheet holds: the pages' common style, and the upload's.
+    pub fn style_sheet() -> String {
+        format!(
+            "{STYLE}[hidden]{{display:none!important}}\
+             ul.progress{{list-style:none;padding:0}}ul.progress li{{margin:.4rem 0}}\
+             ul.progress progress{{width:40%;vertical-align:middle}}ul.progress li.failed .state{{color:#a00}}\
+             input[type=file]{{margin:.4rem 0}}textarea{{min-height:5rem}}"
+        )
+    }
+
+    /// What the server puts on the page for its script.
+    pub struct Shell<'a> {
+        pub reference: &'a str,
+        pub api_version: u32,
+        /// The size the script splits files at.
+        pub chunk_size: i64,
+        /// The largest file the server takes (`maxUploadSize`).
+        pub max_size: i64,
+    }
+
+    fn framed(status: StatusCode, title: &str, body: &str) -> HttpResponse {
+        HttpResponse::build(status)
+            .content_type("text/html; charset=utf-8")
+            .insert_header((header::CONTENT_SECURITY_POLICY, POLICY))
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .body(format!(
+                "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+                 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+                 <title>{} · Coffer</title><link rel=\"stylesheet\" href=\"{STYLE_SHEET}\"></head>\
+                 <body class=\"wide\"><main>{body}</main></body></html>",
+                esc(title)
+            ))
+    }
+
+    /// The request's page: every part the script shows, hidden until it knows which.
+    pub fn page(s: &Shell) -> HttpResponse {
+        framed(
+            StatusCode::OK,
+            "Files requested",
+            &format!(
+                "<div id=\"request-file\" data-ref=\"{}\" data-api-version=\"{}\" data-chunk-size=\"{}\" data-max-size=\"{}\">\
+                 <p id=\"loading\" class=\"meta\">Loading the request…</p>\
+                 <p id=\"noscript-note\" class=\"error\">This page needs JavaScript to show the request and send files.</p>\
+                 <section id=\"state\" hidden><h1 id=\"state-title\"></h1><p class=\"error\" id=\"state-message\" role=\"alert\"></p></section>\
+                 <section id=\"auth\" hidden><h1>Confirm your address</h1>\
+                 <p>This request for files is for the person it was sent to. To open it, confirm that \
+                 the address is yours: we mail a 6-digit code to it.</p>\
+                 <p id=\"auth-notice\" class=\"notice\" hidden></p>\
+                 <form id=\"code-form\" hidden><label for=\"code\">Code</label>\
+                 <input id=\"code\" name=\"code\" type=\"text\" inputmode=\"numeric\" autocomplete=\"one-time-code\" \
+                 pattern=\"[0-9]{{6}}\" maxlength=\"6\" required>\
+                 <button type=\"submit\" id=\"verify\">Open the request</button></form>\
+                 <button type=\"button\" id=\"send-code\">Send me a code</button>\
+                 <p id=\"auth-status\" class=\"meta\" role=\"status\"></p>\
+                 <p class=\"meta\">If you have a Coffer account with this address, you can also sign in to \
+                 Coffer in this browser and open the link again.</p></section>\
+                 <section id=\"request\" hidden>\
+                 <h1 id=\"subject\"></h1>\
+                 <dl class=\"meta\"><div><dt>From</dt><dd id=\"from\"></dd></div>\
+                 <div id=\"expire-row\"><dt>Open until</dt><dd id=\"expire\"></dd></div>\
+                 <div id=\"excluded-row\" hidden><dt>Not accepted</dt><dd id=\"excluded\"></dd></div></dl>\
+                 <div class=\"message\" id=\"message\"></div>\
+                 <section id=\"sources\" hidden><h2>Files for you</h2><ul class=\"files\" id=\"source-list\"></ul></section>\
+                 <h2>Send files</h2><p id=\"remaining\" class=\"meta\"></p>\
+                 <p id=\"exhausted\" class=\"notice\" hidden>You have sent all the files this request takes. \
+                 You can still reply to the sender.</p>\
+                 <form id=\"upload-form\"><label for=\"files\">Files</label>\
+                 <input type=\"file\" id=\"files\" name=\"files\" multiple>\
+                 <button type=\"submit\" id=\"send\">Send files</button></form>\
+                 <ul class=\"progress\" id=\"progress\"></ul>\
+                 <p id=\"upload-status\" class=\"meta\" role=\"status\"></p>\
+                 <h2>Reply</h2>\
+                 <form id=\"reply-form\"><label for=\"reply-body\">Message to the sender</label>\
+                 <textarea id=\"reply-body\" name=\"body\" rows=\"4\" maxlength=\"10000\"></textarea>\
+                 <button type=\"submit\" id=\"reply-send\">Send reply</button></form>\
+                 <p id=\"reply-status\" class=\"meta\" role=\"status\"></p>\
+                 <p id=\"replied\" class=\"notice\" hidden>Your reply has been sent. The sender has been told \
+                 that your files are there.</p>\
+                 </section></div>\
+                 <script src=\"{SCRIPT}\" defer></script>",
+                esc(s.reference),
+                s.api_version,
+                s.chunk_size,
+                s.max_size,
+            ),
+        )
+    }
+}
+
 /// The cookie holding a page form's CSRF value: HttpOnly, for `path` only, `Secure` when the
 /// server is reached over https (or when `same_site` is `None`, which browsers require).
 pub fn csrf_cookie(

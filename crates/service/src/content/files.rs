@@ -394,6 +394,20 @@ pub fn commit(
     target: &Target,
     stored: &Stored,
 ) -> Result<Object> {
+    commit_by(c, ctx, user_id, Some(user_id), target, stored)
+}
+
+/// [`commit`] on behalf of someone else: `user_id` is the account whose permission and quota
+/// take the file, `actor` the one the events name as having sent it (`None`: someone without an
+/// account, such as the outside recipient of a request-file link).
+pub fn commit_by(
+    c: &mut DbConn,
+    ctx: &Ctx,
+    user_id: &str,
+    actor: Option<&str>,
+    target: &Target,
+    stored: &Stored,
+) -> Result<Object> {
     may_put(c, user_id, target)?;
     let t = now();
     let (file, created) = match target {
@@ -453,14 +467,14 @@ pub fn commit(
         events::record(
             c,
             "filesystem.file.create",
-            Some(user_id),
+            actor,
             json!({"id": file.id, "parentId": file.parent_id, "name": file.name, "size": v.size, "versionId": v.id, "ownerId": file.owner_id}),
         )?;
     } else {
         events::record(
             c,
             "filesystem.version.create",
-            Some(user_id),
+            actor,
             json!({"id": file.id, "versionId": v.id, "versionNumber": v.number, "size": v.size, "ownerId": file.owner_id}),
         )?;
     }

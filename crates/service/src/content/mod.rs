@@ -201,6 +201,27 @@ pub fn not_system(o: &Object) -> Result<()> {
     Err(ApiError::new(code).into())
 }
 
+/// Refuses an object that is in a secure folder, or is one (403 `ERR_ENTITY_IS_SECURE_FOLDER`):
+/// a folder marked `secure` keeps what it holds from leaving by links and mail.
+pub fn not_secure(c: &mut DbConn, o: &Object) -> Result<()> {
+    let mut secure = o.secure;
+    if !secure {
+        for a in coffer_store::content::ancestors(c, &o.id)?.iter().skip(1) {
+            if a.system.is_some() {
+                break;
+            }
+            if coffer_store::content::object(c, &a.id)?.is_some_and(|f| f.secure) {
+                secure = true;
+                break;
+            }
+        }
+    }
+    if secure {
+        return Err(ApiError::new(ErrorCode::EntityIsSecureFolder).into());
+    }
+    Ok(())
+}
+
 /// A free name in `parent`: the name itself, or with ` (n)` added when `rename` and it is taken;
 /// 409 `ERR_ENTITY_EXISTS` when taken and not `rename`.
 pub fn free_name(c: &mut DbConn, parent: &str, name: &str, rename: bool) -> Result<String> {

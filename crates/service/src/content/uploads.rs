@@ -42,20 +42,54 @@ pub struct InitiateInput {
 /// file to the draft email the target names (web-form submissions are draft emails too).
 pub type OnComplete = fn(&mut DbConn, &str, &Object) -> Result<()>;
 
-/// This server's [`OnComplete`] ([`crate::Ctx::upload_completion`]).
+/// A kind of target another area owns, told apart by the prefix of its target strings (e.g.
+/// `rf:` for request-file links): its completion, and who the file's events name as having
+/// sent it instead of the session's user (`None`: someone without an account).
+#[derive(Clone, Copy)]
+pub struct TargetKind {
+    pub prefix: &'static str,
+    pub complete: OnComplete,
+    pub actor: fn(&mut DbConn, &str) -> Result<Option<String>>,
+}
+
+/// This server's [`OnComplete`] ([`crate::Ctx::upload_completion`]): the one for targets
+/// without a registered prefix (draft emails), and the [`TargetKind`]s areas added.
 #[derive(Default)]
-pub struct Completion(RwLock<Option<OnComplete>>);
+pub struct Completion {
+    plain: RwLock<Option<OnComplete>>,
+    kinds: RwLock<Vec<TargetKind>>,
+}
 
 impl Completion {
-    /// Makes `f` the completion of every session opened onto a target.
+    /// Makes `f` the completion of every session opened onto a target no kind claims.
     pub fn set(&self, f: OnComplete) {
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Some(f);
+        *self.plain.write().unwrap_or_else(|e| e.into_inner()) = Some(f);
+    }
+
+    /// Adds a kind of target (a second one with the same prefix replaces the first).
+    pub fn add(&self, kind: TargetKind) {
+        let mut kinds = self.kinds.write().unwrap_or_else(|e| e.into_inner());
+        kinds.retain(|k| k.prefix != kind.prefix);
+        kinds.push(kind);
+    }
+
+    /// The kind that claims `target`, if any.
+    pub fn kind(&self, target: &str) -> Option<TargetKind> {
+        self.kinds
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|k| target.starts_with(k.prefix))
+            .copied()
     }
 
     /// The completion an area provided. A session has a target only when an area opened it,
     /// so none here means the server was wired without that area: the upload fails whole.
-    fn get(&self) -> Result<OnComplete> {
-        (*self.0.read().unwrap_or_else(|e| e.into_inner()))
+    fn get(&self, target: &str) -> Result<OnComplete> {
+        if let Some(k) = self.kind(target) {
+            return Ok(k.complete);
+        }
+        (*self.plain.read().unwrap_or_else(|e| e.into_inner()))
             .ok_or_else(|| Error::internal("an upload has a target but no area completes it"))
     }
 }
@@ -464,14 +498,21 @@ async fn complete(ctx: &Ctx, user_id: &str, upload: &Upload, chunks: u32) -> Res
     let kept = stored.clone();
     let file = match ctx
         .write_owned(move |c| {
-            let file = files::commit(c, &ctx2, &user, &target, &stored)?;
+            let actor = match target_id
+                .as_deref()
+                .and_then(|t| ctx2.upload_completion.kind(t).map(|k| (t, k)))
+            {
+                Some((t, k)) => (k.actor)(c, t)?,
+                None => Some(user.clone()),
+            };
+            let file = files::commit_by(c, &ctx2, &user, actor.as_deref(), &target, &stored)?;
             // The session may have ended while its last chunk was stored (the sweep, a delete,
             // a claimed web-form submission): then no file is made.
             if !coffer_store::content::finish_upload(c, id, &file.id, now())? {
                 return Err(super::not_found());
             }
             if let Some(target) = &target_id {
-                (ctx2.upload_completion.get()?)(c, target, &file)?;
+                (ctx2.upload_completion.get(target)?)(c, target, &file)?;
             }
             Ok(file)
         })
@@ -560,9 +601,20 @@ mod tests {
         fn attach(_: &mut DbConn, _: &str, _: &Object) -> Result<()> {
             Ok(())
         }
+        fn nobody(_: &mut DbConn, _: &str) -> Result<Option<String>> {
+            Ok(None)
+        }
         let completion = Completion::default();
-        assert!(completion.get().is_err());
+        assert!(completion.get("e1").is_err());
         completion.set(attach);
-        assert!(completion.get().is_ok());
+        assert!(completion.get("e1").is_ok());
+        assert!(completion.kind("rf:1").is_none());
+        completion.add(TargetKind {
+            prefix: "rf:",
+            complete: attach,
+            actor: nobody,
+        });
+        assert!(completion.kind("rf:1").is_some());
+        assert!(completion.kind("e1").is_none());
     }
 }

@@ -21,6 +21,18 @@ pub const KEYS: &[(&str, &str)] = &[
     ("scimProvisioning", "true or false: whether SCIM tokens may be used (false pauses provisioning)"),
     ("sharedMailboxMaxActive", "integer, 0 or more: how many shared mailboxes one member may have active at once (default 10)"),
     ("notificationDigestSeconds", "integer, 0 or more: seconds folder notifications are gathered into one mail (default 300; 0: at once)"),
+    ("requestFileEnabled", "true or false: whether users may ask for files through request-file links (default true)"),
+    ("requestFileDefaultCount", "integer, 1 or more: files a request-file link takes when the request names no count (default 10)"),
+    ("requestFileMaxCount", "integer, 1 or more: the most files a request-file link may take (default 100)"),
+    ("requestFileDefaultExpireDays", "integer, 0 or more: days a request-file link works when the request names no expiry (default 14; 0: until the end of today)"),
+    ("requestFileExcludedExtensions", "comma-separated extensions request-file links refuse, e.g. `exe,bat` (default none)"),
+];
+
+/// The defaults of the integer request-file settings (the request-file area reads them).
+pub const REQUEST_FILE_DEFAULTS: &[(&str, i64)] = &[
+    ("requestFileDefaultCount", 10),
+    ("requestFileMaxCount", 100),
+    ("requestFileDefaultExpireDays", 14),
 ];
 
 /// The default of `sharedMailboxMaxActive`.
@@ -84,6 +96,13 @@ pub fn get(ctx: &Ctx, key: &str) -> Result<String> {
         ("sftpEnabled" | "scimProvisioning", None) => "true".into(),
         ("sharedMailboxMaxActive", None) => SHARED_MAILBOX_MAX_ACTIVE.to_string(),
         ("notificationDigestSeconds", None) => NOTIFICATION_DIGEST_SECONDS.to_string(),
+        ("requestFileEnabled", None) => "true".into(),
+        ("requestFileExcludedExtensions", None) => String::new(),
+        (k, None) if REQUEST_FILE_DEFAULTS.iter().any(|(d, _)| *d == k) => REQUEST_FILE_DEFAULTS
+            .iter()
+            .find(|(d, _)| *d == k)
+            .map_or(0, |(_, v)| *v)
+            .to_string(),
         (_, None) => "null".into(),
     })
 }
@@ -143,7 +162,25 @@ pub fn set(ctx: &Ctx, key: &str, value: &str, actor: Option<&str>) -> Result<()>
                 .ok_or_else(|| bad("no such location"))?;
             id.to_string()
         }
-        "sftpEnabled" | "scimProvisioning" => value
+        "requestFileDefaultCount" | "requestFileMaxCount" => value
+            .parse::<i64>()
+            .ok()
+            .filter(|v| *v >= 1)
+            .ok_or_else(|| bad("a positive integer"))?
+            .to_string(),
+        "requestFileDefaultExpireDays" => value
+            .parse::<i64>()
+            .ok()
+            .filter(|v| (0..=3650).contains(v))
+            .ok_or_else(|| bad("an integer from 0 to 3650"))?
+            .to_string(),
+        "requestFileExcludedExtensions" => {
+            if value.len() > 4000 || !coffer_domain::input::is_clean(value, false) {
+                return Err(bad("a comma-separated list of extensions"));
+            }
+            coffer_domain::request_file::parse_extensions(value).join(",")
+        }
+        "sftpEnabled" | "scimProvisioning" | "requestFileEnabled" => value
             .parse::<bool>()
             .map_err(|_| bad("true or false"))?
             .to_string(),

@@ -86,7 +86,8 @@ pub enum CodeCheck {
     Wrong(i32),
 }
 
-fn salted(salt: &str, code: &str) -> String {
+/// What a code's hash is taken of: the salt, then the code.
+pub fn salted(salt: &str, code: &str) -> String {
     format!("{salt}:{code}")
 }
 

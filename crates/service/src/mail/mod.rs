@@ -925,7 +925,8 @@ pub fn initiate_upload(
     crate::content::uploads::initiate_onto(ctx, caller, &folder, id, input)
 }
 
-/// Checks the files to attach: each readable by the caller, live, and scanned clean.
+/// Checks the files to attach: each readable by the caller, live, outside secure folders (403
+/// `ERR_ENTITY_IS_SECURE_FOLDER`), and scanned clean.
 fn files_to_attach(
     c: &mut DbConn,
     caller: &str,
@@ -936,6 +937,7 @@ fn files_to_attach(
         let (o, _) =
             require_file(c, caller, id, Action::Download).map_err(|e| field(e, "files"))?;
         live(&o)?;
+        crate::content::not_secure(c, &o)?;
         let vid = o.current_version_id.clone().ok_or_else(not_found)?;
         let v = coffer_store::content::version(c, &vid)?.ok_or_else(not_found)?;
         crate::content::files::scanned(&v)?;

@@ -1,0 +1,3 @@
+DROP TABLE request_file_uploads;
+DROP TABLE request_file_sources;
+DROP TABLE request_files;
