@@ -38,6 +38,7 @@ pub mod password_resets;
 pub mod schema;
 pub mod scim_tokens;
 pub mod scim_users;
+pub mod search;
 pub mod settings;
 pub mod shared_mailboxes;
 pub mod sms_codes;
