@@ -10,6 +10,7 @@ pub mod notifications;
 pub mod oauth;
 pub mod platform;
 pub mod plumbing;
+pub mod search;
 pub mod web_forms;
 
 use actix_web::dev::{Server, ServiceResponse};
@@ -53,6 +54,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(content::transfer::routes)
                 .configure(favorites::routes)
                 .configure(notifications::routes)
+                .configure(search::routes)
                 .default_service(web::to(not_found)),
         )
         // The chunk endpoint as the reference spells it, with a node's name first.

@@ -17,6 +17,7 @@ pub mod mail;
 pub mod notifications;
 pub mod oauth;
 pub mod platform;
+pub mod search;
 pub mod web_forms;
 
 pub use coffer_errors::{ApiError, Error, ErrorCode, Result};

@@ -152,6 +152,8 @@ impl Modify for BearerAuth {
         crate::notifications::set,
         crate::notifications::list,
         crate::notifications::remove,
+        crate::search::search,
+        crate::search::query,
         crate::content::create_folder,
         crate::content::subfolders,
         crate::content::children,
@@ -265,6 +267,9 @@ impl Modify for BearerAuth {
         coffer_service::favorites::FavoriteView,
         coffer_service::favorites::Creator,
         coffer_service::notifications::NotificationView,
+        coffer_service::search::SearchView,
+        coffer_service::search::SearchMetadata,
+        coffer_service::search::QueryView,
     )),
     modifiers(&BearerAuth),
 )]
