@@ -379,7 +379,7 @@ fn office(
         ));
     }
     // Parts in their natural order (sheet2 before sheet10).
-    names.sort_by(|a, b| natural(a).cmp(&natural(b)));
+    names.sort_by_key(|n| natural(n));
     for name in names {
         budget.part()?;
         if out.full() {
