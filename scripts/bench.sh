@@ -46,6 +46,8 @@
 #   BENCH_MAIL=0            skip the mail benchmarks (k)-(m) (scripts/bench-mail.sh); the page keeps
 #                           its mail section
 #   BENCH_ONLY=mail         only the mail benchmarks; rewrites only the page's mail section
+#   BENCH_ONLY=search       only the search benchmarks (scripts/bench-search.sh, (n)-(q): 100,000
+#                           files indexed and searched); rewrites only the page's search section
 #   BENCH_ONLY=content      only the content benchmarks (scripts/bench-content.sh): no peer, no
 #                           (a)-(e), no webhook or SCIM run; rewrites only the page's content section
 #   BENCH_UPLOAD_MIB=1024   size of the (f) upload and the (h) download, MiB (TMPDIR needs 3x free)
@@ -93,7 +95,8 @@ case ${BENCH_ONLY:-} in
   "") ;;
   content) exec "$ROOT/scripts/bench-content.sh" ;;
   mail) exec "$ROOT/scripts/bench-mail.sh" ;;
-  *) die "BENCH_ONLY must be empty, content or mail" ;;
+  search) exec "$ROOT/scripts/bench-search.sh" ;;
+  *) die "BENCH_ONLY must be empty, content, mail or search" ;;
 esac
 CONTENT=${BENCH_CONTENT:-1}
 [[ $CONTENT == 0 || $CONTENT == 1 ]] || die "BENCH_CONTENT must be 0 or 1"
@@ -444,3 +447,9 @@ cargo build --release -q -p coffer-tests --bin delivery-bench
 log "SCIM listing: filtered pages over ${BENCH_SCIM_USERS:-100000} users and the memory of count=1000000 (scripts/bench-scim.sh)"
 COFFERD_BIN=$BIN BENCH_SECONDS=$SECS BENCH_WARMUP=$WARMUP BENCH_CONNECTIONS=$CONNS BENCH_OUT=$OUT \
   BENCH_COFFERD_ENV=$COFFERD_EXTRA_ENV "$ROOT/scripts/bench-scim.sh"
+
+# --- search ---------------------------------------------------------------------------------
+log "search: indexing ${BENCH_SEARCH_FILES:-100000} files, queries by content word and name prefix (scripts/bench-search.sh)"
+COFFERD_BIN=$BIN BENCH_SECONDS=$SECS BENCH_WARMUP=$WARMUP BENCH_OUT=$OUT BENCH_REPORT=$REPORT \
+  BENCH_COFFERD_ENV=$COFFERD_EXTRA_ENV "$ROOT/scripts/bench-search.sh" ||
+  info "the search benchmarks failed with exit $?; see their output"

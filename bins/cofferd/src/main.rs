@@ -4,6 +4,7 @@ mod admin;
 mod backup;
 mod config;
 mod mail_cmd;
+mod search_cmd;
 
 /// mimalloc returns freed memory to the system (glibc kept each thread's 19 MiB password-hash
 /// buffers) and allocates faster under many threads.
@@ -83,6 +84,11 @@ enum Command {
     Mail {
         #[command(subcommand)]
         command: mail_cmd::MailCommand,
+    },
+    /// The full-text index: its state, and rebuilding it.
+    Search {
+        #[command(subcommand)]
+        command: search_cmd::SearchCommand,
     },
     /// Copy the database and the file content, consistently, while the server runs.
     Backup(backup::BackupArgs),
@@ -481,6 +487,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Webform { command } => webform(&settings, command),
         Command::Mail { command } => mail_cmd::run(&open(&settings, 1)?, command),
+        Command::Search { command } => search_cmd::run(&open(&settings, 1)?, command),
         Command::Storage {
             command: StorageCommand::Check { repair, .. },
         } => {
@@ -745,6 +752,7 @@ fn plug_in_areas(ctx: &Ctx) {
     ctx.jobs.register(coffer_service::mail::outbox::JOBS);
     ctx.jobs
         .register(coffer_service::notifications::deliver::JOBS);
+    ctx.jobs.register(coffer_service::search::index::JOBS);
     ctx.upload_completion
         .set(coffer_service::mail::attach_uploaded);
     ctx.upload_completion

@@ -1,4 +1,6 @@
-//! What Coffer derives from stored content: thumbnails of images.
+//! What Coffer derives from stored content: thumbnails of images, and the text of documents
+//! for the search index ([`text`]: plain text and source code, HTML, PDF, DOCX, XLSX, PPTX,
+//! OpenDocument).
 //!
 //! Everything here reads untrusted bytes, so every call is bounded: the input's size, the
 //! image's pixel count and the decoder's allocations are checked against [`Limits`] before the
@@ -10,6 +12,10 @@
 //!
 //! Only the decoders for PNG, JPEG, GIF, WebP and BMP are compiled in. The format is sniffed
 //! from the bytes, never taken from a name.
+
+mod text;
+
+pub use text::{text, text_format, Format, TextLimits};
 
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader};
 use std::fmt;
@@ -44,7 +50,8 @@ impl Default for Limits {
 /// Why no thumbnail was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExtractError {
-    /// The input, its pixel count or the memory its decoding needs exceeds the limits.
+    /// The input, its pixel count, the memory its decoding needs, or (for text) the bytes it
+    /// unpacks, its parts or the time it takes exceed the limits.
     TooLarge,
     /// Not a format this crate decodes.
     Unsupported,
@@ -57,9 +64,9 @@ pub enum ExtractError {
 impl fmt::Display for ExtractError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ExtractError::TooLarge => f.write_str("the image exceeds the limits"),
-            ExtractError::Unsupported => f.write_str("not a supported image format"),
-            ExtractError::Corrupt(why) => write!(f, "the image does not decode: {why}"),
+            ExtractError::TooLarge => f.write_str("the input exceeds the limits"),
+            ExtractError::Unsupported => f.write_str("not a supported format"),
+            ExtractError::Corrupt(why) => write!(f, "the input does not decode: {why}"),
             ExtractError::Panicked => f.write_str("the decoder panicked"),
         }
     }

@@ -11,6 +11,7 @@ pub mod oauth;
 pub mod platform;
 pub mod plumbing;
 pub mod request_files;
+pub mod search;
 pub mod web_forms;
 
 use actix_web::dev::{Server, ServiceResponse};
@@ -56,6 +57,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(favorites::routes)
                 .configure(notifications::routes)
                 .configure(request_files::routes)
+                .configure(search::routes)
                 .default_service(web::to(not_found)),
         )
         // The chunk endpoint as the reference spells it, with a node's name first.

@@ -19,6 +19,7 @@ pub mod notifications;
 pub mod oauth;
 pub mod platform;
 pub mod request_files;
+pub mod search;
 pub mod web_forms;
 
 pub use coffer_errors::{ApiError, Error, ErrorCode, Result};

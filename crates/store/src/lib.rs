@@ -39,6 +39,7 @@ pub mod request_files;
 pub mod schema;
 pub mod scim_tokens;
 pub mod scim_users;
+pub mod search;
 pub mod settings;
 pub mod shared_mailboxes;
 pub mod sms_codes;

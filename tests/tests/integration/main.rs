@@ -30,6 +30,7 @@ mod resources;
 mod scanning;
 mod scim;
 mod scim_store;
+mod search;
 mod sessions;
 mod shared_mailboxes;
 mod smtp;

@@ -124,10 +124,10 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // (outside recipients' codes and sessions), 000029 (web forms), 000030 (web-form drafts),
     // 000031 (assertions by client and jti again), 000032 (the outbox's expiry, finished
     // messages' bodies erased), 000040 (favorites), 000041 (folder notifications), 000050
-    // (request-file links).
+    // (request-file links), 000070 (search).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        21
+        22
     );
 
     let mut conn = db.get().unwrap();

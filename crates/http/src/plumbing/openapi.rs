@@ -171,6 +171,8 @@ impl Modify for BearerAuth {
         crate::request_files::comment,
         crate::request_files::send_code,
         crate::request_files::verify_code,
+        crate::search::search,
+        crate::search::query,
         crate::content::create_folder,
         crate::content::subfolders,
         crate::content::children,
@@ -297,6 +299,9 @@ impl Modify for BearerAuth {
         crate::request_files::VerifyCodeBody,
         crate::request_files::CodeSentView,
         crate::request_files::CodeSessionView,
+        coffer_service::search::SearchView,
+        coffer_service::search::SearchMetadata,
+        coffer_service::search::QueryView,
     )),
     modifiers(&BearerAuth),
 )]

@@ -138,14 +138,31 @@ pub fn require(
     }
     let o = coffer_store::content::object(c, id)?.ok_or_else(not_found)?;
     let a = access(c, user_id, &o)?.ok_or_else(not_found)?;
-    // An Uploader sees only the files it uploaded itself.
-    if a == Access::Role(UPLOADER) && !o.is_folder() && o.creator_id != user_id {
+    if hidden(user_id, a, o.is_folder(), &o.creator_id) {
         return Err(not_found());
     }
     if !rules::allows(a, action) {
         return Err(denied());
     }
     Ok((o, a))
+}
+
+/// Whether an object the user reaches with `a` is hidden from them all the same: an Uploader
+/// sees only the files it uploaded itself.
+fn hidden(user_id: &str, a: Access, is_folder: bool, creator_id: &str) -> bool {
+    a == Access::Role(UPLOADER) && !is_folder && creator_id != user_id
+}
+
+/// Whether a user who reaches an object with `a` may do `action` on it: the rule [`require`]
+/// applies to one object, for callers that judge many at once (search).
+pub fn permits(
+    user_id: &str,
+    a: Access,
+    is_folder: bool,
+    creator_id: &str,
+    action: Action,
+) -> bool {
+    !hidden(user_id, a, is_folder, creator_id) && rules::allows(a, action)
 }
 
 /// As [`require`], for a folder (a file id answers 404).

@@ -368,6 +368,22 @@ fn recipient_views(
     Ok(out)
 }
 
+/// The views of emails of one mailbox, in the order of `ids` (those without a live entry
+/// there left out): what search shows of the mail it found.
+pub fn views_in(c: &mut DbConn, mailbox: &str, ids: &[String]) -> Result<Vec<MailView>> {
+    let boxes = [mailbox.to_string()];
+    let mut rows = Vec::with_capacity(ids.len());
+    for id in ids {
+        let entry = store::entries(c, &boxes, id)?
+            .into_iter()
+            .find(|e| e.trashed_at.is_none());
+        if let (Some(entry), Some(e)) = (entry, store::by_id(c, id)?) {
+            rows.push((entry, e));
+        }
+    }
+    views(c, &rows, false, mailbox)
+}
+
 /// The entry through which `caller` (or one of their active shared mailboxes) sees an email:
 /// the sender's entry first. 404 for an email they do not see.
 fn entry_of(c: &mut DbConn, caller: &str, id: &str) -> Result<(Entry, Email)> {

@@ -1,0 +1,12 @@
+DROP TRIGGER emails_search_delete ON emails;
+DROP TRIGGER emails_search_update ON emails;
+DROP TRIGGER emails_search_insert ON emails;
+DROP FUNCTION emails_search();
+DROP TRIGGER objects_search_delete ON objects;
+DROP FUNCTION objects_search_delete();
+DROP TRIGGER file_versions_search ON file_versions;
+DROP FUNCTION file_versions_search();
+DELETE FROM jobs WHERE kind = 'search-extract';
+DROP TABLE search_docs;
+DROP FUNCTION search_tsv(TEXT, TEXT);
+DROP TABLE search_texts;

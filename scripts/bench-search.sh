@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# Coffer's search benchmark (not a test); scripts/bench.sh (`just bench`) runs it after the SCIM
+# benchmark, and it runs alone too:
+#
+#   scripts/bench-search.sh
+#
+# A fresh data directory is seeded by the release binary tests/src/bin/search-bench.rs, through
+# the store (an HTTP upload per file would measure uploads, not search): BENCH_SEARCH_FILES
+# files (100,000: names and 40 words of text from a generated word list, every hundredth a PDF
+# or a DOCX, the rest plain text, each blob in the local blob store) and BENCH_SEARCH_EMAILS
+# emails (10,000) across 50 users with 10 folders each, each user's first folder shared with
+# four others as Viewer and the second with a fifth as Uploader. The release cofferd then serves
+# it on 127.0.0.1, as its own process:
+#   (n) indexing: from cofferd's start, its job worker extracts every file's text into the
+#       index; `cofferd search status` is polled every second until none is pending. Files/s.
+#   (o) GET /rest/query?includeContent=true&searchType=f&limit=25&query=WORD, a random word of the list
+#       per request, by one of 8 users (round robin): `wrk -t 8 -c 8` (BENCH_SEARCH_CLIENTS)
+#       after a warm-up. Target: p99 < 50 ms.
+#   (p) GET /rest/search?content:startswith=PREFIX&searchType=f,d&limit=25, the first four letters of a
+#       random word, the same way. Target: p99 < 20 ms.
+#   (q) the index's size (`cofferd search status`: the FTS5 index's blocks) against the text it
+#       holds; cofferd's peak RSS (VmHWM) over (n)-(p). Target: < 200 MB.
+# Writes the "Search" section of docs/benchmarks.md (the rest of the page is kept).
+#
+# Environment (all optional; the same names as scripts/bench.sh):
+#   BENCH_SECONDS=10  BENCH_WARMUP=2  BENCH_COFFERD_ENV=""
+#   BENCH_SKIP_BUILD=1      use the existing release binaries;  COFFERD_BIN=path  use that cofferd
+#   CARGO_TARGET_DIR        default /var/tmp/coffer-target
+#   BENCH_OUT=./bench-out   raw wrk output and logs (search-*)
+#   BENCH_SEARCH_FILES=100000  BENCH_SEARCH_EMAILS=10000  BENCH_SEARCH_CLIENTS=8
+#   BENCH_SEARCH_INDEX_TIMEOUT=3600  seconds (n) may take
+#   BENCH_REPORT=docs/benchmarks.md
+#   BENCH_STRICT=1          exit 1 when a target check fails or a run had errors
+#   BENCH_KEEP=1            keep the temporary directory (data dir, seed output)
+#
+# Needs wrk, curl and python3 (installed with apt when missing, as root). Everything it starts
+# (cofferd, wrk, curl) talks to 127.0.0.1 only; cofferd is stopped on exit by its recorded PID.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+HERE=$ROOT/scripts/bench
+
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/tmp/coffer-target}
+SECS=${BENCH_SECONDS:-10}
+WARMUP=${BENCH_WARMUP:-2}
+CLIENTS=${BENCH_SEARCH_CLIENTS:-8}
+FILES=${BENCH_SEARCH_FILES:-100000}
+EMAILS=${BENCH_SEARCH_EMAILS:-10000}
+INDEX_TIMEOUT=${BENCH_SEARCH_INDEX_TIMEOUT:-3600}
+COFFERD_EXTRA_ENV=${BENCH_COFFERD_ENV-}
+OUT=${BENCH_OUT:-$ROOT/bench-out}
+REPORT=${BENCH_REPORT:-$ROOT/docs/benchmarks.md}
+BIN=${COFFERD_BIN:-$CARGO_TARGET_DIR/release/cofferd}
+SEED_BIN=$CARGO_TARGET_DIR/release/search-bench
+RSS_LIMIT_MB=200
+
+BENCH_NAME=bench-search
+# shellcheck source=bench/lib.sh
+source "$ROOT/scripts/bench/lib.sh"
+if ! is_uint "$SECS" || ((SECS < 1 || SECS > 240)); then die "BENCH_SECONDS must be 1..240"; fi
+if ! is_uint "$WARMUP" || ((WARMUP > 60)); then die "BENCH_WARMUP must be 0..60"; fi
+if ! is_uint "$CLIENTS" || ((CLIENTS < 1 || CLIENTS > 64)); then die "BENCH_SEARCH_CLIENTS must be 1..64"; fi
+if ! is_uint "$FILES" || ((FILES < 1000 || FILES > 1000000)); then die "BENCH_SEARCH_FILES must be 1000..1000000"; fi
+if ! is_uint "$EMAILS" || ((EMAILS > 1000000)); then die "BENCH_SEARCH_EMAILS must be 0..1000000"; fi
+if ! is_uint "$INDEX_TIMEOUT"; then die "BENCH_SEARCH_INDEX_TIMEOUT must be a number"; fi
+
+# --- cleanup: only what this script started -------------------------------------------------
+WORK=""
+COFFERD_PID=""
+
+# shellcheck disable=SC2317  # invoked by trap
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  stop_pid "$COFFERD_PID" cofferd
+  if [[ -n $WORK && -d $WORK ]]; then
+    if [[ ${BENCH_KEEP:-} == 1 ]]; then info "kept $WORK"; else rm -rf -- "$WORK"; fi
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- tools ------------------------------------------------------------------------------------
+need=()
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
+command -v curl >/dev/null 2>&1 || need+=(curl ca-certificates)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+if ((${#need[@]})); then
+  log "tools: apt-get install ${need[*]}"
+  apt_install "${need[@]}"
+fi
+
+# --- binaries -----------------------------------------------------------------------------------
+if [[ -n ${COFFERD_BIN:-} || ${BENCH_SKIP_BUILD:-} == 1 ]]; then
+  log "cofferd: using $BIN (no build)"
+else
+  log "cofferd: cargo build --release -p cofferd (CARGO_TARGET_DIR=$CARGO_TARGET_DIR)"
+  cargo build --release -p cofferd
+fi
+[[ -x $BIN ]] || die "no cofferd binary at $BIN"
+if [[ ${BENCH_SKIP_BUILD:-} != 1 ]]; then
+  log "search-bench: cargo build --release -p coffer-tests --bin search-bench"
+  cargo build --release -q -p coffer-tests --bin search-bench
+fi
+[[ -x $SEED_BIN ]] || die "no search-bench binary at $SEED_BIN"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/coffer-bench-search.XXXXXX")
+DATA=$WORK/data
+mkdir -p "$OUT"
+rm -f "$OUT"/search-*
+
+# --- seed -------------------------------------------------------------------------------------
+log "seed: $FILES files and $EMAILS emails into $DATA (search-bench)"
+seed_start=$(date +%s.%N)
+"$SEED_BIN" "$DATA" "$FILES" "$EMAILS" >"$WORK/seed.json" 2>"$OUT/search-seed.log" ||
+  {
+    tail -n 20 "$OUT/search-seed.log" >&2
+    die "search-bench failed"
+  }
+seed_end=$(date +%s.%N)
+SEED_SECS=$(python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.1f}")' "$seed_start" "$seed_end")
+info "$(tail -n 1 "$OUT/search-seed.log")"
+
+# --- cofferd: (n) indexing --------------------------------------------------------------------
+read -r -a EXTRA_ENV <<<"$COFFERD_EXTRA_ENV"
+PORT=$(spare_port)
+BASE=http://127.0.0.1:$PORT
+log "cofferd: serve on $BASE (data dir $DATA); (n) its job worker indexes every file"
+index_start=$(date +%s.%N)
+env -u COFFER_DATABASE_URL RUST_LOG=warn COFFER_LISTEN="127.0.0.1:$PORT" COFFER_BASE_URL="$BASE" \
+  "${EXTRA_ENV[@]}" "$BIN" --data-dir "$DATA" serve >"$OUT/search-cofferd.log" 2>&1 &
+COFFERD_PID=$!
+if ! wait_http "$BASE/health" 60 "$COFFERD_PID"; then
+  tail -n 30 "$OUT/search-cofferd.log" >&2 || true
+  die "cofferd did not answer on $BASE/health"
+fi
+info "cofferd pid $COFFERD_PID"
+
+status() { "$BIN" --data-dir "$DATA" search status 2>>"$OUT/search-status.log"; }
+field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+while :; do
+  kill -0 "$COFFERD_PID" 2>/dev/null || die "cofferd stopped while indexing"
+  S=$(status) || S=""
+  pending=$(echo "$S" | field pending 2>/dev/null || echo "?")
+  if [[ $pending == 0 ]]; then break; fi
+  now=$(date +%s.%N)
+  if python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) - float(sys.argv[2]) > float(sys.argv[3]) else 1)' \
+    "$now" "$index_start" "$INDEX_TIMEOUT"; then
+    die "indexing did not finish within $INDEX_TIMEOUT s ($pending pending)"
+  fi
+  sleep 1
+done
+index_end=$(date +%s.%N)
+echo "$S" >"$OUT/search-status.json"
+INDEX_SECS=$(python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.1f}")' "$index_start" "$index_end")
+info "indexed in $INDEX_SECS s: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print({k: d[k] for k in ("indexed","failed","skipped","textBytes","indexBytes")})' "$OUT/search-status.json")"
+
+# --- tokens and requests ------------------------------------------------------------------------
+log "tokens: password grant for $CLIENTS users"
+python3 - "$WORK/seed.json" "$BASE" "$CLIENTS" "$WORK" <<'PY'
+import json, sys, urllib.parse, urllib.request, random
+seed, base, n, work = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+tokens = []
+for u in seed["users"][:n]:
+    body = urllib.parse.urlencode({"grant_type": "password", "username": u["email"],
+        "password": u["password"], "client_id": seed["clientId"],
+        "client_secret": seed["clientSecret"]}).encode()
+    with urllib.request.urlopen(base + "/oauth/token", body, timeout=60) as r:
+        tokens.append(json.load(r)["access_token"])
+open(work + "/tokens", "w").write("\n".join(tokens) + "\n")
+rng = random.Random(42)
+words = seed["words"]
+with open(work + "/content.paths", "w") as f:
+    for _ in range(5000):
+        f.write("/rest/query?includeContent=true&searchType=f&limit=25&query=%s\n" % rng.choice(words))
+with open(work + "/prefix.paths", "w") as f:
+    for _ in range(5000):
+        f.write("/rest/search?content:startswith=%s&searchType=f,d&limit=25\n" % rng.choice(words)[:4])
+PY
+
+# run_wrk KEY PATHS: a warm-up, then the measured run into $OUT/search-KEY.txt.
+run_wrk() {
+  local key=$1 paths=$2
+  export BENCH_SEARCH_TOKENS=$WORK/tokens BENCH_SEARCH_PATHS=$paths
+  if ((WARMUP > 0)); then
+    wrk -t "$CLIENTS" -c "$CLIENTS" -d "${WARMUP}s" --timeout 10s -s "$HERE/search.lua" "$BASE" \
+      >"$OUT/search-$key.warmup.log" 2>&1 || true
+  fi
+  info "wrk -t $CLIENTS -c $CLIENTS -d ${SECS}s --latency -s scripts/bench/search.lua ($key)"
+  wrk -t "$CLIENTS" -c "$CLIENTS" -d "${SECS}s" --timeout 10s --latency -s "$HERE/search.lua" "$BASE" \
+    >"$OUT/search-$key.txt" 2>&1 || info "wrk exited with $? for ($key)"
+  grep -E 'Requests/sec|Non-2xx|Socket errors|^ +(50|99)%|BENCH_' "$OUT/search-$key.txt" | sed 's/^ */    | /' || true
+}
+
+log "(o) by a word of the content"
+run_wrk content "$WORK/content.paths"
+log "(p) by the start of a name"
+run_wrk prefix "$WORK/prefix.paths"
+HWM_KB=$(awk '$1 == "VmHWM:" {print $2}' "/proc/$COFFERD_PID/status")
+
+# --- report -------------------------------------------------------------------------------------
+log "report: the Search section of $REPORT"
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+CPUS=$(nproc)
+python3 - "$OUT" "$REPORT" "$COMMIT" "$CPUS" "$FILES" "$EMAILS" "$CLIENTS" "$SECS" "$WARMUP" \
+  "$SEED_SECS" "$INDEX_SECS" "$HWM_KB" "$RSS_LIMIT_MB" "${BENCH_STRICT:-0}" <<'PY'
+import datetime, json, re, sys
+(out, report, commit, cpus, files, emails, clients, secs, warmup, seed_secs, index_secs,
+ hwm_kb, rss_limit, strict) = sys.argv[1:]
+status = json.load(open(out + "/search-status.json"))
+
+def wrk(key):
+    text = open(f"{out}/search-{key}.txt").read()
+    def ms(v, unit):
+        return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+    p = {}
+    for pct in ("50", "99"):
+        m = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
+        p[pct] = ms(*m.groups()) if m else None
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    ok = re.search(r"BENCH_SCRIPT ok=(\d+) errors=(\d+)", text)
+    return {"p50": p["50"], "p99": p["99"], "rps": float(rps.group(1)) if rps else None,
+            "ok": int(ok.group(1)) if ok else 0, "errors": int(ok.group(2)) if ok else -1}
+
+content, prefix = wrk("content"), wrk("prefix")
+done = status["indexed"] + status["failed"] + status["skipped"]
+rate = done / max(float(index_secs), 0.001)
+rss_mb = int(hwm_kb) / 1024
+checks = []
+def check(name, measured, target, passed):
+    checks.append((name, measured, target, "PASS" if passed else "FAIL"))
+fmt = lambda v: "n/a" if v is None else f"{v:.1f} ms"
+check("(o) by content word, p99", fmt(content["p99"]), "< 50 ms",
+      content["p99"] is not None and content["p99"] < 50 and content["errors"] == 0)
+check("(p) by name prefix, p99", fmt(prefix["p99"]), "< 20 ms",
+      prefix["p99"] is not None and prefix["p99"] < 20 and prefix["errors"] == 0)
+check("(q) cofferd peak RSS", f"{rss_mb:.0f} MB", f"< {rss_limit} MB", rss_mb < float(rss_limit))
+today = datetime.date.today().isoformat()
+lines = [
+    "## Search: full text over 100,000 files",
+    "",
+    f"Written by `scripts/bench-search.sh` (which `scripts/bench.sh` runs after the SCIM benchmark) on {today}, "
+    f"commit `{commit}`, {cpus} cores. Raw output: `bench-out/search-*`. A fresh cofferd (release build, SQLite, "
+    f"local blob store) on a data directory seeded by `tests/src/bin/search-bench.rs` through the store "
+    f"in {seed_secs} s: {int(files):,} files (names and 40 words of text from a generated list of 5,000 words; "
+    f"every hundredth a PDF or a DOCX, the rest plain text) and {int(emails):,} emails across 50 users with "
+    f"10 folders each, each user's first folder shared with four others as Viewer.",
+    "",
+    f"- (n) indexing: from cofferd's start until `cofferd search status` reports none pending: {done:,} files "
+    f"in {index_secs} s, **{rate:.0f} files/s** ({status['indexed']:,} indexed, {status['failed']:,} failed, "
+    f"{status['skipped']:,} skipped).",
+    f"- (o) `GET /rest/query?includeContent=true&searchType=f&limit=25&query=WORD`, a random word of the list per request, "
+    f"{clients} users round robin, `wrk -t {clients} -c {clients} -d {secs}s` after a {warmup} s warm-up: "
+    f"p50 {fmt(content['p50'])}, p99 {fmt(content['p99'])}, {content['rps'] or 0:.0f} requests/s, "
+    f"{content['errors']} errors.",
+    f"- (p) `GET /rest/search?content:startswith=PREFIX&searchType=f,d&limit=25`, the first four letters of a random word, "
+    f"the same way: p50 {fmt(prefix['p50'])}, p99 {fmt(prefix['p99'])}, {prefix['rps'] or 0:.0f} requests/s, "
+    f"{prefix['errors']} errors.",
+    f"- (q) the index: {status['indexBytes'] / 1048576:.1f} MiB of FTS5 index for {status['textBytes'] / 1048576:.1f} MiB "
+    f"of file text ({status['indexBytes'] / max(status['textBytes'], 1):.2f} bytes of index per byte of text); "
+    f"cofferd's peak RSS (VmHWM) over (n)-(p): {rss_mb:.0f} MB.",
+    "",
+    "| check | measured | target | result |",
+    "|---|---|---|---|",
+] + [f"| {n} | {m} | {t} | {r} |" for n, m, t, r in checks] + [""]
+for n, m, t, r in checks:
+    print(f"    {r}: {n}: {m} (target {t})")
+section = "\n".join(lines) + "\n"
+try:
+    page = open(report).read()
+except FileNotFoundError:
+    page = "# Benchmarks\n\n"
+pat = re.compile(r"^## Search: .*?(?=^## |\Z)", re.M | re.S)
+page = pat.sub(section, page) if pat.search(page) else page.rstrip("\n") + "\n\n" + section
+open(report, "w").write(page)
+if strict == "1" and any(r == "FAIL" for *_, r in checks):
+    sys.exit(1)
+PY

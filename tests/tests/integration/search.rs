@@ -1,0 +1,635 @@
+//! Search end to end (`GET /rest/search`, `GET /rest/query`): names found the moment the upload
+//! answers and text once the extraction job ran; the permission rule on every path a hit can
+//! take (names, text, paths, counts, passages, suggestions) for owners, Viewers, Uploaders,
+//! strangers and removed members; the trash; new versions replacing their file's text;
+//! documents, damaged files and zip bombs; mail in the caller's own and shared mailboxes;
+//! ranking; and the refusals of bad input.
+
+use coffer_domain::Role;
+use coffer_tests::{assert_error, mkdir, multipart, my_folder, upload_ok, Resp, TestApp};
+use serde_json::{json, Value};
+use std::io::Write;
+
+fn get(app: &TestApp, token: &str, path: &str) -> Value {
+    let r = app.rest("GET", path, token, None);
+    assert_eq!(r.status, 200, "{path}: {}", r.text);
+    r.json()
+}
+
+/// `GET /rest/query` with full text over files and folders.
+fn query(app: &TestApp, token: &str, words: &str) -> Value {
+    get(
+        app,
+        token,
+        &format!("/rest/query?includeContent=true&searchType=f,d&query={words}"),
+    )
+}
+
+fn names(v: &Value, kind: &str) -> Vec<String> {
+    let mut out: Vec<String> = v[kind]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {kind}: {v}"))
+        .iter()
+        .map(|o| o["name"].as_str().unwrap().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+fn id(v: &Value) -> String {
+    v["id"].as_str().unwrap().to_string()
+}
+
+fn share(app: &TestApp, owner: &str, folder: &str, user: &str, role: i64) {
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{folder}/members"),
+        owner,
+        Some(json!({"userIds": [user], "roleId": role})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+}
+
+fn docx(text: &str) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    w.start_file(
+        "word/document.xml",
+        zip::write::SimpleFileOptions::default(),
+    )
+    .unwrap();
+    write!(
+        w,
+        r#"<?xml version="1.0"?><w:document xmlns:w="w"><w:body><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:body></w:document>"#
+    )
+    .unwrap();
+    w.finish().unwrap().into_inner()
+}
+
+/// The jobs of the queue with their errors, for assertion messages.
+fn jobs(app: &TestApp) -> String {
+    use coffer_store::schema::jobs::dsl as j;
+    use diesel::prelude::*;
+    app.ctx
+        .with_conn(|c| {
+            Ok(coffer_store::db_run!(c => j::jobs
+                .select((j::kind, j::state, j::last_error))
+                .load::<(String, String, Option<String>)>(c))
+            .map_err(coffer_store::StoreError::from)?)
+        })
+        .map(|rows| format!("{rows:?}"))
+        .unwrap_or_else(|e| format!("{e:?}"))
+}
+
+fn state(app: &TestApp, file: &str) -> coffer_store::search::TextState {
+    app.ctx
+        .with_conn(|c| Ok(coffer_store::search::state(c, file)?))
+        .unwrap()
+        .expect("a file has an extraction state")
+}
+
+#[test]
+fn names_are_found_at_once_and_text_once_extracted() {
+    let app = TestApp::spawn();
+    let (_, t) = app.user_token("ann@example.com", Role::User);
+    let root = my_folder(&app, &t);
+    let reports = mkdir(&app, &t, &root, "Reports 2024");
+    let f = upload_ok(
+        &app,
+        &t,
+        &reports,
+        "Quarterly Budget.txt",
+        b"The zephyr account grew; see the ledger.",
+    );
+    let fid = id(&f);
+    // The name at once, before any job ran.
+    let v = query(&app, &t, "budget");
+    assert_eq!(names(&v, "files"), ["Quarterly Budget.txt"]);
+    assert_eq!(v["totalFiles"], 1);
+    assert_eq!(v["totalFolders"], 0);
+    assert_eq!(v["fullTextSearch"], true);
+    assert_eq!(v["files"][0]["path"], f["path"], "{v}");
+    // The text only once extracted; never indexed as empty meanwhile.
+    assert_eq!(query(&app, &t, "zephyr")["totalFiles"], 0);
+    assert_eq!(state(&app, &fid).state, "pending");
+    app.run_jobs();
+    let st = state(&app, &fid);
+    assert_eq!(
+        (st.state.as_str(), st.error),
+        ("indexed", None),
+        "{}",
+        jobs(&app)
+    );
+    let v = query(&app, &t, "zephyr");
+    assert_eq!(names(&v, "files"), ["Quarterly Budget.txt"]);
+    let passage = v["fileHighlightings"][&fid].as_str().unwrap();
+    assert!(passage.contains("<em>zephyr</em>"), "{passage}");
+    // Every word must occur; the last may be the start of one.
+    assert_eq!(query(&app, &t, "zephyr%20led")["totalFiles"], 1);
+    assert_eq!(query(&app, &t, "zephyr%20absent")["totalFiles"], 0);
+    // Without includeContent only names count.
+    let v = get(
+        &app,
+        &t,
+        "/rest/query?includeContent=false&searchType=f&query=zephyr",
+    );
+    assert_eq!(v["totalFiles"], 0);
+    // Folders by name; /rest/search in the vendor's shape.
+    let v = get(&app, &t, "/rest/search?content:contains=reports");
+    assert_eq!(names(&v, "folders"), ["Reports 2024"]);
+    assert!(v["id"].as_str().is_some_and(|s| !s.is_empty()), "{v}");
+    assert_eq!(v["fullTextSearch"], true);
+    assert_eq!(v["emails"], json!([]));
+    assert_eq!(v["metadata"]["folders"], 1);
+    assert_eq!(v["metadata"]["totalFoldersCount"], 1);
+    assert_eq!(v["metadata"]["files"], 0);
+    let v = get(&app, &t, "/rest/search?content=zephyr&searchType=f");
+    assert_eq!(names(&v, "files"), ["Quarterly Budget.txt"]);
+    // Paths override the rest; filters by type, extension, size and date.
+    let v = get(
+        &app,
+        &t,
+        "/rest/search?path:contains=reports%202024/quarterly&content=nothing",
+    );
+    assert_eq!(names(&v, "files"), ["Quarterly Budget.txt"]);
+    let path = f["path"].as_str().unwrap().to_string();
+    let v = get(
+        &app,
+        &t,
+        &format!("/rest/search?path={}", path.replace(' ', "%20")),
+    );
+    assert_eq!(names(&v, "files"), ["Quarterly Budget.txt"]);
+    let v = get(&app, &t, "/rest/search?file_type=Text&searchType=f");
+    assert_eq!(v["metadata"]["files"], 1);
+    let v = get(&app, &t, "/rest/search?file_type=PDF&searchType=f");
+    assert_eq!(v["metadata"]["files"], 0);
+    let v = get(
+        &app,
+        &t,
+        "/rest/query?includeContent=false&searchType=f&extensions=.TXT&fileSize:gt=10",
+    );
+    assert_eq!(v["totalFiles"], 1);
+    let v = get(&app, &t, "/rest/search?searchType=f&created:lt=2001-01-01");
+    assert_eq!(v["metadata"]["files"], 0);
+    let v = get(
+        &app,
+        &t,
+        &format!("/rest/search?searchType=f,d&objectId={reports}"),
+    );
+    assert_eq!(names(&v, "files"), ["Quarterly Budget.txt"]);
+    assert_eq!(v["metadata"]["folders"], 0);
+}
+
+/// Owner, Viewer, Uploader, stranger and a removed member, on every path a hit can take.
+#[test]
+fn each_caller_finds_only_what_they_may_open() {
+    let app = TestApp::spawn();
+    let (_, owner) = app.user_token("owner@example.com", Role::User);
+    let (viewer_id, viewer) = app.user_token("viewer@example.com", Role::User);
+    let (uploader_id, uploader) = app.user_token("uploader@example.com", Role::User);
+    let (_, stranger) = app.user_token("stranger@example.com", Role::User);
+    let root = my_folder(&app, &owner);
+    let shared = mkdir(&app, &owner, &root, "Project Falcon");
+    let private = mkdir(&app, &owner, &root, "Private");
+    share(&app, &owner, &shared, &viewer_id, 4);
+    share(&app, &owner, &shared, &uploader_id, 5);
+    upload_ok(
+        &app,
+        &owner,
+        &shared,
+        "falcon plan.txt",
+        b"marmalade strategy",
+    );
+    upload_ok(
+        &app,
+        &owner,
+        &private,
+        "falcon secret.txt",
+        b"marmalade secret",
+    );
+    upload_ok(
+        &app,
+        &uploader,
+        &shared,
+        "falcon upload.txt",
+        b"marmalade drop",
+    );
+    app.run_jobs();
+
+    // The owner sees all three by name and by text.
+    assert_eq!(query(&app, &owner, "falcon")["totalFiles"], 3);
+    assert_eq!(query(&app, &owner, "marmalade")["totalFiles"], 3);
+
+    // A Viewer: the shared folder's files by name and by text (Viewers preview), never the
+    // private one's, nor any count, passage or suggestion from it.
+    let v = query(&app, &viewer, "falcon");
+    assert_eq!(names(&v, "files"), ["falcon plan.txt", "falcon upload.txt"]);
+    assert_eq!(names(&v, "folders"), ["Project Falcon"]);
+    let v = query(&app, &viewer, "marmalade");
+    assert_eq!(v["totalFiles"], 2, "{v}");
+    assert!(!v.to_string().contains("secret"), "{v}");
+    let v = get(
+        &app,
+        &viewer,
+        "/rest/query?includeContent=true&searchType=f&query=secrat&spellCheck=true",
+    );
+    assert_eq!(v["totalFiles"], 0);
+    assert!(!v.to_string().contains("secret"), "{v}");
+    let v = get(&app, &viewer, "/rest/search?path:contains=private");
+    assert_eq!(
+        (
+            v["metadata"]["files"].clone(),
+            v["metadata"]["folders"].clone()
+        ),
+        (json!(0), json!(0))
+    );
+    let v = get(
+        &app,
+        &viewer,
+        "/rest/query?includeContent=true&searchType=f&fileContent=secret",
+    );
+    assert_eq!(v["totalFiles"], 0);
+    // Shared only: what others shared with the caller.
+    let v = get(
+        &app,
+        &viewer,
+        "/rest/search?searchFilter=shared&searchType=f",
+    );
+    assert_eq!(v["metadata"]["files"], 2);
+    assert_eq!(
+        get(
+            &app,
+            &owner,
+            "/rest/search?searchFilter=shared&searchType=f"
+        )["metadata"]["files"],
+        0
+    );
+
+    // An Uploader sees only its own uploads, and only by name (it may not preview).
+    let v = query(&app, &uploader, "falcon");
+    assert_eq!(names(&v, "files"), ["falcon upload.txt"]);
+    assert_eq!(query(&app, &uploader, "marmalade")["totalFiles"], 0);
+    assert_eq!(query(&app, &uploader, "plan")["totalFiles"], 0);
+
+    // A stranger: nothing at all.
+    for path in [
+        "/rest/query?includeContent=true&searchType=f,d,e&query=falcon",
+        "/rest/query?includeContent=true&searchType=f&query=marmalade&spellCheck=true",
+        "/rest/search?content:contains=falcon",
+        "/rest/search?path:contains=falcon",
+        "/rest/search?searchType=f,d",
+    ] {
+        let v = get(&app, &stranger, path);
+        let text = v.to_string();
+        assert!(
+            !text.contains("falcon") && !text.contains("marmalade"),
+            "{path}: {text}"
+        );
+        assert_eq!(v["files"], json!([]), "{path}");
+    }
+
+    // Removed from the folder: nothing from it any more, at once.
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/folders/{shared}/members/{viewer_id}"),
+        &owner,
+        None,
+    );
+    assert!(r.status == 200 || r.status == 204, "{}", r.text);
+    assert_eq!(query(&app, &viewer, "falcon")["totalFiles"], 0);
+    assert_eq!(query(&app, &viewer, "marmalade")["totalFiles"], 0);
+
+    // Trashed objects are not found, by name or text.
+    let r = app.rest("DELETE", &format!("/rest/folders/{private}"), &owner, None);
+    assert!(r.status < 300, "{}", r.text);
+    assert_eq!(query(&app, &owner, "secret")["totalFiles"], 0);
+    assert_eq!(query(&app, &owner, "marmalade")["totalFiles"], 2);
+}
+
+#[test]
+fn a_new_version_replaces_its_files_text() {
+    let app = TestApp::spawn();
+    let (_, t) = app.user_token("ann@example.com", Role::User);
+    let root = my_folder(&app, &t);
+    let f = upload_ok(&app, &t, &root, "notes.md", b"first draft about walruses");
+    let fid = id(&f);
+    app.run_jobs();
+    assert_eq!(query(&app, &t, "walruses")["totalFiles"], 1);
+    let (ct, body) = multipart(&[("body", Some("notes.md"), b"second draft about pelicans")]);
+    let r = app.rest_body(
+        "POST",
+        &format!("/rest/files/{fid}/versions"),
+        &t,
+        &ct,
+        body,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.run_jobs();
+    assert_eq!(query(&app, &t, "pelicans")["totalFiles"], 1);
+    assert_eq!(query(&app, &t, "walruses")["totalFiles"], 0);
+}
+
+#[test]
+fn documents_are_read_and_bad_files_recorded_as_failed() {
+    let app = TestApp::spawn();
+    let (_, t) = app.user_token("ann@example.com", Role::User);
+    let root = my_folder(&app, &t);
+    let doc = id(&upload_ok(
+        &app,
+        &t,
+        &root,
+        "minutes.docx",
+        &docx("Decision on the heliotrope budget"),
+    ));
+    let html = id(&upload_ok(
+        &app,
+        &t,
+        &root,
+        "page.html",
+        b"<html><script>var hidden = 'scriptword';</script><p>Visible &amp; lavender</p></html>",
+    ));
+    let fake = id(&upload_ok(
+        &app,
+        &t,
+        &root,
+        "fake.pdf",
+        b"just text pretending",
+    ));
+    // Megabytes of one letter compress to a few kilobytes.
+    let bomb_text = "a".repeat(100 * 1024 * 1024);
+    let bomb = id(&upload_ok(&app, &t, &root, "bomb.docx", &docx(&bomb_text)));
+    drop(bomb_text);
+    let image = id(&upload_ok(
+        &app,
+        &t,
+        &root,
+        "photo.png",
+        b"\x89PNG\r\n\x1a\nnot really",
+    ));
+    app.run_jobs();
+    assert_eq!(state(&app, &doc).state, "indexed");
+    assert_eq!(state(&app, &html).state, "indexed");
+    assert_eq!(query(&app, &t, "heliotrope")["totalFiles"], 1);
+    assert_eq!(query(&app, &t, "lavender")["totalFiles"], 1);
+    assert_eq!(query(&app, &t, "scriptword")["totalFiles"], 0);
+    let f = state(&app, &fake);
+    assert_eq!(f.state, "failed");
+    assert!(
+        f.error.as_deref().unwrap_or("").contains("PDF"),
+        "{:?}",
+        f.error
+    );
+    assert_eq!(query(&app, &t, "pretending")["totalFiles"], 0);
+    let b = state(&app, &bomb);
+    assert_eq!(b.state, "failed", "{:?}", b.error);
+    assert_eq!(state(&app, &image).state, "skipped");
+    // The job itself never failed: the outcome is recorded.
+    assert_eq!(app.count("state = 'failed'", "jobs"), 0);
+    let s = coffer_service::search::index::status(&app.ctx).unwrap();
+    assert_eq!((s.indexed, s.failed, s.skipped, s.pending), (2, 2, 1, 0));
+    assert!(s.index_bytes > 0 && s.text_bytes > 0, "{s:?}");
+    assert_eq!(s.failures.len(), 2);
+    // Reindexing queues every file again and the same outcome follows.
+    assert_eq!(coffer_service::search::index::reindex(&app.ctx).unwrap(), 5);
+    assert_eq!(
+        coffer_service::search::index::status(&app.ctx)
+            .unwrap()
+            .pending,
+        5
+    );
+    app.run_jobs();
+    let s = coffer_service::search::index::status(&app.ctx).unwrap();
+    assert_eq!((s.indexed, s.failed, s.skipped, s.pending), (2, 2, 1, 0));
+    assert_eq!(query(&app, &t, "heliotrope")["totalFiles"], 1);
+}
+
+#[test]
+fn mail_is_found_in_the_callers_own_and_active_shared_mailboxes() {
+    let app = TestApp::spawn();
+    let admin = app.admin_token();
+    let (_, ann) = app.user_token("ann@example.com", Role::User);
+    let (bob_id, bob) = app.user_token("bob@example.com", Role::User);
+    let (_, carl) = app.user_token("carl@example.com", Role::User);
+    let (team, _) = app.user("team@example.com", Role::User);
+    app.send_mail(
+        &ann,
+        json!({"to": ["bob@example.com"], "subject": "Harbour meeting", "body": "Bring the turquoise binder."}),
+    );
+    let mail = |token: &str, q: &str| {
+        get(
+            &app,
+            token,
+            &format!("/rest/query?includeContent=true&searchType=e&{q}"),
+        )
+    };
+    // Subject and body, for sender and recipient.
+    for (who, token) in [("ann", &ann), ("bob", &bob)] {
+        let v = mail(token, "query=harbour");
+        assert_eq!(v["totalEmails"], 1, "{who}: {v}");
+        assert_eq!(v["emails"][0]["subject"], "Harbour meeting");
+        assert_eq!(mail(token, "query=turquoise")["totalEmails"], 1, "{who}");
+    }
+    assert_eq!(mail(&ann, "query=turquoise&bucket=inbox")["totalEmails"], 0);
+    assert_eq!(mail(&ann, "query=turquoise&bucket=sent")["totalEmails"], 1);
+    assert_eq!(mail(&bob, "subject=harb")["totalEmails"], 1);
+    assert_eq!(
+        mail(&bob, &format!("recipientId={bob_id}"))["totalEmails"],
+        1
+    );
+    assert_eq!(
+        mail(&ann, "query=turquoise&nameOnly=true")["totalEmails"],
+        0
+    );
+    let v = get(
+        &app,
+        &bob,
+        "/rest/search?content:contains=harbour&searchType=m&email_type=Inbox",
+    );
+    assert_eq!(v["metadata"]["emails"], 1);
+    // Nobody else.
+    let v = mail(&carl, "query=turquoise");
+    assert_eq!(v["totalEmails"], 0);
+    assert!(!v.to_string().contains("Harbour"));
+    // A shared mailbox: its active members only.
+    let r = app.rest(
+        "POST",
+        "/rest/admin/sharedMailboxes",
+        &admin,
+        Some(json!({"userId": team, "memberIds": [carl_id(&app)]})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    app.send_mail(
+        &ann,
+        json!({"to": ["team@example.com"], "subject": "Saffron order", "body": "for the team"}),
+    );
+    let r = app.rest(
+        "PATCH",
+        "/rest/sharedMailboxes",
+        &carl,
+        Some(json!({"data": [{"id": team, "active": true}]})),
+    );
+    assert!(r.status < 300, "{}", r.text);
+    assert_eq!(
+        mail(&carl, &format!("query=saffron&sharedMailboxId={team}"))["totalEmails"],
+        1
+    );
+    assert_eq!(mail(&carl, "query=saffron")["totalEmails"], 0);
+    let r = app.rest(
+        "GET",
+        &format!(
+            "/rest/query?includeContent=true&searchType=e&query=saffron&sharedMailboxId={team}"
+        ),
+        &bob,
+        None,
+    );
+    assert_error(&r, 403, "ERR_ACCESS_USER");
+}
+
+fn carl_id(app: &TestApp) -> String {
+    app.ctx
+        .with_conn(|c| Ok(coffer_store::users::by_email(c, "carl@example.com")?))
+        .unwrap()
+        .unwrap()
+        .id
+}
+
+#[test]
+fn names_rank_above_text_and_orders_apply() {
+    let app = TestApp::spawn();
+    let (_, t) = app.user_token("ann@example.com", Role::User);
+    let root = my_folder(&app, &t);
+    upload_ok(
+        &app,
+        &t,
+        &root,
+        "a-notes.txt",
+        b"the word orchid appears orchid orchid orchid",
+    );
+    upload_ok(&app, &t, &root, "orchid.txt", b"nothing here");
+    upload_ok(&app, &t, &root, "b-orchid-list.txt", b"plain");
+    app.run_jobs();
+    let v = get(
+        &app,
+        &t,
+        "/rest/query?includeContent=true&searchType=f&query=orchid&orderBy=score",
+    );
+    let order: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        ["orchid.txt", "b-orchid-list.txt", "a-notes.txt"],
+        "{v}"
+    );
+    let v = get(
+        &app,
+        &t,
+        "/rest/query?includeContent=true&searchType=f&query=orchid&orderBy=name&orderType=desc&limit=2&offset=1",
+    );
+    let order: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["b-orchid-list.txt", "a-notes.txt"]);
+    assert_eq!(v["totalFiles"], 3);
+    let v = get(
+        &app,
+        &t,
+        "/rest/search?content:contains=orchid&orderBy=name:asc&searchType=f",
+    );
+    assert_eq!(v["files"][0]["name"], "a-notes.txt");
+    // Spelling suggestions from the caller's own names.
+    let v = get(
+        &app,
+        &t,
+        "/rest/query?includeContent=true&searchType=f&query=orchdi&spellCheck=true",
+    );
+    assert_eq!(v["fileSuggestions"], json!(["orchid"]), "{v}");
+}
+
+#[test]
+fn bad_input_gets_catalogue_errors_and_never_a_500() {
+    let app = TestApp::spawn();
+    let (_, t) = app.user_token("ann@example.com", Role::User);
+    let root = my_folder(&app, &t);
+    upload_ok(&app, &t, &root, "plain.txt", b"quartz");
+    app.run_jobs();
+    // Full-text operators, quotes, stars, NEAR, parentheses and SQL are only words.
+    for q in [
+        "%22quartz",
+        "quartz%20OR%20*",
+        "NEAR(quartz%20x)",
+        "((quartz",
+        "quartz'%3B%20DROP%20TABLE%20objects%3B--",
+        "*",
+        "%5E%3A-",
+    ] {
+        let r = app.rest(
+            "GET",
+            &format!("/rest/query?includeContent=true&searchType=f&query={q}"),
+            &t,
+            None,
+        );
+        assert_eq!(r.status, 200, "{q}: {}", r.text);
+    }
+    assert_eq!(query(&app, &t, "quartz'%3B%20DROP")["totalFiles"], 0);
+    assert_eq!(query(&app, &t, "%22quartz%22")["totalFiles"], 1);
+    for path in [
+        "/rest/query?searchType=f&query=x",
+        "/rest/query?includeContent=true&query=x",
+        "/rest/query?includeContent=maybe&searchType=f",
+        "/rest/query?includeContent=true&searchType=z",
+        "/rest/query?includeContent=true&searchType=f&orderBy=size",
+        "/rest/query?includeContent=true&searchType=f&fileType=Movies",
+        "/rest/query?includeContent=true&searchType=f&created:gt=yesterday",
+        "/rest/query?includeContent=true&searchType=f&fileSize:lt=big",
+        "/rest/query?includeContent=true&searchType=f&limit=1001",
+        "/rest/search?searchType=q",
+        "/rest/search?orderBy=size:asc",
+        "/rest/search?file_type=Movies",
+        "/rest/search?modified:gte=2024-13-45",
+        "/rest/search?limit=100000",
+        "/rest/search?sharedMailboxId=42",
+        "/rest/search?bogus=1",
+    ] {
+        let r = app.rest("GET", path, &t, None);
+        assert_error(&r, 422, "ERR_INVALID_PARAMETER");
+    }
+    // A shared mailbox the caller is not an active member of.
+    let (team, _) = app.user("team@example.com", Role::User);
+    let r = app.rest(
+        "GET",
+        &format!("/rest/search?sharedMailboxId={team}"),
+        &t,
+        None,
+    );
+    assert_error(&r, 403, "ERR_ACCESS_USER");
+    // A profile without collaboration.
+    let (_, pw) = coffer_service::identity::accounts::create_user(
+        &app.ctx,
+        coffer_service::identity::accounts::NewUser {
+            email: "mail@example.com".into(),
+            name: "Mail Only".into(),
+            password: None,
+            role: Role::User,
+            profile: Some("Restricted".into()),
+        },
+        None,
+    )
+    .unwrap();
+    let mt = app.password_token("mail@example.com", &pw)["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r: Resp = app.rest(
+        "GET",
+        "/rest/query?includeContent=true&searchType=f",
+        &mt,
+        None,
+    );
+    assert_error(&r, 403, "ERR_PROFILE_COLLABORATION_DISABLED");
+}
