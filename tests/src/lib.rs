@@ -266,6 +266,7 @@ impl TestApp {
         ctx.jobs.register(coffer_service::mail::outbox::JOBS);
         ctx.jobs
             .register(coffer_service::notifications::deliver::JOBS);
+        ctx.jobs.register(coffer_service::dli::upkeep::JOBS);
         ctx.upload_completion
             .set(coffer_service::mail::attach_uploaded);
         let admin = coffer_service::identity::accounts::bootstrap(&ctx)

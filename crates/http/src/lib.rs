@@ -3,6 +3,7 @@
 //! and the middleware every request passes.
 
 pub mod content;
+pub mod dli;
 pub mod favorites;
 pub mod identity;
 pub mod mail;
@@ -53,6 +54,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(content::transfer::routes)
                 .configure(favorites::routes)
                 .configure(notifications::routes)
+                .configure(dli::routes)
                 .default_service(web::to(not_found)),
         )
         // The chunk endpoint as the reference spells it, with a node's name first.

@@ -21,6 +21,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("scimProvisioning", "true or false: whether SCIM tokens may be used (false pauses provisioning)"),
     ("sharedMailboxMaxActive", "integer, 0 or more: how many shared mailboxes one member may have active at once (default 10)"),
     ("notificationDigestSeconds", "integer, 0 or more: seconds folder notifications are gathered into one mail (default 300; 0: at once)"),
+    ("dliEnabled", "true or false: the DLI licence, for the /rest/dli reads and exports (default false)"),
+    ("auditRetentionDays", "integer, 0 or more: days the activity log keeps its records, expired by whole signed segments (default 0: kept for ever)"),
 ];
 
 /// The default of `sharedMailboxMaxActive`.
@@ -82,6 +84,8 @@ pub fn get(ctx: &Ctx, key: &str) -> Result<String> {
             .with_conn(|c| crate::content::setting(c, k))?
             .to_string(),
         ("sftpEnabled" | "scimProvisioning", None) => "true".into(),
+        ("dliEnabled", None) => "false".into(),
+        ("auditRetentionDays", None) => "0".into(),
         ("sharedMailboxMaxActive", None) => SHARED_MAILBOX_MAX_ACTIVE.to_string(),
         ("notificationDigestSeconds", None) => NOTIFICATION_DIGEST_SECONDS.to_string(),
         (_, None) => "null".into(),
@@ -128,7 +132,7 @@ pub fn set(ctx: &Ctx, key: &str, value: &str, actor: Option<&str>) -> Result<()>
             .filter(|v| *v >= 1)
             .ok_or_else(|| bad("a positive integer"))?
             .to_string(),
-        "sharedMailboxMaxActive" | "notificationDigestSeconds" => value
+        "sharedMailboxMaxActive" | "notificationDigestSeconds" | "auditRetentionDays" => value
             .parse::<i64>()
             .ok()
             .filter(|v| *v >= 0)
@@ -143,7 +147,7 @@ pub fn set(ctx: &Ctx, key: &str, value: &str, actor: Option<&str>) -> Result<()>
                 .ok_or_else(|| bad("no such location"))?;
             id.to_string()
         }
-        "sftpEnabled" | "scimProvisioning" => value
+        "sftpEnabled" | "scimProvisioning" | "dliEnabled" => value
             .parse::<bool>()
             .map_err(|_| bad("true or false"))?
             .to_string(),
