@@ -142,9 +142,8 @@ fn kind_of(subject: &str, actor: Option<&str>, data: &Value, object: Option<&str
                 .and_then(Value::as_str)
                 .or(object)
                 .or(actor);
-            if matches!(entity, "login" | "session") {
-                "user_preferences"
-            } else if actor.is_some() && actor == target && action != "create" {
+            let own = actor.is_some() && actor == target && action != "create";
+            if own || matches!(entity, "login" | "session") {
                 "user_preferences"
             } else {
                 "admin"
