@@ -25,6 +25,9 @@
 #     100,000 seeded users; wrk on GET /rest/scim/Users with a selective and a broad filter
 #     (requests/s, p50, p99, against GET /health), and the peak RSS of a count=1000000 listing
 #     (VmHWM after clear_refs, above idle; target < 100 MiB and flat). Runs alone too.
+#   activity log       scripts/bench-audit.sh                 a section of docs/benchmarks.md
+#     1,000,000 records: `cofferd audit verify`'s walk (>= 100,000 records/s), and the cost of
+#     recording on folder creates and uploads (<= 10%). Runs alone too.
 #
 # Environment (all optional):
 #   BENCH_SECONDS=10        length of each measured run (1..240: assertions live 290 s)
@@ -444,3 +447,7 @@ cargo build --release -q -p coffer-tests --bin delivery-bench
 log "SCIM listing: filtered pages over ${BENCH_SCIM_USERS:-100000} users and the memory of count=1000000 (scripts/bench-scim.sh)"
 COFFERD_BIN=$BIN BENCH_SECONDS=$SECS BENCH_WARMUP=$WARMUP BENCH_CONNECTIONS=$CONNS BENCH_OUT=$OUT \
   BENCH_COFFERD_ENV=$COFFERD_EXTRA_ENV "$ROOT/scripts/bench-scim.sh"
+
+# --- the activity log ------------------------------------------------------------------------
+log "activity log: verify over ${BENCH_AUDIT_RECORDS:-1000000} records, and the cost of recording"
+BENCH_REPORT="$ROOT/docs/benchmarks.md" "$ROOT/scripts/bench-audit.sh"
