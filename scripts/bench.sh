@@ -25,6 +25,9 @@
 #     100,000 seeded users; wrk on GET /rest/scim/Users with a selective and a broad filter
 #     (requests/s, p50, p99, against GET /health), and the peak RSS of a count=1000000 listing
 #     (VmHWM after clear_refs, above idle; target < 100 MiB and flat). Runs alone too.
+#   activity log       scripts/bench-audit.sh                 a section of docs/benchmarks.md
+#     1,000,000 records: `cofferd audit verify`'s walk (>= 100,000 records/s), and the cost of
+#     recording on folder creates and uploads (<= 10%). Runs alone too.
 #
 # Environment (all optional):
 #   BENCH_SECONDS=10        length of each measured run (1..240: assertions live 290 s)
@@ -453,3 +456,6 @@ log "search: indexing ${BENCH_SEARCH_FILES:-100000} files, queries by content wo
 COFFERD_BIN=$BIN BENCH_SECONDS=$SECS BENCH_WARMUP=$WARMUP BENCH_OUT=$OUT BENCH_REPORT=$REPORT \
   BENCH_COFFERD_ENV=$COFFERD_EXTRA_ENV "$ROOT/scripts/bench-search.sh" ||
   info "the search benchmarks failed with exit $?; see their output"
+# --- the activity log ------------------------------------------------------------------------
+log "activity log: verify over ${BENCH_AUDIT_RECORDS:-1000000} records, and the cost of recording"
+BENCH_REPORT="$ROOT/docs/benchmarks.md" "$ROOT/scripts/bench-audit.sh"

@@ -267,6 +267,7 @@ impl TestApp {
         ctx.jobs
             .register(coffer_service::notifications::deliver::JOBS);
         ctx.jobs.register(coffer_service::search::index::JOBS);
+        ctx.jobs.register(coffer_service::dli::upkeep::JOBS);
         ctx.upload_completion
             .set(coffer_service::mail::attach_uploaded);
         ctx.upload_completion

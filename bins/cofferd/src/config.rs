@@ -19,6 +19,9 @@ pub struct Global {
     /// The directory of the SQLite database, file content and exports [default: ./coffer-data]
     #[arg(long, global = true, env = "COFFER_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// The Ed25519 key file that signs the activity log's checkpoints, made on first use; keep it off the database's host or backups [default: <data dir>/audit.key]
+    #[arg(long, global = true, env = "COFFER_AUDIT_KEY_FILE")]
+    pub audit_key_file: Option<PathBuf>,
 }
 
 /// The server's settings: options of `serve` (and of the bare `cofferd`, which serves). The
@@ -193,6 +196,7 @@ struct FileConfig {
     base_url: Option<String>,
     database_url: Option<String>,
     data_dir: Option<PathBuf>,
+    audit_key_file: Option<PathBuf>,
     version_brand: Option<String>,
     workers: Option<usize>,
     pool_size: Option<u32>,
@@ -243,6 +247,8 @@ pub struct Settings {
     pub listen: String,
     /// Where the SQLite database lives by default, and the first-start credentials are written.
     pub data_dir: PathBuf,
+    /// The key file of the activity log's checkpoints.
+    pub audit_key_file: PathBuf,
     pub base_url: String,
     pub database_url: DatabaseUrl,
     pub version_brand: String,
@@ -294,6 +300,11 @@ impl Settings {
             .map(|n| n.get())
             .unwrap_or(2);
         Ok(Settings {
+            audit_key_file: global
+                .audit_key_file
+                .clone()
+                .or(file.audit_key_file)
+                .unwrap_or_else(|| data_dir.join("audit.key")),
             data_dir: data_dir.clone(),
             listen: flags
                 .listen
@@ -461,6 +472,7 @@ impl Settings {
         c.storage_url = Some(self.storage_url.clone());
         c.scanner = self.clamd.clone();
         c.preview_converter = self.preview_converter.clone();
+        c.audit_key_file = Some(self.audit_key_file.clone());
         if let Some(n) = &self.node_name {
             c.node_name = n.clone();
         }

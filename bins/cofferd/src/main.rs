@@ -90,6 +90,11 @@ enum Command {
         #[command(subcommand)]
         command: search_cmd::SearchCommand,
     },
+    /// The activity log: verify its chain, sign a checkpoint.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
     /// Copy the database and the file content, consistently, while the server runs.
     Backup(backup::BackupArgs),
     /// Put a backup back into an empty data directory or database.
@@ -314,6 +319,15 @@ enum WebformCommand {
 }
 
 #[derive(Subcommand)]
+enum AuditCommand {
+    /// Walk the activity log's chain and its signed checkpoints; exits non-zero naming the first
+    /// record changed, removed or inserted.
+    Verify,
+    /// Sign the chain head as a checkpoint with the audit key file.
+    Checkpoint,
+}
+
+#[derive(Subcommand)]
 enum SettingsCommand {
     /// Print a setting's value.
     Get {
@@ -486,6 +500,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Webform { command } => webform(&settings, command),
+        Command::Audit { command } => audit(&settings, command),
         Command::Mail { command } => mail_cmd::run(&open(&settings, 1)?, command),
         Command::Search { command } => search_cmd::run(&open(&settings, 1)?, command),
         Command::Storage {
@@ -498,6 +513,56 @@ fn run(cli: Cli) -> Result<()> {
                 .block_on(coffer_service::content::check::check(&ctx, repair))
                 .map_err(api)?;
             println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(())
+        }
+    }
+}
+
+fn audit(settings: &Settings, command: AuditCommand) -> Result<()> {
+    use coffer_service::audit::{checkpoint, verify};
+    let ctx = open(settings, 1)?;
+    match command {
+        AuditCommand::Verify => {
+            let started = std::time::Instant::now();
+            // The checkpoints must verify with the key file's key when there is one: a key
+            // stored beside them in the database proves nothing on its own.
+            let key = if settings.audit_key_file.exists() {
+                Some(
+                    checkpoint::Signer::open(&settings.audit_key_file)
+                        .map_err(api)?
+                        .public_key(),
+                )
+            } else {
+                None
+            };
+            let r = verify::verify(&ctx, key.as_deref()).map_err(api)?;
+            let secs = started.elapsed().as_secs_f64();
+            println!(
+                "{} records ({}..{}), {} checkpoints checked in {:.2} s ({:.0} records/s)",
+                r.records,
+                r.first,
+                r.last,
+                r.checkpoints,
+                secs,
+                r.records as f64 / secs.max(1e-9)
+            );
+            if key.is_none() {
+                println!("no audit key file: checkpoints checked against their own keys");
+            }
+            match r.problem {
+                None => {
+                    println!("the activity log is intact");
+                    Ok(())
+                }
+                Some(p) => anyhow::bail!("the activity log was tampered with: {p}"),
+            }
+        }
+        AuditCommand::Checkpoint => {
+            let signer = checkpoint::Signer::open(&settings.audit_key_file).map_err(api)?;
+            match checkpoint::checkpoint(&ctx, &signer).map_err(api)? {
+                Some(c) => println!("checkpoint at record {}: {}", c.seq, c.hash),
+                None => println!("nothing new to sign"),
+            }
             Ok(())
         }
     }
@@ -753,6 +818,7 @@ fn plug_in_areas(ctx: &Ctx) {
     ctx.jobs
         .register(coffer_service::notifications::deliver::JOBS);
     ctx.jobs.register(coffer_service::search::index::JOBS);
+    ctx.jobs.register(coffer_service::dli::upkeep::JOBS);
     ctx.upload_completion
         .set(coffer_service::mail::attach_uploaded);
     ctx.upload_completion

@@ -3,6 +3,7 @@
 //! and the middleware every request passes.
 
 pub mod content;
+pub mod dli;
 pub mod favorites;
 pub mod identity;
 pub mod mail;
@@ -58,6 +59,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(notifications::routes)
                 .configure(request_files::routes)
                 .configure(search::routes)
+                .configure(dli::routes)
                 .default_service(web::to(not_found)),
         )
         // The chunk endpoint as the reference spells it, with a node's name first.

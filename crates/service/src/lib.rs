@@ -11,7 +11,9 @@
 //! Errors: services return [`coffer_errors::Error`]: `Api` for refusals a client sees, `Internal`
 //! for failures that are logged and answered as a generic 500.
 
+pub mod audit;
 pub mod content;
+pub mod dli;
 pub mod favorites;
 pub mod identity;
 pub mod mail;
@@ -62,6 +64,9 @@ pub struct Config {
     pub preview_converter: Option<String>,
     /// This node's name, shown as an upload session's `location`.
     pub node_name: String,
+    /// The key file that signs the activity log's checkpoints (`audit::checkpoint`); none: no
+    /// checkpoints are made.
+    pub audit_key_file: Option<std::path::PathBuf>,
 }
 
 impl Config {
@@ -82,6 +87,7 @@ impl Config {
             scanner: None,
             preview_converter: None,
             node_name: node_name(),
+            audit_key_file: None,
         }
     }
 
@@ -176,6 +182,8 @@ impl Ctx {
         F: FnOnce(&mut DbConn) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
+        let tx = audit::transaction();
+        let f = move |c: &mut DbConn| audit::carry(tx, || f(c));
         match self.db.submit_write(f) {
             Ok(queued) => queued.await,
             Err(f) => self.blocking(move |ctx| ctx.write(f)).await,
@@ -190,7 +198,9 @@ impl Ctx {
         T: Send + 'static,
     {
         let ctx = self.clone();
-        match tokio::task::spawn_blocking(move || f(&ctx)).await {
+        // The request's id goes along, for the activity records the call makes.
+        let tx = audit::transaction();
+        match tokio::task::spawn_blocking(move || audit::carry(tx, || f(&ctx))).await {
             Ok(r) => r,
             Err(e) => Err(Error::internal_in("blocking task failed", e)),
         }

@@ -795,3 +795,55 @@ diesel::table! {
         created_at -> BigInt,
     }
 }
+
+diesel::table! {
+    activities (seq) {
+        seq -> BigInt,
+        created_at -> BigInt,
+        event -> Text,
+        kind -> Text,
+        actor_id -> Nullable<Text>,
+        object_id -> Nullable<Text>,
+        object_kind -> Nullable<Text>,
+        object_name -> Nullable<Text>,
+        parent_id -> Nullable<Text>,
+        message -> Text,
+        successful -> Bool,
+        transaction_id -> Nullable<Text>,
+        users -> Text,
+        data -> Text,
+        prev_hash -> Text,
+        hash -> Text,
+    }
+}
+
+diesel::table! {
+    activity_users (user_id, seq) {
+        user_id -> Text,
+        seq -> BigInt,
+        direct -> Bool,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    audit_chain (id) {
+        id -> Integer,
+        seq -> BigInt,
+        hash -> Text,
+        first_seq -> BigInt,
+        first_prev -> Text,
+    }
+}
+
+diesel::table! {
+    audit_checkpoints (seq) {
+        seq -> BigInt,
+        hash -> Text,
+        created_at -> BigInt,
+        public_key -> Text,
+        signature -> Text,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(activities, activity_users, audit_checkpoints);

@@ -10,11 +10,13 @@
 
 mod accounts;
 mod admin_users;
+mod audit;
 mod browser;
 mod contacts;
 mod content;
 mod conventions;
 mod delivery;
+mod dli;
 mod favorites;
 mod input;
 mod ldap;

@@ -61,15 +61,18 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
         )?)
     })
     .unwrap();
-    let client = coffer_service::identity::clients::create(
-        &ctx,
-        client_input(
-            "old",
-            "https://app.example.com/cb",
-            flow::PASSWORD | flow::REFRESH_TOKEN,
-        ),
-        coffer_service::identity::clients::Registrar::Operator,
-    )
+    // The activity log's tables come with a later migration: nothing is appended to it yet.
+    let client = coffer_service::audit::record::without(|| {
+        coffer_service::identity::clients::create(
+            &ctx,
+            client_input(
+                "old",
+                "https://app.example.com/cb",
+                flow::PASSWORD | flow::REFRESH_TOKEN,
+            ),
+            coffer_service::identity::clients::Registrar::Operator,
+        )
+    })
     .unwrap()
     .id;
     // Tokens in the old shape: family "live" (one access and two refresh tokens, one used) and
@@ -124,10 +127,10 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // (outside recipients' codes and sessions), 000029 (web forms), 000030 (web-form drafts),
     // 000031 (assertions by client and jti again), 000032 (the outbox's expiry, finished
     // messages' bodies erased), 000040 (favorites), 000041 (folder notifications), 000050
-    // (request-file links), 000070 (search).
+    // (request-file links), 000070 (search), 000080 (the activity log).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        22
+        23
     );
 
     let mut conn = db.get().unwrap();

@@ -78,7 +78,9 @@ pub async fn log_and_headers(
         .is_some_and(|s| s.secure_cookies);
     // Served over Coffer's own TLS: browsers are told to keep to HTTPS.
     let tls = req.app_config().secure();
-    let mut res = CURRENT.scope(id, next.call(req)).await?;
+    // The id is also the `transactionId` of the activity records the request makes.
+    let handled = coffer_service::audit::in_request(id.to_string(), next.call(req));
+    let mut res = CURRENT.scope(id, handled).await?;
     let challenge = res
         .request()
         .extensions()

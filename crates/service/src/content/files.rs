@@ -184,6 +184,23 @@ pub fn scanned(v: &FileVersion) -> Result<()> {
 
 /// Decides a download of a file's current version, or of one of its versions.
 pub fn download(ctx: &Ctx, user_id: &str, id: &str, version_id: Option<&str>) -> Result<Download> {
+    let decided = decide_download(ctx, user_id, id, version_id);
+    if let Err(Error::Api(e)) = &decided {
+        if e.code == ErrorCode::EntityVirusFound {
+            // A download refused for a virus is of interest to the activity log.
+            let data = json!({"id": id, "versionId": version_id, "reason": "virus"});
+            crate::audit::record::refused(ctx, "filesystem.file.download", Some(user_id), &data)?;
+        }
+    }
+    decided
+}
+
+fn decide_download(
+    ctx: &Ctx,
+    user_id: &str,
+    id: &str,
+    version_id: Option<&str>,
+) -> Result<Download> {
     ctx.read(|c| {
         let (o, _) = require_file(c, user_id, id, Action::Download)?;
         live(&o)?;

@@ -129,6 +129,17 @@ pub fn sign_in(ctx: &Ctx, email: &str, password: &str, client_ip: Option<&str>) 
             Ok(SignIn::Ok(Box::new(user)))
         }
         None => {
+            // A failed sign-in is of interest to the activity log: under the account's
+            // activities when the address names one.
+            let address = Email::parse(email)
+                .map(Email::into_string)
+                .unwrap_or_else(|_| email.to_string());
+            let known = ctx.with_conn(|c| Ok(coffer_store::users::by_email(c, &address)?))?;
+            let data = match known {
+                Some(u) => serde_json::json!({"userId": u.id, "method": "password"}),
+                None => serde_json::json!({"email": address, "method": "password"}),
+            };
+            crate::audit::record::refused(ctx, "user.login", None, &data)?;
             std::thread::sleep(crate::platform::throttle::failed(ctx, &keys)?);
             Ok(SignIn::Wrong)
         }

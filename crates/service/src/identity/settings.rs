@@ -26,6 +26,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("requestFileMaxCount", "integer, 1 or more: the most files a request-file link may take (default 100)"),
     ("requestFileDefaultExpireDays", "integer, 0 or more: days a request-file link works when the request names no expiry (default 14; 0: until the end of today)"),
     ("requestFileExcludedExtensions", "comma-separated extensions request-file links refuse, e.g. `exe,bat` (default none)"),
+    ("dliEnabled", "true or false: the DLI licence, for the /rest/dli reads and exports (default false)"),
+    ("auditRetentionDays", "integer, 0 or more: days the activity log keeps its records, expired by whole signed segments (default 0: kept for ever)"),
 ];
 
 /// The defaults of the integer request-file settings (the request-file area reads them).
@@ -94,6 +96,8 @@ pub fn get(ctx: &Ctx, key: &str) -> Result<String> {
             .with_conn(|c| crate::content::setting(c, k))?
             .to_string(),
         ("sftpEnabled" | "scimProvisioning", None) => "true".into(),
+        ("dliEnabled", None) => "false".into(),
+        ("auditRetentionDays", None) => "0".into(),
         ("sharedMailboxMaxActive", None) => SHARED_MAILBOX_MAX_ACTIVE.to_string(),
         ("notificationDigestSeconds", None) => NOTIFICATION_DIGEST_SECONDS.to_string(),
         ("requestFileEnabled", None) => "true".into(),
@@ -147,7 +151,7 @@ pub fn set(ctx: &Ctx, key: &str, value: &str, actor: Option<&str>) -> Result<()>
             .filter(|v| *v >= 1)
             .ok_or_else(|| bad("a positive integer"))?
             .to_string(),
-        "sharedMailboxMaxActive" | "notificationDigestSeconds" => value
+        "sharedMailboxMaxActive" | "notificationDigestSeconds" | "auditRetentionDays" => value
             .parse::<i64>()
             .ok()
             .filter(|v| *v >= 0)
@@ -180,7 +184,7 @@ pub fn set(ctx: &Ctx, key: &str, value: &str, actor: Option<&str>) -> Result<()>
             }
             coffer_domain::request_file::parse_extensions(value).join(",")
         }
-        "sftpEnabled" | "scimProvisioning" | "requestFileEnabled" => value
+        "sftpEnabled" | "scimProvisioning" | "requestFileEnabled" | "dliEnabled" => value
             .parse::<bool>()
             .map_err(|_| bad("true or false"))?
             .to_string(),

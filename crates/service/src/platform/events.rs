@@ -1,5 +1,6 @@
 //! Recording events in the outbox, inside the transaction of the change they describe.
-//! The catalogue of subjects is in `docs/events.md`.
+//! The catalogue of subjects is in `docs/events.md`. Each event also becomes an activity record
+//! (`crate::audit::record`).
 
 use crate::{now, Result};
 use coffer_store::models::NewEvent;
@@ -21,5 +22,6 @@ pub fn record(
         created_at: now(),
     };
     coffer_store::events::insert(conn, &ev)?;
-    Ok(())
+    // The activity log's record of the same change, in the same transaction.
+    crate::audit::record::append(conn, subject, actor, &data, true)
 }

@@ -1,0 +1,284 @@
+//! The activity log: appending records behind the chain head, reading them back in sequence for
+//! verification and exports, the DLI activity queries, signed checkpoints and retention.
+//!
+//! Appends are serialized by the chain head (`audit_chain`, one row): the appending transaction
+//! reads it (on PostgreSQL `FOR UPDATE`, so a second node's append waits for this commit) and
+//! advances it, so sequence numbers are gapless and no two records share a predecessor.
+
+use crate::schema::{activities, activity_users, audit_chain, audit_checkpoints};
+use crate::{db_run, DbConn, StoreResult};
+use diesel::prelude::*;
+
+/// One record of the activity log as stored.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = activities)]
+pub struct Activity {
+    pub seq: i64,
+    pub created_at: i64,
+    pub event: String,
+    pub kind: String,
+    pub actor_id: Option<String>,
+    pub object_id: Option<String>,
+    pub object_kind: Option<String>,
+    pub object_name: Option<String>,
+    pub parent_id: Option<String>,
+    pub message: String,
+    pub successful: bool,
+    pub transaction_id: Option<String>,
+    /// JSON array of the user ids the record concerns besides the actor.
+    pub users: String,
+    /// The event's data (JSON object).
+    pub data: String,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// The chain head and where the kept chain starts.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = audit_chain)]
+pub struct Chain {
+    pub seq: i64,
+    pub hash: String,
+    pub first_seq: i64,
+    pub first_prev: String,
+}
+
+/// A signed checkpoint.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = audit_checkpoints)]
+pub struct Checkpoint {
+    pub seq: i64,
+    pub hash: String,
+    pub created_at: i64,
+    pub public_key: String,
+    pub signature: String,
+}
+
+/// The chain head, locked for the rest of the transaction on PostgreSQL.
+pub fn head_for_append(conn: &mut DbConn) -> StoreResult<Chain> {
+    Ok(match conn {
+        DbConn::Sqlite(c) => audit_chain::table
+            .filter(audit_chain::id.eq(1))
+            .select(Chain::as_select())
+            .first(c)?,
+        DbConn::Pg(c) => audit_chain::table
+            .filter(audit_chain::id.eq(1))
+            .select(Chain::as_select())
+            .for_update()
+            .first(c)?,
+    })
+}
+
+/// The chain head, unlocked.
+pub fn chain(conn: &mut DbConn) -> StoreResult<Chain> {
+    Ok(db_run!(conn => audit_chain::table
+        .filter(audit_chain::id.eq(1))
+        .select(Chain::as_select())
+        .first(conn))?)
+}
+
+/// Appends `rec` (whose `seq` and `hash` follow the head read by [`head_for_append`] in this
+/// transaction) with the users it concerns (`(user id, direct)`), and advances the head.
+pub fn append(conn: &mut DbConn, rec: &Activity, users: &[(String, bool)]) -> StoreResult<()> {
+    db_run!(conn => diesel::insert_into(activities::table).values(rec).execute(conn))?;
+    if !users.is_empty() {
+        let rows: Vec<_> = users
+            .iter()
+            .map(|(u, direct)| {
+                (
+                    activity_users::user_id.eq(u.as_str()),
+                    activity_users::seq.eq(rec.seq),
+                    activity_users::direct.eq(*direct),
+                    activity_users::created_at.eq(rec.created_at),
+                )
+            })
+            .collect();
+        db_run!(conn => diesel::insert_into(activity_users::table).values(&rows).execute(conn))?;
+    }
+    db_run!(conn => diesel::update(audit_chain::table.filter(audit_chain::id.eq(1)))
+        .set((audit_chain::seq.eq(rec.seq), audit_chain::hash.eq(&rec.hash)))
+        .execute(conn))?;
+    Ok(())
+}
+
+/// Records with `seq > after`, in sequence order, at most `limit`.
+pub fn after(conn: &mut DbConn, after: i64, limit: i64) -> StoreResult<Vec<Activity>> {
+    Ok(db_run!(conn => activities::table
+        .filter(activities::seq.gt(after))
+        .order(activities::seq.asc())
+        .limit(limit)
+        .select(Activity::as_select())
+        .load(conn))?)
+}
+
+/// What a DLI activity read asks for.
+#[derive(Debug, Clone, Default)]
+pub struct ActivityQuery {
+    /// Records concerning this user (as actor, or named by the event).
+    pub user_id: String,
+    /// Only those where the user is the actor (`filter=my`).
+    pub actor_only: bool,
+    /// Only records about this object, or (`in_parent`) about what it holds.
+    pub object_id: Option<String>,
+    pub in_parent: bool,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    pub kinds: Option<Vec<String>>,
+    /// A lowercase text the message contains.
+    pub search: Option<String>,
+    pub transaction_id: Option<String>,
+    pub by_name: bool,
+    pub descending: bool,
+    pub offset: i64,
+    pub limit: i64,
+}
+
+/// The records `q` selects, as a boxed query (one definition for the page and its count).
+macro_rules! selected {
+    ($q:expr) => {{
+        let q = $q;
+        let mut s = activities::table
+            .inner_join(activity_users::table.on(activity_users::seq.eq(activities::seq)))
+            .filter(activity_users::user_id.eq(q.user_id.clone()))
+            .into_boxed();
+        if q.actor_only {
+            s = s.filter(activity_users::direct.eq(true));
+        }
+        if let Some(o) = &q.object_id {
+            if q.in_parent {
+                s = s.filter(
+                    activities::object_id
+                        .eq(o.clone())
+                        .or(activities::parent_id.eq(o.clone())),
+                );
+            } else {
+                s = s.filter(activities::object_id.eq(o.clone()));
+            }
+        }
+        if let Some(t) = q.since {
+            s = s.filter(activity_users::created_at.ge(t));
+        }
+        if let Some(t) = q.until {
+            s = s.filter(activity_users::created_at.lt(t));
+        }
+        if let Some(k) = &q.kinds {
+            s = s.filter(activities::kind.eq_any(k.clone()));
+        }
+        if let Some(t) = &q.search {
+            s = s.filter(
+                crate::filter::lower(activities::message)
+                    .like(format!("%{}%", crate::like_escape(t)))
+                    .escape('\\'),
+            );
+        }
+        if let Some(t) = &q.transaction_id {
+            s = s.filter(activities::transaction_id.eq(t.clone()));
+        }
+        s
+    }};
+}
+
+/// One page of the records `q` selects and how many there are in all.
+pub fn query(conn: &mut DbConn, q: &ActivityQuery) -> StoreResult<(Vec<Activity>, i64)> {
+    let total: i64 = db_run!(conn => selected!(q).count().get_result(conn))?;
+    let page = db_run!(conn => {
+        let mut s = selected!(q);
+        s = match (q.by_name, q.descending) {
+            (true, false) => s.order((activities::object_name.asc(), activities::seq.asc())),
+            (true, true) => s.order((activities::object_name.desc(), activities::seq.desc())),
+            (false, false) => s.order(activities::seq.asc()),
+            (false, true) => s.order(activities::seq.desc()),
+        };
+        s.offset(q.offset)
+            .limit(q.limit)
+            .select(Activity::as_select())
+            .load(conn)
+    })?;
+    Ok((page, total))
+}
+
+/// The records concerning `user_id` created in `[since, until)` with `seq > after`, in sequence
+/// order, at most `limit` (an export reads the range in such chunks).
+pub fn of_user_after(
+    conn: &mut DbConn,
+    user_id: &str,
+    since: i64,
+    until: i64,
+    after: i64,
+    limit: i64,
+) -> StoreResult<Vec<Activity>> {
+    Ok(db_run!(conn => activities::table
+        .inner_join(activity_users::table.on(activity_users::seq.eq(activities::seq)))
+        .filter(activity_users::user_id.eq(user_id))
+        .filter(activity_users::created_at.ge(since))
+        .filter(activity_users::created_at.lt(until))
+        .filter(activities::seq.gt(after))
+        .order(activities::seq.asc())
+        .limit(limit)
+        .select(Activity::as_select())
+        .load(conn))?)
+}
+
+/// Stores a checkpoint.
+pub fn insert_checkpoint(conn: &mut DbConn, c: &Checkpoint) -> StoreResult<()> {
+    db_run!(conn => diesel::insert_into(audit_checkpoints::table).values(c).execute(conn))?;
+    Ok(())
+}
+
+/// Every checkpoint, oldest first.
+pub fn checkpoints(conn: &mut DbConn) -> StoreResult<Vec<Checkpoint>> {
+    Ok(db_run!(conn => audit_checkpoints::table
+        .order(audit_checkpoints::seq.asc())
+        .select(Checkpoint::as_select())
+        .load(conn))?)
+}
+
+/// The newest checkpoint at or before `seq` whose record was created before `before`.
+pub fn last_checkpoint_before(conn: &mut DbConn, before: i64) -> StoreResult<Option<Checkpoint>> {
+    Ok(db_run!(conn => audit_checkpoints::table
+        .inner_join(activities::table.on(activities::seq.eq(audit_checkpoints::seq)))
+        .filter(activities::created_at.lt(before))
+        .order(audit_checkpoints::seq.desc())
+        .select(Checkpoint::as_select())
+        .first(conn)
+        .optional())?)
+}
+
+/// Removes every record up to and including the checkpoint's, and the older checkpoints: the
+/// kept chain then starts after it, linked to its hash. Returns the records removed.
+pub fn expire_through(conn: &mut DbConn, c: &Checkpoint) -> StoreResult<usize> {
+    db_run!(conn => diesel::delete(activity_users::table.filter(activity_users::seq.le(c.seq)))
+        .execute(conn))?;
+    let n = db_run!(conn => diesel::delete(activities::table.filter(activities::seq.le(c.seq)))
+        .execute(conn))?;
+    db_run!(conn => diesel::delete(audit_checkpoints::table.filter(audit_checkpoints::seq.lt(c.seq)))
+        .execute(conn))?;
+    db_run!(conn => diesel::update(audit_chain::table.filter(audit_chain::id.eq(1)))
+        .set((audit_chain::first_seq.eq(c.seq + 1), audit_chain::first_prev.eq(&c.hash)))
+        .execute(conn))?;
+    Ok(n)
+}
+
+/// The name a message gives an object that its event does not name: a file's or folder's name
+/// (also in the trash), a user's address, an email's subject.
+pub fn name_of(conn: &mut DbConn, kind: &str, id: &str) -> StoreResult<Option<String>> {
+    use crate::schema::{emails, objects, users};
+    Ok(match kind {
+        "file" | "folder" => db_run!(conn => objects::table
+            .filter(objects::id.eq(id))
+            .select(objects::name)
+            .first::<String>(conn)
+            .optional())?,
+        "user" => db_run!(conn => users::table
+            .filter(users::id.eq(id))
+            .select(users::email)
+            .first::<String>(conn)
+            .optional())?,
+        "mail" => db_run!(conn => emails::table
+            .filter(emails::id.eq(id))
+            .select(emails::subject)
+            .first::<String>(conn)
+            .optional())?,
+        _ => None,
+    })
+}
