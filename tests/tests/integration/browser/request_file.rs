@@ -13,6 +13,15 @@ use std::time::{Duration, Instant};
 
 const OUTSIDE: &str = "out@partner.example";
 
+/// A 1×1 PNG: a type a view-only link shows in place.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
 /// Waits until the page's script has shown what the link opens (`data-ready`), and answers
 /// that state (`active`, `exhausted`, `expired`, …).
 fn settled(browser: &Driver) -> String {
@@ -344,12 +353,16 @@ fn a_link_that_wants_proof_of_the_address_opens_with_the_mailed_code() {
     };
     let app = TestApp::spawn();
     let (_, token) = app.user_token("ann@example.com", Role::User);
-    let folder = mkdir(&app, &token, &my_folder(&app, &token), "Incoming");
+    let home = my_folder(&app, &token);
+    let folder = mkdir(&app, &token, &home, "Incoming");
+    let offered = upload_ok(&app, &token, &home, "plan.png", PNG);
+    // The offered file may be viewed, not downloaded.
     let link = request(
         &app,
         &token,
         &folder,
-        json!({"to": [OUTSIDE], "subject": "Proof first", "requireAuth": true}),
+        json!({"to": [OUTSIDE], "subject": "Proof first", "requireAuth": true,
+               "files": [offered["id"]], "actionId": 1}),
     );
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("id.txt");
@@ -361,11 +374,13 @@ fn a_link_that_wants_proof_of_the_address_opens_with_the_mailed_code() {
     assert_eq!(settled(&browser), "auth");
     assert_eq!(browser.text(&browser.find("#request")), "");
     browser.click(&browser.find("#send-code"));
-    let field = browser.find("#code");
     let notice = browser.find("#auth-notice");
-    assert!(browser
-        .text(&notice)
-        .starts_with("A 6-digit code is being mailed to"));
+    eventually("the code sent", || {
+        browser
+            .text(&notice)
+            .starts_with("A 6-digit code is being mailed to")
+    });
+    let field = browser.find("#code");
     let body = mailed(&app, OUTSIDE, "Your code");
     let at = body.find(" is ").unwrap() + 4;
     let code = body[at..at + 6].to_string();
@@ -384,6 +399,15 @@ fn a_link_that_wants_proof_of_the_address_opens_with_the_mailed_code() {
         browser.attribute(&browser.find("#request-file"), "data-state") == "active"
     });
     assert_eq!(browser.text(&browser.find("#subject")), "Proof first");
+    // A view-only file: its name, and no download link.
+    let item = browser.find("#source-list li.source");
+    assert!(browser
+        .text(&item)
+        .starts_with(&format!("plan.png ({} bytes, view only)", PNG.len())));
+    assert_eq!(
+        browser.script("return document.querySelectorAll('#source-list a.download').length"),
+        json!(0)
+    );
 
     browser.type_into(&browser.find("#files"), file.to_str().unwrap());
     browser.click(&browser.find("#send"));
