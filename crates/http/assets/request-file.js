@@ -296,24 +296,33 @@
       if (!allowed.view || allowed.download) {
         return li;
       }
-      return call("GET", base + "/preview/" + encodeURIComponent(id)).then(function (p) {
-        var link = p && (p.link || p.pdf);
-        if (link) {
-          var v = document.createElement("a");
-          v.className = "view";
-          v.href = link.charAt(0) === "/" ? url(link) : link;
-          v.target = "_blank";
-          v.rel = "noopener noreferrer";
-          v.textContent = "View";
-          li.appendChild(v);
-        } else {
-          var wait = document.createElement("span");
-          wait.className = "meta";
-          wait.textContent = p && p.state === "processing" ? "Preview being prepared." : "No preview available.";
-          li.appendChild(wait);
-        }
-        return li;
-      }, function () { return li; });
+      var wait = document.createElement("span");
+      wait.className = "meta";
+      li.appendChild(wait);
+      // A preview still being made is asked for again a while later (a few minutes at most).
+      function preview(tries) {
+        return call("GET", base + "/preview/" + encodeURIComponent(id)).then(function (p) {
+          var link = p && (p.link || p.pdf);
+          if (link) {
+            var v = document.createElement("a");
+            v.className = "view";
+            // A link to this server's API needs the interface version, as every call does.
+            var to = new URL(link, window.location.href);
+            v.href = to.origin === window.location.origin ? url(to.pathname + to.search) : to.href;
+            v.target = "_blank";
+            v.rel = "noopener noreferrer";
+            v.textContent = "View";
+            li.replaceChild(v, wait);
+          } else if (p && p.status === "processing" && tries > 0) {
+            wait.textContent = "Preview being prepared.";
+            window.setTimeout(function () { preview(tries - 1); }, 3000);
+          } else {
+            wait.textContent = "No preview available.";
+          }
+        }, function () { wait.textContent = "No preview available."; });
+      }
+      preview(60);
+      return li;
     }).catch(function () {
       li.textContent = "A file that cannot be shown right now.";
       return li;

@@ -2,7 +2,8 @@
 //! Sign-in opens the authorization page, types into the fields labelled Email and Password,
 //! clicks Sign in, then Allow on the consent page, and lands on the callback page with a code
 //! that exchanges for a token. An outside recipient of mail opens the link, asks for a code,
-//! types the code that was mailed, reads the message and downloads its file.
+//! types the code that was mailed, reads the message and downloads its file. The recipient's page
+//! of a request-file link has its own tests (`request_file`).
 //!
 //! It needs Chromium and chromedriver, which `scripts/browser-test.sh` installs (Debian packages)
 //! before running it with `COFFER_TEST_CHROMEDRIVER` set; `.ci/run` does that. With the

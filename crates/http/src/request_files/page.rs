@@ -1,8 +1,8 @@
 //! The recipient's page of a request-file link (docs/request-files.md, "The recipient's page"):
-//! `GET /requestFile/{ref}` and its script and style sheet. The page is a shell; its script
-//! reads the request and sends files and the reply through `/rest/requestFile/{ref}/...`, where
-//! the reference in the path is the recipient's credential, so the page sets no cookie and its
-//! calls carry none (nothing for another site to ride on).
+//! `GET /requestFile/{ref}` and its script and style sheet. The page is a shell that sets no
+//! cookie; its script reads the request and sends files and the reply through the API under
+//! `/rest/requestFile/{ref}`, where the reference in the path is the recipient's credential (and
+//! the session a mailed code opened, for a link that wants proof of the address).
 
 use crate::plumbing::error::RestError;
 use crate::plumbing::pages::request_file as pages;
@@ -10,10 +10,6 @@ use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::header;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
-
-/// The largest chunk the page's script sends (a smaller `uploadChunkMax` wins): large enough
-/// for few requests, small enough that a failed chunk costs little to send again.
-pub const PAGE_CHUNK: i64 = 8 * 1024 * 1024;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource(pages::SCRIPT).route(web::get().to(script)))
@@ -39,11 +35,11 @@ pub async fn style() -> HttpResponse {
 
 #[utoipa::path(get, path = "/requestFile/{ref}", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference, as the link mail gives it")), responses((status = 200, body = String, content_type = "text/html", description = "The recipient's page: its script shows the request (or why the link no longer opens it), takes files in chunks and sends the reply through `/rest/requestFile/{ref}`")))]
 pub async fn show(st: Data<AppState>, reference: Path<String>) -> Result<HttpResponse, RestError> {
-    let limits = blocking(&st, |ctx| ctx.read(coffer_service::content::limits)).await?;
+    let limits = blocking(&st, coffer_service::request_files::page::limits).await?;
     Ok(pages::page(&pages::Shell {
         reference: &reference,
         api_version: crate::plumbing::middleware::API_VERSION,
-        chunk_size: limits.upload_chunk_max.min(PAGE_CHUNK),
-        max_size: limits.max_upload_size,
+        chunk_size: limits.chunk_size,
+        max_size: limits.max_file_size,
     }))
 }

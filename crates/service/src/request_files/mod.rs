@@ -7,7 +7,7 @@
 //! `requireAuth` decided), its state (active, exhausted, expired), and what an upload through a
 //! link does once its file is stored ([`TARGET`], the content core's upload-completion seam).
 //! The requestor's side is `create`, the recipient's `recipient`, the one-time code that proves
-//! a recipient's address `access`.
+//! a recipient's address `access`, and what the recipient's HTML page needs `page`.
 //!
 //! A link's reference is 32 random bytes, kept only as its SHA-256; the lookup is by that hash
 //! and the stored hash is compared again in constant time. An outside recipient of a
@@ -16,6 +16,7 @@
 
 pub mod access;
 pub mod create;
+pub mod page;
 pub mod recipient;
 
 use crate::content::files::{Download, Stored, Target};
@@ -257,7 +258,13 @@ fn fresh(c: &mut DbConn, id: i64) -> Result<RequestFile> {
 /// `ERR_ENTITY_REQUEST_FILE_EXPIRED`), or whose folder is in the trash or gone (403
 /// `ERR_ENTITY_DELETED`). An exhausted link is still open: it is read, it takes no file.
 fn check_open(c: &mut DbConn, link: &RequestFile, t: i64) -> Result<()> {
-    if link.withdrawn_at.is_some() || link.expire_at < t {
+    if link.withdrawn_at.is_some() {
+        // The same code as an expired link; the message tells the recipient's page which.
+        return Err(ApiError::new(ErrorCode::EntityRequestFileExpired)
+            .with_message("The request file link was withdrawn by its requestor.")
+            .into());
+    }
+    if link.expire_at < t {
         return Err(expired());
     }
     if link.kind == "folder" {
