@@ -1212,6 +1212,16 @@ fn refine(doc: &mut Value) {
     set_param(doc, "/rest/admin/sharedMailboxes", "delete", "id:in", |p| {
         p["schema"] = json!({"type": "string", "not": {"pattern": EMPTY_LIST}});
     });
+    // Search takes a day or an RFC 3339 time; the document states the day, as for /rest/mail.
+    for path in ["/rest/search", "/rest/query"] {
+        for f in ["created", "modified"] {
+            for suffix in ["", ":gt", ":gte", ":lt", ":lte"] {
+                set_param(doc, path, "get", &format!("{f}{suffix}"), |p| {
+                    p["schema"] = json!({"type": "string", "format": "date"});
+                });
+            }
+        }
+    }
     for suffix in ["", ":gt", ":gte", ":lt", ":lte"] {
         set_param(
             doc,

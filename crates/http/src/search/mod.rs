@@ -32,8 +32,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     ("filesize:gt" = Option<i64>, Query), ("filesize:gte" = Option<i64>, Query), ("filesize:lt" = Option<i64>, Query), ("filesize:lte" = Option<i64>, Query),
     ("file_type" = Option<String>, Query, description = "Comma-separated groups: Documents, Spreadsheets, Presentations, Images, PDF, Multimedia, Text", pattern = "^(Documents|Spreadsheets|Presentations|Images|PDF|Multimedia|Text)(,(Documents|Spreadsheets|Presentations|Images|PDF|Multimedia|Text))*$"),
     ("email_type" = Option<String>, Query, description = "Comma-separated boxes: Inbox, Draft, Sent", pattern = "^(Inbox|Draft|Sent)(,(Inbox|Draft|Sent))*$"),
-    ("tracking_id" = Option<String>, Query, description = "Files uploaded with this tracking id (also `tracking_id:eq`)", min_length = 1, max_length = 64, pattern = "\\S"),
-    ("tracking_id:eq" = Option<String>, Query, min_length = 1, max_length = 64, pattern = "\\S"),
+    ("tracking_id" = Option<String>, Query, description = "Files uploaded with this tracking id (also `tracking_id:eq`)", max_length = 64),
+    ("tracking_id:eq" = Option<String>, Query, max_length = 64),
     ("path" = Option<String>, Query, description = "The path of a folder or file as its record shows it (`My Folder/Reports`); the other criteria then do not apply", max_length = 1024),
     ("path:contains" = Option<String>, Query, description = "Part of a path; the other criteria then do not apply", max_length = 1024),
     ("searchType" = Option<String>, Query, description = "Comma-separated kinds: `f` files, `d` folders, `m` mail (`e` too), `k` sources (none yet); default all", pattern = "^[fdmek](,[fdmek])*$"),
@@ -47,7 +47,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 ), responses(
     (status = 200, body = SearchView, description = "What the caller may see that matches, by kind, with the counts"),
     (status = 403, description = "`ERR_ACCESS_USER`: not an active member of the shared mailbox"),
-    (status = 422, description = "`ERR_INVALID_PARAMETER`: an unknown parameter, kind, group or order, a range that is not a date or a number, a `limit` beyond 1000"),
+    (status = 422, description = "`ERR_INVALID_PARAMETER`: an unknown parameter, kind, group or order, a range that is not a date or a number, a `limit` beyond 1000; `ERR_INPUT_INVALID_FORMAT`: a value with a control character"),
 ), security(("bearer" = [])))]
 pub async fn search(
     Caller(c): Caller,
@@ -86,14 +86,14 @@ pub async fn search(
     ("spellCheck" = Option<bool>, Query, description = "Suggest corrections of the words from the caller's own names and mail subjects"),
     ("bucket" = Option<String>, Query, description = "`inbox` or `sent` mail only", pattern = "^(inbox|sent)$"),
     ("path" = Option<String>, Query, description = "The path of a folder or file as its record shows it; the other criteria then do not apply", max_length = 1024),
-    ("tracking_id" = Option<String>, Query, description = "Files uploaded with this tracking id", min_length = 1, max_length = 64, pattern = "\\S"),
+    ("tracking_id" = Option<String>, Query, description = "Files uploaded with this tracking id", max_length = 64),
     ("extensions" = Option<String>, Query, description = "Comma-separated extensions, with or without the dot (`pdf,.docx`)", pattern = "^\\.?[A-Za-z0-9_-]{1,32}(,\\.?[A-Za-z0-9_-]{1,32})*$"),
     ("offset" = Option<i64>, Query, description = "Items of each kind to skip", minimum = 0),
     ("limit" = Option<i64>, Query, description = "Items of each kind, at most 1000 (default 100)", minimum = 1, maximum = 1000),
 ), responses(
     (status = 200, body = QueryView, description = "What the caller may see that matches, by kind, with the counts, passages of file text and suggestions"),
     (status = 403, description = "`ERR_PROFILE_COLLABORATION_DISABLED`: the caller's profile has no collaboration; `ERR_ACCESS_USER`: not an active member of the shared mailbox"),
-    (status = 422, description = "`ERR_INVALID_PARAMETER`: `includeContent` or `searchType` missing, an unknown parameter, kind, group or order, a range that is not a date or a number, a `limit` beyond 1000"),
+    (status = 422, description = "`ERR_INVALID_PARAMETER`: `includeContent` or `searchType` missing, an unknown parameter, kind, group or order, a range that is not a date or a number, a `limit` beyond 1000; `ERR_INPUT_INVALID_FORMAT`: a value with a control character"),
 ), security(("bearer" = [])))]
 pub async fn query(
     Caller(c): Caller,

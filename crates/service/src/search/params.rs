@@ -1,7 +1,8 @@
 //! The query parameters of `GET /rest/search` and `GET /rest/query`, read into one
 //! [`Query`]. Every value is checked: an unknown parameter, type, group or order, a range
 //! that is not a date or a number, a `limit` beyond the maximum answer 422
-//! `ERR_INVALID_PARAMETER` naming the parameter.
+//! `ERR_INVALID_PARAMETER` naming the parameter; a control character in any value 422
+//! `ERR_INPUT_INVALID_FORMAT`.
 
 use super::{Bucket, FileGroup, Order, Query, Range, TextMatch, TextOp, MAX_LIMIT};
 use crate::Result;
@@ -17,8 +18,8 @@ fn invalid(field: &str, why: &str) -> ApiError {
 }
 
 fn text(field: &str, v: &str) -> std::result::Result<String, ApiError> {
-    if v.len() > MAX_TEXT {
-        return Err(invalid(field, "at most 1024 bytes"));
+    if v.chars().count() > MAX_TEXT {
+        return Err(invalid(field, "at most 1024 characters"));
     }
     Ok(v.trim().to_string())
 }
@@ -86,25 +87,32 @@ fn bound(range: &mut Range, op: &str, (first, last): (i64, i64)) {
     }
 }
 
-fn list(v: &str) -> Vec<String> {
-    coffer_domain::list::split_list(v)
+/// A comma-separated list, each item given (no blanks, no spaces around).
+fn list(field: &str, v: &str) -> std::result::Result<Vec<String>, ApiError> {
+    let items: Vec<String> = v.split(',').map(str::to_string).collect();
+    if items.iter().any(String::is_empty) {
+        return Err(invalid(field, "a comma-separated list without blanks"));
+    }
+    Ok(items)
 }
 
+/// An extension, with or without its dot: 1 to 32 letters, digits, `_` or `-` (ASCII).
 fn extension(field: &str, v: &str) -> std::result::Result<String, ApiError> {
-    let e = v.trim().trim_start_matches('.').to_lowercase();
-    if e.is_empty()
-        || e.len() > 32
-        || !e
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
-    {
-        return Err(invalid(field, "extensions are letters and digits"));
+    let e = v.strip_prefix('.').unwrap_or(v);
+    let ok = (1..=32).contains(&e.len())
+        && e.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !ok {
+        return Err(invalid(
+            field,
+            "extensions are 1 to 32 letters, digits, _ or -",
+        ));
     }
-    Ok(e)
+    Ok(e.to_ascii_lowercase())
 }
 
 fn file_groups(field: &str, v: &str, q: &mut Query) -> std::result::Result<(), ApiError> {
-    for g in list(v) {
+    for g in list(field, v)? {
         let group = FileGroup::parse(&g).ok_or_else(|| {
             invalid(
                 field,
@@ -122,10 +130,7 @@ fn file_groups(field: &str, v: &str, q: &mut Query) -> std::result::Result<(), A
 
 /// The kinds of `searchType`: `f` files, `d` folders, `m` or `e` mail, `k` sources (none yet).
 fn kinds(field: &str, v: &str, q: &mut Query) -> std::result::Result<(), ApiError> {
-    let items = list(v);
-    if items.is_empty() {
-        return Err(invalid(field, "f, d, m, e or k"));
-    }
+    let items = list(field, v)?;
     q.files = false;
     q.folders = false;
     q.mail = false;
@@ -180,6 +185,26 @@ fn range_op(key: &str, op: &str) -> std::result::Result<(), ApiError> {
     }
 }
 
+/// The one rule for text (`input::is_clean`): no value with a control character goes further
+/// (422 `ERR_INPUT_INVALID_FORMAT`, as every other query).
+fn clean(pairs: &[(String, String)]) -> std::result::Result<(), ApiError> {
+    for (key, v) in pairs {
+        if !coffer_domain::input::is_clean(v, false) {
+            return Err(coffer_domain::input::unclean(key));
+        }
+        let max = match key.as_str() {
+            "subject" => 998,
+            "fileName" | "folderName" => 255,
+            "tracking_id" | "tracking_id:eq" => 64,
+            _ => MAX_TEXT,
+        };
+        if v.chars().count() > max {
+            return Err(invalid(key, "too long"));
+        }
+    }
+    Ok(())
+}
+
 /// Parameters every `/rest` call may carry.
 fn common(key: &str) -> bool {
     matches!(key, "apiVersion" | "mode" | "with")
@@ -187,6 +212,7 @@ fn common(key: &str) -> bool {
 
 /// `GET /rest/search`.
 pub fn search(pairs: &[(String, String)]) -> Result<Query> {
+    clean(pairs)?;
     let mut q = Query {
         order: Order::Name,
         ..Query::default()
@@ -249,7 +275,7 @@ pub fn search(pairs: &[(String, String)]) -> Result<Query> {
             }
             "file_type" if op.is_empty() => file_groups(key, v, &mut q)?,
             "email_type" if op.is_empty() => {
-                for t in list(v) {
+                for t in list(key, v)? {
                     q.buckets.push(match t.as_str() {
                         "Inbox" => Bucket::Inbox,
                         "Draft" => Bucket::Draft,
@@ -258,9 +284,7 @@ pub fn search(pairs: &[(String, String)]) -> Result<Query> {
                     });
                 }
             }
-            "tracking_id" if op.is_empty() || op == "eq" => {
-                q.tracking_id = Some(tracking(key, v)?);
-            }
+            "tracking_id" if op.is_empty() || op == "eq" => q.tracking_id = tracking(key, v)?,
             "path" if op.is_empty() => q.path = text_match(key, TextOp::Eq, v.trim_matches('/'))?,
             "path" if op == "contains" => q.path = text_match(key, TextOp::Contains, v)?,
             "searchType" if op.is_empty() => kinds(key, v, &mut q)?,
@@ -310,16 +334,14 @@ fn direction(key: &str, v: &str) -> std::result::Result<bool, ApiError> {
     }
 }
 
-fn tracking(key: &str, v: &str) -> std::result::Result<String, ApiError> {
-    let v = v.trim();
-    if v.is_empty() || v.len() > 64 {
-        return Err(invalid(key, "a tracking id"));
-    }
-    Ok(v.to_string())
+/// A tracking id; blank is none.
+fn tracking(key: &str, v: &str) -> std::result::Result<Option<String>, ApiError> {
+    non_blank(key, v)
 }
 
 /// `GET /rest/query`: `includeContent` and `searchType` are required.
 pub fn query(pairs: &[(String, String)]) -> Result<Query> {
+    clean(pairs)?;
     let mut q = Query::default();
     let mut include = None;
     let mut types = false;
@@ -378,9 +400,9 @@ pub fn query(pairs: &[(String, String)]) -> Result<Query> {
             }),
             "path" if op.is_empty() => q.path = text_match(key, TextOp::Eq, v.trim_matches('/'))?,
             "path" if op == "contains" => q.path = text_match(key, TextOp::Contains, v)?,
-            "tracking_id" if op.is_empty() => q.tracking_id = Some(tracking(key, v)?),
+            "tracking_id" if op.is_empty() => q.tracking_id = tracking(key, v)?,
             "extensions" if op.is_empty() => {
-                for e in list(v) {
+                for e in list(key, v)? {
                     let e = extension(key, &e)?;
                     if !q.extensions.contains(&e) {
                         q.extensions.push(e);
