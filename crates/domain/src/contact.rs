@@ -4,10 +4,9 @@
 //! `ERR_INVALID_PARAMETER` naming the field (the one code the interface gives the contact
 //! calls), an external-distribution-list body `{emails: [...]}` the usual codes of the field.
 
-use crate::input::{is_clean, Fields};
+use crate::input::is_clean;
 use crate::Email;
 use coffer_errors::{ApiError, ErrorCode};
-use serde_json::Value;
 
 /// The longest contact name, in UTF-8 bytes.
 pub const NAME_MAX_BYTES: usize = 255;
@@ -31,24 +30,18 @@ fn invalid(field: &str, why: &str) -> ApiError {
         .with_message(format!("The parameter is invalid ({field}: {why})."))
 }
 
-/// Reads the body of `POST /rest/contacts` and `PUT /rest/contacts/{id}`. A body that is not a
-/// JSON object is 400 `ERR_REQUEST_INVALID_JSON`; every other refusal 422
+/// Checks the body of `POST /rest/contacts` and `PUT /rest/contacts/{id}` once its fields have
+/// their JSON types (the HTTP layer answers those): every refusal is 422
 /// `ERR_INVALID_PARAMETER` naming the field:
-/// - `name`: missing, not a string, blank, longer than [`NAME_MAX_BYTES`] once trimmed, or with
-///   a control character;
-/// - `items`: missing, not an array, empty, or more than [`MAX_ITEMS`];
-/// - `items[i].email`: an item that is not an object with an email address;
-/// - `addLinks`: not a boolean.
-pub fn parse_contact(body: &Value) -> Result<ContactInput, ApiError> {
-    let f = Fields::of(body)?;
-    let add_links = f
-        .add_links()
-        .map_err(|_| invalid("addLinks", "addLinks is true or false"))?;
-    let name = match body.get("name") {
-        None | Some(Value::Null) => return Err(invalid("name", "a name is required")),
-        Some(Value::String(s)) => s.trim(),
-        Some(_) => return Err(invalid("name", "a name is a string")),
-    };
+/// - `name`: blank, longer than [`NAME_MAX_BYTES`] once trimmed, or with a control character;
+/// - `items`: empty, or more than [`MAX_ITEMS`];
+/// - `items[i].email`: not an email address.
+pub fn parse_contact<S: AsRef<str>>(
+    name: &str,
+    items: &[S],
+    add_links: bool,
+) -> Result<ContactInput, ApiError> {
+    let name = name.trim();
     if name.is_empty() {
         return Err(invalid("name", "a name is required"));
     }
@@ -58,11 +51,6 @@ pub fn parse_contact(body: &Value) -> Result<ContactInput, ApiError> {
     if name.len() > NAME_MAX_BYTES {
         return Err(invalid("name", "a name has at most 255 bytes"));
     }
-    let items = match f.opt_array("items") {
-        Ok(Some(a)) => a,
-        Ok(None) => return Err(invalid("items", "at least one address is required")),
-        Err(_) => return Err(invalid("items", "items is an array of {email}")),
-    };
     if items.is_empty() {
         return Err(invalid("items", "at least one address is required"));
     }
@@ -72,11 +60,7 @@ pub fn parse_contact(body: &Value) -> Result<ContactInput, ApiError> {
     let mut emails: Vec<String> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let field = format!("items[{i}].email");
-        let email = item
-            .get("email")
-            .and_then(Value::as_str)
-            .ok_or_else(|| invalid(&field, "each item is {email} with an address"))?;
-        let email = parse_email(email).map_err(|why| invalid(&field, why))?;
+        let email = parse_email(item.as_ref()).map_err(|why| invalid(&field, why))?;
         if !emails.contains(&email) {
             emails.push(email);
         }
@@ -89,26 +73,14 @@ pub fn parse_contact(body: &Value) -> Result<ContactInput, ApiError> {
     })
 }
 
-/// One address: clean text that [`Email`] accepts, lower-cased.
-fn parse_email(s: &str) -> Result<String, &'static str> {
-    if !is_clean(s, false) {
-        return Err("control characters are not allowed");
+/// Checks the `emails` of `POST` and `DELETE /rest/externalDL` once they are strings (the HTTP
+/// layer answers the JSON types): 1 to [`MAX_DL_EMAILS`] addresses, lower-cased, without
+/// repeats, in the order given. None: 422 `ERR_INPUT_REQUIRED`; too many, or an item that is
+/// not an address: `ERR_INPUT_INVALID_FORMAT` (naming `emails[i]`).
+pub fn parse_email_list<S: AsRef<str>>(items: &[S]) -> Result<Vec<String>, ApiError> {
+    if items.is_empty() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "emails"));
     }
-    Email::parse(s)
-        .map(Email::into_string)
-        .map_err(|_| "not an email address")
-}
-
-/// Reads `{emails: [...]}` of `POST` and `DELETE /rest/externalDL`: 1 to [`MAX_DL_EMAILS`]
-/// addresses, lower-cased, without repeats, in the order given. Missing or empty: 422
-/// `ERR_INPUT_REQUIRED`; not an array: `ERR_INPUT_NOT_ARRAY`; too many, or an item that is not
-/// an address: `ERR_INPUT_INVALID_FORMAT` (naming `emails[i]`).
-pub fn parse_email_list(body: &Value) -> Result<Vec<String>, ApiError> {
-    let f = Fields::of(body)?;
-    let items = f
-        .opt_array("emails")?
-        .filter(|a| !a.is_empty())
-        .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, "emails"))?;
     if items.len() > MAX_DL_EMAILS {
         return Err(
             ApiError::field(ErrorCode::InputInvalidFormat, "emails").with_message(
@@ -119,14 +91,10 @@ pub fn parse_email_list(body: &Value) -> Result<Vec<String>, ApiError> {
     let mut out: Vec<String> = Vec::with_capacity(items.len());
     for (i, v) in items.iter().enumerate() {
         let field = format!("emails[{i}]");
-        let bad = |why: &str| {
+        let email = parse_email(v.as_ref()).map_err(|why| {
             ApiError::field(ErrorCode::InputInvalidFormat, field.clone())
                 .with_message(format!("The value has an invalid format ({field}: {why})."))
-        };
-        let email = match v.as_str() {
-            Some(s) => parse_email(s).map_err(bad)?,
-            None => return Err(bad("not an email address")),
-        };
+        })?;
         if !out.contains(&email) {
             out.push(email);
         }
@@ -134,22 +102,29 @@ pub fn parse_email_list(body: &Value) -> Result<Vec<String>, ApiError> {
     Ok(out)
 }
 
+/// One address: clean text that [`Email`] accepts, lower-cased.
+fn parse_email(s: &str) -> Result<String, &'static str> {
+    if !is_clean(s, false) {
+        return Err("control characters are not allowed");
+    }
+    Email::parse(s)
+        .map(Email::into_string)
+        .map_err(|_| "not an email address")
+}
+
 #[cfg(test)]
 mod tests {
+    // The JSON types of the bodies are the HTTP layer's (its contact and external-list tests
+    // run every case through the body and these checks).
     use super::*;
-    use serde_json::json;
-
-    fn refused(body: Value) -> (ErrorCode, u16, String) {
-        let e = parse_contact(&body).unwrap_err();
-        (e.code, e.status, e.field.unwrap_or_default())
-    }
 
     #[test]
     fn a_contact_is_trimmed_folded_and_its_addresses_lower_cased_once() {
-        let c = parse_contact(&json!({
-            "name": "  Zoë Müller ",
-            "items": [{"email": "Zoe@Example.COM"}, {"email": "zoe@example.com"}, {"email": "z2@example.org", "isDistributionList": true}],
-        }))
+        let c = parse_contact(
+            "  Zoë Müller ",
+            &["Zoe@Example.COM", "zoe@example.com", "z2@example.org"],
+            false,
+        )
         .unwrap();
         assert_eq!(c.name, "Zoë Müller");
         assert_eq!(c.name_folded, "zoë müller");
@@ -157,100 +132,63 @@ mod tests {
     }
 
     #[test]
-    fn every_bad_field_is_invalid_parameter_naming_it() {
-        let ok = json!([{"email": "a@example.com"}]);
-        for (body, field) in [
-            (json!({"items": ok}), "name"),
-            (json!({"name": null, "items": ok}), "name"),
-            (json!({"name": "  ", "items": ok}), "name"),
-            (json!({"name": 5, "items": ok}), "name"),
-            (json!({"name": "a\u{0}b", "items": ok}), "name"),
-            (json!({"name": "a\nb", "items": ok}), "name"),
-            (json!({"name": "x".repeat(256), "items": ok}), "name"),
-            (json!({"name": "ä".repeat(128), "items": ok}), "name"),
-            (json!({"name": "n"}), "items"),
-            (json!({"name": "n", "items": []}), "items"),
-            (json!({"name": "n", "items": "a@example.com"}), "items"),
-            (
-                json!({"name": "n", "items": vec![json!({"email": "a@example.com"}); 101]}),
-                "items",
-            ),
-            (
-                json!({"name": "n", "items": ["a@example.com"]}),
-                "items[0].email",
-            ),
-            (
-                json!({"name": "n", "items": [{"mail": "a@example.com"}]}),
-                "items[0].email",
-            ),
-            (
-                json!({"name": "n", "items": [{"email": "a@example.com"}, {"email": "nope"}]}),
-                "items[1].email",
-            ),
-            (
-                json!({"name": "n", "items": [{"email": "a\u{7}@example.com"}]}),
-                "items[0].email",
-            ),
-            (
-                json!({"name": "n", "items": [{"email": 3}]}),
-                "items[0].email",
-            ),
-            (
-                json!({"name": "n", "items": ok, "addLinks": {}}),
-                "addLinks",
-            ),
+    fn every_bad_value_is_invalid_parameter_naming_it() {
+        let ok = ["a@example.com"];
+        let many = vec!["a@example.com"; 101];
+        let long = "x".repeat(256);
+        let wide = "ä".repeat(128);
+        for (name, items, field) in [
+            ("  ", &ok[..], "name"),
+            ("a\u{0}b", &ok[..], "name"),
+            ("a\nb", &ok[..], "name"),
+            (long.as_str(), &ok[..], "name"),
+            (wide.as_str(), &ok[..], "name"),
+            ("n", &[][..], "items"),
+            ("n", &many[..], "items"),
+            ("n", &["a@example.com", "nope"][..], "items[1].email"),
+            ("n", &["a\u{7}@example.com"][..], "items[0].email"),
         ] {
+            let e = parse_contact(name, items, false).unwrap_err();
             assert_eq!(
-                refused(body.clone()),
+                (e.code, e.status, e.field.unwrap_or_default()),
                 (ErrorCode::InvalidParameter, 422, field.to_string()),
-                "{body}"
+                "{name:?} {items:?}"
             );
         }
-        assert_eq!(
-            parse_contact(&json!([1])).unwrap_err().code,
-            ErrorCode::RequestInvalidJson
-        );
         // The limits themselves are allowed.
-        let c = parse_contact(&json!({
-            "name": "x".repeat(255),
-            "items": (0..100).map(|i| json!({"email": format!("u{i}@example.com")})).collect::<Vec<_>>(),
-        }))
-        .unwrap();
+        let items: Vec<String> = (0..100).map(|i| format!("u{i}@example.com")).collect();
+        let c = parse_contact(&"x".repeat(255), &items, true).unwrap();
         assert_eq!(c.emails.len(), 100);
+        assert!(c.add_links);
     }
 
     #[test]
     fn email_lists() {
         assert_eq!(
-            parse_email_list(&json!({"emails": ["A@x.io", "a@x.io", "b@x.io"]})).unwrap(),
+            parse_email_list(&["A@x.io", "a@x.io", "b@x.io"]).unwrap(),
             ["a@x.io", "b@x.io"]
         );
-        for (body, code, field) in [
-            (json!({}), ErrorCode::InputRequired, "emails"),
-            (json!({"emails": []}), ErrorCode::InputRequired, "emails"),
+        let many: Vec<String> = (0..1001).map(|i| format!("u{i}@x.io")).collect();
+        for (items, code, field) in [
+            (Vec::new(), ErrorCode::InputRequired, "emails"),
             (
-                json!({"emails": "a@x.io"}),
-                ErrorCode::InputNotArray,
-                "emails",
-            ),
-            (
-                json!({"emails": ["a@x.io", "no"]}),
+                vec!["a@x.io".to_string(), "no".to_string()],
                 ErrorCode::InputInvalidFormat,
                 "emails[1]",
             ),
             (
-                json!({"emails": [1]}),
+                vec!["x\u{0}@x.io".to_string()],
                 ErrorCode::InputInvalidFormat,
                 "emails[0]",
             ),
-            (
-                json!({"emails": (0..1001).map(|i| format!("u{i}@x.io")).collect::<Vec<_>>()}),
-                ErrorCode::InputInvalidFormat,
-                "emails",
-            ),
+            (many, ErrorCode::InputInvalidFormat, "emails"),
         ] {
-            let e = parse_email_list(&body).unwrap_err();
-            assert_eq!((e.code, e.field.as_deref()), (code, Some(field)), "{body}");
+            let e = parse_email_list(&items).unwrap_err();
+            assert_eq!(
+                (e.code, e.field.as_deref()),
+                (code, Some(field)),
+                "{items:?}"
+            );
         }
     }
 }

@@ -3,14 +3,16 @@
 
 pub mod transfer;
 
-use crate::plumbing::body::Declared;
+use crate::plumbing::body::Body;
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{Caller, QueryPairs};
 use crate::plumbing::respond::{listing, whole, Envelope};
+use crate::plumbing::schema::{
+    CommentBody, DestinationBody, FileUpdateBody, FilesDestinationBody, FolderBody, MembersBody,
+};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
-use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListQuery, ListSpec, Op};
 use coffer_errors::{ApiError, ErrorCode};
 use coffer_service::content::ChildQuery;
@@ -256,26 +258,48 @@ pub fn parse_date(field: &str, v: &str) -> Result<i64, RestError> {
         .map_err(|_| ApiError::field(ErrorCode::InputInvalidDate, field).into())
 }
 
-fn opt_date(f: &Fields, name: &str) -> Result<Option<Option<i64>>, RestError> {
-    if !f.has(name) {
-        return Ok(None);
-    }
-    match f.opt_str(name)? {
-        Some(v) if !v.is_empty() => Ok(Some(Some(parse_date(name, v)?))),
-        _ => Ok(Some(None)),
+/// A date that may be cleared: absent (or `null`) keeps it, empty clears it.
+fn opt_date(name: &str, v: Option<String>) -> Result<Option<Option<i64>>, RestError> {
+    match v {
+        None => Ok(None),
+        Some(v) if v.is_empty() => Ok(Some(None)),
+        Some(v) => Ok(Some(Some(parse_date(name, &v)?))),
     }
 }
 
-fn folder_input(body: &serde_json::Value) -> Result<folders::FolderInput, RestError> {
-    let f = Fields::of(body)?;
+/// The content calls answer an item of an id or address list that is not one line of text
+/// (at most `max` bytes) with `ERR_INPUT_INVALID_FORMAT` naming the list: a body's item that
+/// is no string, and, through [`text_list`], one that is too long or spans lines.
+fn items_invalid<T>(body: Result<T, RestError>, lists: &[&str]) -> Result<T, RestError> {
+    body.map_err(|RestError(e)| match &e.field {
+        Some(f) if e.code == ErrorCode::InputNotString && lists.contains(&f.as_str()) => {
+            RestError(ApiError::field(ErrorCode::InputInvalidFormat, f.clone()))
+        }
+        _ => RestError(e),
+    })
+}
+
+/// A list of ids or addresses, each one line of text of at most `max` bytes.
+fn text_list(name: &str, items: Option<Vec<String>>, max: usize) -> Result<Vec<String>, RestError> {
+    let items = items.unwrap_or_default();
+    if items
+        .iter()
+        .any(|s| s.len() > max || !coffer_domain::input::is_clean(s, false))
+    {
+        return Err(ApiError::field(ErrorCode::InputInvalidFormat, name).into());
+    }
+    Ok(items)
+}
+
+fn folder_input(body: FolderBody) -> Result<folders::FolderInput, RestError> {
     Ok(folders::FolderInput {
-        name: f.opt_str("name")?.map(str::to_string),
-        description: f.opt_text("description")?.map(str::to_string),
-        expire: opt_date(&f, "expire")?,
-        syncable: f.opt_bool("syncable")?,
-        secure: f.opt_bool("secure")?,
-        file_lifetime: f.opt_int("fileLifetime")?,
-        rename: f.opt_bool("rename")?.unwrap_or(false),
+        expire: opt_date("expire", body.expire)?,
+        name: body.name,
+        description: body.description,
+        syncable: body.syncable,
+        secure: body.secure,
+        file_lifetime: body.file_lifetime,
+        rename: body.rename.unwrap_or(false),
     })
 }
 
@@ -339,17 +363,17 @@ pub async fn get_folder(
     Ok(HttpResponse::Ok().json(blocking(&st, move |ctx| folders::get(ctx, &user, &id)).await?))
 }
 
-#[utoipa::path(post, path = "/rest/folders/{id}/folders", tag = "folders", params(("id" = String, Path, description = "The parent folder")), request_body(content = crate::plumbing::schema::FolderBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The new folder, with `Location`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken (without `rename`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/folders", tag = "folders", params(("id" = String, Path, description = "The parent folder")), request_body(content = FolderBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The new folder, with `Location`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the name is taken (without `rename`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
 pub async fn create_folder(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::FolderBody>,
+    Body(body): Body<FolderBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     parse(&q, &ONE)?;
-    let input = folder_input(&body)?;
+    let input = folder_input(body)?;
     let user = c.user.id.clone();
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| folders::create(ctx, &user, &id, &input)).await?;
@@ -414,20 +438,20 @@ async fn list_children(
     };
     Ok(HttpResponse::Ok()
         .content_type(actix_web::http::header::ContentType::json())
-        .body(body))
+        .body(crate::plumbing::respond::Slices::new(body)))
 }
 
-#[utoipa::path(put, path = "/rest/folders/{id}", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::plumbing::schema::FolderBody), responses((status = 200, body = coffer_service::content::views::FolderView, description = "The folder as changed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_SYNC_DIR`, `ERR_ENTITY_IS_MY_DIR`, `ERR_ENTITY_IS_BASE_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/folders/{id}", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = FolderBody), responses((status = 200, body = coffer_service::content::views::FolderView, description = "The folder as changed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_SYNC_DIR`, `ERR_ENTITY_IS_MY_DIR`, `ERR_ENTITY_IS_BASE_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
 pub async fn update_folder(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::FolderBody>,
+    Body(body): Body<FolderBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     parse(&q, &ONE)?;
-    let input = folder_input(&body)?;
+    let input = folder_input(body)?;
     let user = c.user.id.clone();
     let id = id.into_inner();
     Ok(HttpResponse::Ok()
@@ -464,39 +488,32 @@ pub async fn recover_folder(
     Ok(HttpResponse::Ok().json(v))
 }
 
-fn destination(body: &serde_json::Value) -> Result<String, RestError> {
-    let f = Fields::of(body)?;
-    Ok(f.req_str("destinationFolderId")?.to_string())
-}
-
-#[utoipa::path(post, path = "/rest/folders/{id}/actions/move", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::plumbing::schema::DestinationBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The folder in its new place"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, system folders"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: the destination owner's quota"), (status = 422, description = "`ERR_CANNOT_MOVE_FOLDER_TO_SELF`, `ERR_CANNOT_MOVE_TO_CHILD`, `ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/actions/move", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = DestinationBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The folder in its new place"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, system folders"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: the destination owner's quota"), (status = 422, description = "`ERR_CANNOT_MOVE_FOLDER_TO_SELF`, `ERR_CANNOT_MOVE_TO_CHILD`, `ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
 pub async fn move_folder(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::DestinationBody>,
+    Body(body): Body<DestinationBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
+    let dest = body?.destination_folder_id;
     parse(&q, &ONE)?;
-    let dest = destination(&body)?;
     let user = c.user.id.clone();
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| folders::move_to(ctx, &user, &id, &dest)).await?;
     Ok(HttpResponse::Created().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/folders/{id}/actions/copy", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = crate::plumbing::schema::DestinationBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The copy (named `name (n)` when the name is taken)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, system folders"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_CANNOT_MOVE_FOLDER_TO_SELF`, `ERR_CANNOT_MOVE_TO_CHILD`, `ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/actions/copy", tag = "folders", params(("id" = String, Path, description = "A folder id")), request_body(content = DestinationBody), responses((status = 201, body = coffer_service::content::views::FolderView, description = "The copy (named `name (n)` when the name is taken)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, system folders"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_CANNOT_MOVE_FOLDER_TO_SELF`, `ERR_CANNOT_MOVE_TO_CHILD`, `ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
 pub async fn copy_folder(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::DestinationBody>,
+    Body(body): Body<DestinationBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
+    let dest = body?.destination_folder_id;
     parse(&q, &ONE)?;
-    let dest = destination(&body)?;
     let user = c.user.id.clone();
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| folders::copy_to(ctx, &user, &id, &dest)).await?;
@@ -556,15 +573,15 @@ pub async fn members(
     ))
 }
 
-#[utoipa::path(post, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<bool>, Query, description = "Change the role of who is a member already instead of failing them"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored"), ("partialSuccess" = Option<bool>, Query, description = "`false`: the first who fails fails the call and nobody is added; `true` or absent: who can be added is added (207 with the rest)")), request_body(content = crate::plumbing::schema::MembersBody), responses((status = 201, body = coffer_service::content::sharing::AddMembers, description = "Everyone was added"), (status = 207, body = coffer_service::content::sharing::AddMembers, description = "Some failed (`errors`)"), (status = 403, description = "`ERR_ACCESS_USER`, system folders, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (roleId)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/members", tag = "members", params(("id" = String, Path, description = "A folder id"), ("updateIfExists" = Option<bool>, Query, description = "Change the role of who is a member already instead of failing them"), ("downgradeNested" = Option<String>, Query, description = "Accepted and ignored"), ("partialSuccess" = Option<bool>, Query, description = "`false`: the first who fails fails the call and nobody is added; `true` or absent: who can be added is added (207 with the rest)")), request_body(content = MembersBody), responses((status = 201, body = coffer_service::content::sharing::AddMembers, description = "Everyone was added"), (status = 207, body = coffer_service::content::sharing::AddMembers, description = "Some failed (`errors`)"), (status = 403, description = "`ERR_ACCESS_USER`, system folders, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_IN_LIST` (roleId)")), security(("bearer" = [])))]
 pub async fn add_members(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::MembersBody>,
+    Body(body): Body<MembersBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
+    let body = items_invalid(body, &["userIds", "emails"])?;
     let q = parse(&q, &ADD_MEMBERS)?;
     let update = match q.extra("updateIfExists") {
         Some(v) => list::parse_bool("updateIfExists", v)?,
@@ -575,35 +592,16 @@ pub async fn add_members(
         Some(v) => !list::parse_bool("partialSuccess", v)?,
         None => false,
     };
-    let f = Fields::of(&body)?;
-    let role = f
-        .opt_int("roleId")?
-        .ok_or_else(|| RestError(ApiError::field(ErrorCode::InputRequired, "roleId")))?;
-    let strings = |name: &str| -> Result<Vec<String>, RestError> {
-        match f.opt_array(name)? {
-            None => Ok(Vec::new()),
-            Some(a) => a
-                .iter()
-                .map(|v| {
-                    v.as_str()
-                        .filter(|s| coffer_domain::input::is_clean(s, false) && s.len() <= 320)
-                        .map(str::to_string)
-                        .ok_or_else(|| {
-                            RestError(ApiError::field(ErrorCode::InputInvalidFormat, name))
-                        })
-                })
-                .collect(),
-        }
-    };
-    let user_ids = strings("userIds")?;
-    let emails = strings("emails")?;
+    let role = body.role_id;
+    let user_ids = text_list("userIds", body.user_ids, 320)?;
+    let emails = text_list("emails", body.emails, 320)?;
     if user_ids.is_empty() && emails.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "userIds").into());
     }
     if user_ids.len() + emails.len() > 1000 {
         return Err(ApiError::field(ErrorCode::InputMaxValue, "userIds").into());
     }
-    let notify = f.opt_bool("notifyFileAdded")?.unwrap_or(false);
+    let notify = body.notify_file_added.unwrap_or(false);
     let user = c.user.id.clone();
     let id = id.into_inner();
     let input = sharing::NewMembers {
@@ -680,19 +678,18 @@ pub async fn get_file(
     Ok(HttpResponse::Ok().json(blocking(&st, move |ctx| files::get(ctx, &user, &id)).await?))
 }
 
-#[utoipa::path(put, path = "/rest/files/{id}", tag = "files", params(("id" = String, Path, description = "A file id")), request_body(content = crate::plumbing::schema::FileUpdateBody), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file as changed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/files/{id}", tag = "files", params(("id" = String, Path, description = "A file id")), request_body(content = FileUpdateBody), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file as changed"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`")), security(("bearer" = [])))]
 pub async fn update_file(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::FileUpdateBody>,
+    Body(body): Body<FileUpdateBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     parse(&q, &ONE)?;
-    let f = Fields::of(&body)?;
-    let name = f.opt_str("name")?.map(str::to_string);
-    let expire = opt_date(&f, "expire")?;
+    let name = body.name;
+    let expire = opt_date("expire", body.expire)?;
     let user = c.user.id.clone();
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| {
@@ -756,20 +753,9 @@ pub async fn get_version(
         .json(blocking(&st, move |ctx| files::version(ctx, &user, &id, &version)).await?))
 }
 
-fn ids_of(q: &ListQuery, f: &Fields) -> Result<Vec<String>, RestError> {
+fn ids_of(q: &ListQuery, body: Option<Vec<String>>) -> Result<Vec<String>, RestError> {
     let mut ids = q.extra("id:in").map(list::split_list).unwrap_or_default();
-    if let Some(a) = f.opt_array("ids")? {
-        for v in a {
-            ids.push(
-                v.as_str()
-                    .filter(|s| s.len() <= 64 && coffer_domain::input::is_clean(s, false))
-                    .ok_or_else(|| {
-                        RestError(ApiError::field(ErrorCode::InputInvalidFormat, "ids"))
-                    })?
-                    .to_string(),
-            );
-        }
-    }
+    ids.extend(text_list("ids", body, 64)?);
     if ids.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "ids").into());
     }
@@ -787,36 +773,34 @@ fn one_or_many(v: Vec<coffer_service::content::views::FileView>) -> HttpResponse
     }
 }
 
-#[utoipa::path(post, path = "/rest/files/actions/move", tag = "files", params(("id:in" = Option<String>, Query, description = "Comma-separated file ids (or `ids` in the body)"), ("partialSuccess" = Option<String>, Query, description = "Accepted; every file must succeed")), request_body(content = crate::plumbing::schema::FilesDestinationBody), responses((status = 201, body = coffer_service::content::views::FileView, description = "The moved file (several: `{data}`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/files/actions/move", tag = "files", params(("id:in" = Option<String>, Query, description = "Comma-separated file ids (or `ids` in the body)"), ("partialSuccess" = Option<String>, Query, description = "Accepted; every file must succeed")), request_body(content = FilesDestinationBody), responses((status = 201, body = coffer_service::content::views::FileView, description = "The moved file (several: `{data}`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
 pub async fn move_files(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::FilesDestinationBody>,
+    Body(body): Body<FilesDestinationBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
+    let body = items_invalid(body, &["ids"])?;
     let q = parse(&q, &BULK_OPTIONAL)?;
-    let f = Fields::of(&body)?;
-    let ids = ids_of(&q, &f)?;
-    let dest = f.req_str("destinationFolderId")?.to_string();
+    let ids = ids_of(&q, body.ids)?;
+    let dest = body.destination_folder_id;
     let user = c.user.id.clone();
     Ok(one_or_many(
         blocking(&st, move |ctx| files::move_files(ctx, &user, &ids, &dest)).await?,
     ))
 }
 
-#[utoipa::path(post, path = "/rest/files/actions/copy", tag = "files", params(("id:in" = Option<String>, Query, description = "Comma-separated file ids (or `ids` in the body)"), ("partialSuccess" = Option<String>, Query, description = "Accepted; every file must succeed")), request_body(content = crate::plumbing::schema::FilesDestinationBody), responses((status = 201, body = coffer_service::content::views::FileView, description = "The copy (several: `{data}`), named `name (n)` when the name is taken"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/files/actions/copy", tag = "files", params(("id:in" = Option<String>, Query, description = "Comma-separated file ids (or `ids` in the body)"), ("partialSuccess" = Option<String>, Query, description = "Accepted; every file must succeed")), request_body(content = FilesDestinationBody), responses((status = 201, body = coffer_service::content::views::FileView, description = "The copy (several: `{data}`), named `name (n)` when the name is taken"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`")), security(("bearer" = [])))]
 pub async fn copy_files(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::FilesDestinationBody>,
+    Body(body): Body<FilesDestinationBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
+    let body = items_invalid(body, &["ids"])?;
     let q = parse(&q, &BULK_OPTIONAL)?;
-    let f = Fields::of(&body)?;
-    let ids = ids_of(&q, &f)?;
-    let dest = f.req_str("destinationFolderId")?.to_string();
+    let ids = ids_of(&q, body.ids)?;
+    let dest = body.destination_folder_id;
     let user = c.user.id.clone();
     Ok(one_or_many(
         blocking(&st, move |ctx| files::copy_files(ctx, &user, &ids, &dest)).await?,
@@ -851,19 +835,18 @@ pub async fn comments(
     ))
 }
 
-#[utoipa::path(post, path = "/rest/files/{id}/comments", tag = "comments", params(("id" = String, Path, description = "A file id")), request_body(content = crate::plumbing::schema::CommentBody), responses((status = 200, body = coffer_service::content::views::CommentView, description = "The new comment"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_MAX_VALUE`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INVALID_PARAMETER` (parentId)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/files/{id}/comments", tag = "comments", params(("id" = String, Path, description = "A file id")), request_body(content = CommentBody), responses((status = 200, body = coffer_service::content::views::CommentView, description = "The new comment"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_MAX_VALUE`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INVALID_PARAMETER` (parentId)")), security(("bearer" = [])))]
 pub async fn add_comment(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::CommentBody>,
+    Body(body): Body<CommentBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     parse(&q, &ONE)?;
-    let f = Fields::of(&body)?;
-    let contents = f.req_text("contents")?.to_string();
-    let parent = f.opt_int("parentId")?;
+    let contents = body.contents;
+    let parent = body.parent_id;
     let user = c.user.id.clone();
     let id = id.into_inner();
     Ok(HttpResponse::Ok().json(

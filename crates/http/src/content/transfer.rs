@@ -3,10 +3,11 @@
 //! JSON bodies (with their 1 MiB cap) and base64 chunks are read whole.
 
 use crate::content::{parse_date, ONE, VERSIONS};
-use crate::plumbing::body::Declared;
+use crate::plumbing::body::Body as Json;
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{read_body, Caller, CallerOrRef, QueryPairs};
 use crate::plumbing::respond::{listing, Envelope};
+use crate::plumbing::schema::InitiateUploadBody;
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::header;
 use actix_web::web::{self, Bytes, Data, Path, Payload};
@@ -71,33 +72,31 @@ pub const UPLOADS: ListSpec = ListSpec {
     bulk: false,
 };
 
-pub(crate) fn initiate_input(body: &serde_json::Value) -> Result<InitiateInput, RestError> {
-    let f = Fields::of(body)?;
-    let date = |name: &str| -> Result<Option<i64>, RestError> {
-        match f.opt_str(name)? {
-            Some(v) if !v.is_empty() => Ok(Some(parse_date(name, v)?)),
+pub(crate) fn initiate_input(body: InitiateUploadBody) -> Result<InitiateInput, RestError> {
+    let date = |name: &str, v: Option<String>| -> Result<Option<i64>, RestError> {
+        match v {
+            Some(v) if !v.is_empty() => Ok(Some(parse_date(name, &v)?)),
             _ => Ok(None),
         }
     };
     Ok(InitiateInput {
-        filename: f.opt_str("filename")?.unwrap_or_default().to_string(),
-        total_size: f.opt_int("totalSize")?,
-        total_chunks: f.opt_int("totalChunks")?,
-        client_created: date("clientCreated")?,
-        client_modified: date("clientModified")?,
-        tracking_id: f.opt_str("tracking_id")?.map(str::to_string),
+        filename: body.filename.unwrap_or_default(),
+        total_size: body.total_size,
+        total_chunks: body.total_chunks,
+        client_created: date("clientCreated", body.client_created)?,
+        client_modified: date("clientModified", body.client_modified)?,
+        tracking_id: body.tracking_id,
     })
 }
 
-#[utoipa::path(post, path = "/rest/folders/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The folder to upload into")), request_body(content = crate::plumbing::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; send the chunks to its `uploadUrl`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a folder has the name"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: `totalSize` exceeds the quota"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/folders/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The folder to upload into")), request_body(content = InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; send the chunks to its `uploadUrl`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a folder has the name"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: `totalSize` exceeds the quota"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
 pub async fn initiate_in_folder(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
-    Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
+    Json(body): Json<InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
-    let input = initiate_input(&body)?;
+    let input = initiate_input(body?)?;
     if input.filename.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "filename").into());
     }
@@ -110,15 +109,14 @@ pub async fn initiate_in_folder(
     Ok(HttpResponse::Created().json(v))
 }
 
-#[utoipa::path(post, path = "/rest/files/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The file to add a version to")), request_body(content = crate::plumbing::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session of the new version (`filename` is required and checked; the version keeps the file's name)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/files/{id}/actions/initiateUpload", tag = "uploads", params(("id" = String, Path, description = "The file to add a version to")), request_body(content = InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session of the new version (`filename` is required and checked; the version keeps the file's name)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`")), security(("bearer" = [])))]
 pub async fn initiate_version(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
-    Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
+    Json(body): Json<InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
-    let input = initiate_input(&body)?;
+    let input = initiate_input(body?)?;
     // Required as for a new file; the version keeps the file's name.
     if input.filename.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "filename").into());

@@ -1,17 +1,16 @@
 //! Favorites (`/rest/favorites`, `/rest/folders/actions/favorite`).
 
-use crate::plumbing::body::Declared;
+use crate::plumbing::body::Body;
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{int_id, Caller, QueryPairs};
 use crate::plumbing::respond::{links, listing, Envelope};
+use crate::plumbing::schema::FavoriteBody;
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
-use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
 use coffer_errors::{ApiError, ErrorCode};
 use coffer_service::favorites::{self as svc, Detail, FavoriteQuery, FavoriteView, Order};
-use serde_json::Value;
 
 /// `GET /rest/favorites`.
 pub const LIST: ListSpec = ListSpec {
@@ -98,27 +97,17 @@ pub async fn list(
     Ok(listing(Envelope::Metadata, &l))
 }
 
-/// The object id of a body: the folder's or file's UUID; a number is taken as its decimal
-/// text (and so finds nothing), as ids were integers in older versions of the interface.
-fn object_id(body: &Value) -> Result<String, RestError> {
-    let f = Fields::of(body)?;
-    if let Some(Value::Number(n)) = body.get("objectId") {
-        return Ok(n.to_string());
-    }
-    Ok(f.req_str("objectId")?.to_string())
-}
-
-#[utoipa::path(post, path = "/rest/favorites", tag = "favorites", request_body(content = crate::plumbing::schema::FavoriteBody), responses((status = 200, body = FavoriteView, description = "The new favorite"), (status = 403, description = "`ERR_ENTITY_DELETED`: the object is in the trash; `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such folder or file, or one the caller does not see"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a favorite already"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_BOOLEAN`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/favorites", tag = "favorites", request_body(content = FavoriteBody), responses((status = 200, body = FavoriteView, description = "The new favorite"), (status = 403, description = "`ERR_ENTITY_DELETED`: the object is in the trash; `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such folder or file, or one the caller does not see"), (status = 409, description = "`ERR_ENTITY_EXISTS`: a favorite already"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_BOOLEAN`")), security(("bearer" = [])))]
 pub async fn add(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::FavoriteBody>,
+    Body(body): Body<FavoriteBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
-    let id = object_id(&body)?;
-    let on = Fields::of(&body)?.add_links()? || q.links();
+    let on = body.add_links.unwrap_or(false) || q.links();
+    let id = body.object_id.into_text();
     let v = blocking(&st, move |ctx| {
         svc::add(ctx, c.user_id(), &id, Detail::default())
     })

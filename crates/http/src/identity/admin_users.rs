@@ -4,15 +4,17 @@
 //! administrators only; the rank rules between them are the service's
 //! (`coffer_service::identity::admin_users`).
 
-use crate::plumbing::body::Declared;
+use crate::plumbing::body::Body;
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{AccountAdmin, Caller, QueryPairs};
 use crate::plumbing::respond::{created, linked, linked_page, listing, Envelope, Linked};
+use crate::plumbing::schema::{
+    AdminUserCreateBody, AdminUserUpdateBody, IdsBody, UserSettingsBody,
+};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
-use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
 use coffer_errors::{ApiError, ErrorCode};
 use coffer_service::identity::admin_users::{
@@ -156,26 +158,25 @@ pub async fn list(
     Ok(listing(Envelope::Metadata, &l))
 }
 
-#[utoipa::path(post, path = "/rest/admin/users", tag = "users", request_body(content = crate::plumbing::schema::AdminUserCreateBody), responses((status = 200, body = AdminUserView, description = "The new account (with its system folders), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not a system or helpdesk administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: a helpdesk administrator giving an administrator role; `ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST`: the address is an external distribution list"), (status = 409, description = "`ERR_ENTITY_EXISTS`: an account has this email"), (status = 422, description = "`ERR_INPUT_REQUIRED` (email), `ERR_INPUT_INVALID_FORMAT` (email, name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/admin/users", tag = "users", request_body(content = AdminUserCreateBody), responses((status = 200, body = AdminUserView, description = "The new account (with its system folders), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not a system or helpdesk administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: a helpdesk administrator giving an administrator role; `ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST`: the address is an external distribution list"), (status = 409, description = "`ERR_ENTITY_EXISTS`: an account has this email"), (status = 422, description = "`ERR_INPUT_REQUIRED` (email), `ERR_INPUT_INVALID_FORMAT` (email, name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
 pub async fn create(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::AdminUserCreateBody>,
+    Body(body): Body<AdminUserCreateBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
-    let f = Fields::of(&body)?;
+    refuse_unverified(body.verified)?;
+    let on = body.add_links.unwrap_or(false) || q.links();
     let input = CreateInput {
-        email: f.req_str("email")?.to_string(),
-        name: f.opt_str("name")?.map(str::to_string),
-        password: f.opt_str("password")?.map(str::to_string),
-        user_type_id: f.opt_int("userTypeId")?,
-        admin_role_id: f.opt_int("adminRoleId")?,
-        send_notification: f.opt_bool("sendNotification")?.unwrap_or(false),
+        email: body.email,
+        name: body.name,
+        password: body.password,
+        user_type_id: body.user_type_id,
+        admin_role_id: body.admin_role_id,
+        send_notification: body.send_notification.unwrap_or(false),
     };
-    refuse_unverified(&f)?;
-    let on = f.add_links()? || q.links();
     let u = blocking(&st, move |ctx| svc::create(ctx, &c, input)).await?;
     let location = format!("{}/rest/admin/users/{}", st.base_url(), u.id);
     Ok(created(
@@ -186,8 +187,8 @@ pub async fn create(
 }
 
 /// Coffer keeps no unverified accounts: `verified` may only be true.
-fn refuse_unverified(f: &Fields<'_>) -> Result<(), RestError> {
-    if f.opt_bool("verified")? == Some(false) {
+fn refuse_unverified(verified: Option<bool>) -> Result<(), RestError> {
+    if verified == Some(false) {
         return Err(RestError(
             ApiError::field(ErrorCode::InputAttributeForbidden, "verified").with_message(
                 "The attribute is forbidden (accounts an administrator makes are verified).",
@@ -210,18 +211,17 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(linked(st.base_url(), u, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = Option<crate::plumbing::schema::AdminUserUpdateBody>, description = "Only the fields to change; none changes nothing"), responses((status = 200, body = AdminUserView, description = "The updated account; deactivating it or setting its password ends its sessions"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account or role); `ERR_ACCESS_USER` (deactivating oneself or changing one's own role); `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account changed meanwhile"), (status = 422, description = "`ERR_INPUT_REQUIRED`/`ERR_INPUT_INVALID_FORMAT` (name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId; `suspended` and `deactivated` differing), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = Option<AdminUserUpdateBody>, description = "Only the fields to change; none changes nothing"), responses((status = 200, body = AdminUserView, description = "The updated account; deactivating it or setting its password ends its sessions"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account or role); `ERR_ACCESS_USER` (deactivating oneself or changing one's own role); `ERR_ENTITY_DELETED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account changed meanwhile"), (status = 422, description = "`ERR_INPUT_REQUIRED`/`ERR_INPUT_INVALID_FORMAT` (name), `ERR_INPUT_PASSWORD_COMPLEXITY_ERROR`, `ERR_INPUT_NOT_IN_LIST` (adminRoleId), `ERR_INVALID_PARAMETER` (userTypeId; `suspended` and `deactivated` differing), `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (verified false), a field of the wrong type")), security(("bearer" = [])))]
 pub async fn update(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::AdminUserUpdateBody>,
+    Body(body): Body<AdminUserUpdateBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
-    let f = Fields::of(&body)?;
-    let deactivated = match (f.opt_bool("deactivated")?, f.opt_bool("suspended")?) {
+    let deactivated = match (body.deactivated, body.suspended) {
         (Some(d), Some(s)) if d != s => {
             return Err(RestError(
                 ApiError::field(ErrorCode::InvalidParameter, "suspended").with_message(
@@ -231,15 +231,15 @@ pub async fn update(
         }
         (d, s) => d.or(s),
     };
-    refuse_unverified(&f)?;
+    refuse_unverified(body.verified)?;
+    let on = body.add_links.unwrap_or(false) || q.links();
     let input = UpdateInput {
-        name: f.opt_str("name")?.map(str::to_string),
-        password: f.opt_str("password")?.map(str::to_string),
+        name: body.name,
+        password: body.password,
         deactivated,
-        user_type_id: f.opt_int("userTypeId")?,
-        admin_role_id: f.opt_int("adminRoleId")?,
+        user_type_id: body.user_type_id,
+        admin_role_id: body.admin_role_id,
     };
-    let on = f.add_links()? || q.links();
     let id = id.into_inner();
     let u = blocking(&st, move |ctx| svc::update(ctx, &c, &id, input)).await?;
     Ok(HttpResponse::Ok().json(linked(st.base_url(), u, on)))
@@ -278,26 +278,17 @@ pub async fn admin_roles(
     Ok(HttpResponse::Ok().json(serde_json::json!({ "data": roles })))
 }
 
-#[utoipa::path(post, path = "/rest/admin/users/actions/deleteTotpSecret", tag = "users", request_body(content = crate::plumbing::schema::IdsBody), responses((status = 200, description = "The TOTP secrets are deleted: the users enrol again at their next sign-in; their sessions ended"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account); `ERR_ENTITY_DELETED` (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INVALID_PARAMETER` (more than 100 ids)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/admin/users/actions/deleteTotpSecret", tag = "users", request_body(content = IdsBody), responses((status = 200, description = "The TOTP secrets are deleted: the users enrol again at their next sign-in; their sessions ended"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED` (a helpdesk administrator and an administrator's account); `ERR_ENTITY_DELETED` (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INVALID_PARAMETER` (more than 100 ids)")), security(("bearer" = [])))]
 pub async fn delete_totp_secret(
     AccountAdmin(c): AccountAdmin,
     st: Data<AppState>,
-    Declared(body, _): Declared<crate::plumbing::schema::IdsBody>,
+    Body(body): Body<IdsBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
-    let f = Fields::of(&body)?;
-    let raw = f
-        .opt_array("ids")?
-        .ok_or_else(|| RestError(ApiError::field(ErrorCode::InputRequired, "ids")))?;
-    let ids = raw
-        .iter()
-        .map(|v| {
-            v.as_str()
-                .filter(|s| coffer_domain::input::is_clean(s, false))
-                .map(str::to_string)
-                .ok_or_else(|| RestError(ApiError::field(ErrorCode::InputNotString, "ids")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let ids = body?.ids;
+    // An id is one line of text; anything else is no id.
+    if !ids.iter().all(|s| coffer_domain::input::is_clean(s, false)) {
+        return Err(RestError(ApiError::field(ErrorCode::InputNotString, "ids")));
+    }
     blocking(&st, move |ctx| svc::delete_totp_secrets(ctx, &c, &ids)).await?;
     Ok(HttpResponse::Ok().finish())
 }
@@ -326,24 +317,23 @@ pub async fn settings(
     Ok(HttpResponse::Ok().json(settings_links(&st, &id, v, q.links())))
 }
 
-#[utoipa::path(put, path = "/rest/users/{id}/settings", tag = "users", params(("id" = String, Path, description = "The caller's own user id")), request_body(content = Option<crate::plumbing::schema::UserSettingsBody>, description = "Only the fields to change; none changes nothing"), responses((status = 200, body = UserSettingsView, description = "The updated settings"), (status = 403, description = "`ERR_ACCESS_USER`: another user's settings"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: not a user id"), (status = 422, description = "`ERR_INPUT_MIN_VALUE` (languageId), `ERR_INVALID_PARAMETER` (locationId unknown), `ERR_INPUT_INVALID_FORMAT` (too long, control characters), a field of the wrong type")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/users/{id}/settings", tag = "users", params(("id" = String, Path, description = "The caller's own user id")), request_body(content = Option<UserSettingsBody>, description = "Only the fields to change; none changes nothing"), responses((status = 200, body = UserSettingsView, description = "The updated settings"), (status = 403, description = "`ERR_ACCESS_USER`: another user's settings"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: not a user id"), (status = 422, description = "`ERR_INPUT_MIN_VALUE` (languageId), `ERR_INVALID_PARAMETER` (locationId unknown), `ERR_INPUT_INVALID_FORMAT` (too long, control characters), a field of the wrong type")), security(("bearer" = [])))]
 pub async fn update_settings(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::UserSettingsBody>,
+    Body(body): Body<UserSettingsBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     let q = list::parse(&q, &ListSpec::PLAIN)?;
-    let f = Fields::of(&body)?;
+    let on = body.add_links.unwrap_or(false) || q.links();
     let input = SettingsInput {
-        language_id: f.opt_int("languageId")?,
-        location_id: f.opt_int("locationId")?,
-        signature: f.opt_text("signature")?.map(str::to_string),
-        mobile_key_store: f.opt_str("mobileKeyStore")?.map(str::to_string),
+        language_id: body.language_id,
+        location_id: body.location_id,
+        signature: body.signature,
+        mobile_key_store: body.mobile_key_store,
     };
-    let on = f.add_links()? || q.links();
     let id = id.into_inner();
     let key = id.clone();
     let v = blocking(&st, move |ctx| svc::update_settings(ctx, &c, &key, input)).await?;

@@ -2,10 +2,11 @@
 //! user administrators keep them) and `/rest/users/actions/getDistributionList` (which of some
 //! addresses are distribution lists).
 
-use crate::plumbing::body::Declared;
+use crate::plumbing::body::Body;
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{Caller, QueryPairs, UserAdmin};
 use crate::plumbing::respond::{created, listing, Envelope};
+use crate::plumbing::schema::EmailsBody;
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data};
@@ -61,14 +62,13 @@ pub async fn list(
     Ok(listing(Envelope::Metadata, &l))
 }
 
-#[utoipa::path(post, path = "/rest/externalDL", tag = "externalDL", request_body(content = crate::plumbing::schema::EmailsBody), responses((status = 201, body = crate::plumbing::schema::DataOf<svc::ExternalDlView>, description = "Every address given, all listed now (those listed already stay as they were), with `Location`"), (status = 403, description = "`ERR_ACCESS_DENIED` (with `redirectUrl`): not a system or helpdesk administrator"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_INVALID_FORMAT` (`emails[i]` is not an address; more than 1000)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/externalDL", tag = "externalDL", request_body(content = EmailsBody), responses((status = 201, body = crate::plumbing::schema::DataOf<svc::ExternalDlView>, description = "Every address given, all listed now (those listed already stay as they were), with `Location`"), (status = 403, description = "`ERR_ACCESS_DENIED` (with `redirectUrl`): not a system or helpdesk administrator"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_INVALID_FORMAT` (`emails[i]` is not an address; more than 1000)")), security(("bearer" = [])))]
 pub async fn add(
     UserAdmin(c): UserAdmin,
     st: Data<AppState>,
-    Declared(body, _): Declared<crate::plumbing::schema::EmailsBody>,
+    Body(body): Body<EmailsBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
-    let emails = parse_email_list(&body)?;
+    let emails = parse_email_list(&body?.emails)?;
     let data = blocking(&st, move |ctx| svc::add(ctx, &c, &emails)).await?;
     let location = format!("{}/rest/externalDL", st.base_url());
     Ok(created(
@@ -78,14 +78,13 @@ pub async fn add(
     ))
 }
 
-#[utoipa::path(delete, path = "/rest/externalDL", tag = "externalDL", request_body(content = crate::plumbing::schema::EmailsBody), responses((status = 200, body = crate::plumbing::schema::DataOf<svc::ExternalDlView>, description = "The addresses taken off the list (those that were not listed are left out)"), (status = 403, description = "`ERR_ACCESS_DENIED` (with `redirectUrl`): not a system or helpdesk administrator"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
+#[utoipa::path(delete, path = "/rest/externalDL", tag = "externalDL", request_body(content = EmailsBody), responses((status = 200, body = crate::plumbing::schema::DataOf<svc::ExternalDlView>, description = "The addresses taken off the list (those that were not listed are left out)"), (status = 403, description = "`ERR_ACCESS_DENIED` (with `redirectUrl`): not a system or helpdesk administrator"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
 pub async fn remove(
     UserAdmin(c): UserAdmin,
     st: Data<AppState>,
-    Declared(body, _): Declared<crate::plumbing::schema::EmailsBody>,
+    Body(body): Body<EmailsBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
-    let emails = parse_email_list(&body)?;
+    let emails = parse_email_list(&body?.emails)?;
     let data = blocking(&st, move |ctx| svc::remove(ctx, &c, &emails)).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "data": data })))
 }
@@ -131,4 +130,62 @@ pub async fn check(
     }
     let data = blocking(&st, move |ctx| svc::check(ctx, &emails)).await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({ "data": data })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plumbing::body::parse;
+    use coffer_errors::{ApiError, ErrorCode};
+    use serde_json::{json, Value};
+
+    fn emails(body: Value) -> Result<Vec<String>, ApiError> {
+        parse_email_list(&parse::<EmailsBody>(body)?.emails)
+    }
+
+    #[test]
+    fn email_lists() {
+        assert_eq!(
+            emails(json!({"emails": ["A@x.io", "a@x.io", "b@x.io"]})).unwrap(),
+            ["a@x.io", "b@x.io"]
+        );
+        for (body, code, field) in [
+            (json!({}), ErrorCode::InputRequired, "emails"),
+            (json!({"emails": null}), ErrorCode::InputRequired, "emails"),
+            (json!({"emails": []}), ErrorCode::InputRequired, "emails"),
+            (
+                json!({"emails": "a@x.io"}),
+                ErrorCode::InputNotArray,
+                "emails",
+            ),
+            (
+                json!({"emails": ["a@x.io", "no"]}),
+                ErrorCode::InputInvalidFormat,
+                "emails[1]",
+            ),
+            (
+                json!({"emails": [1]}),
+                ErrorCode::InputInvalidFormat,
+                "emails[0]",
+            ),
+            (
+                json!({"emails": ["a@x.io", null]}),
+                ErrorCode::InputInvalidFormat,
+                "emails[1]",
+            ),
+            (
+                json!({"emails": (0..1001).map(|i| format!("u{i}@x.io")).collect::<Vec<_>>()}),
+                ErrorCode::InputInvalidFormat,
+                "emails",
+            ),
+            (
+                json!({"emails": ["a@x.io"], "email": "b@x.io"}),
+                ErrorCode::InputAttributeForbidden,
+                "email",
+            ),
+        ] {
+            let e = emails(body.clone()).unwrap_err();
+            assert_eq!((e.code, e.field.as_deref()), (code, Some(field)), "{body}");
+        }
+    }
 }

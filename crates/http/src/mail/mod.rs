@@ -7,14 +7,16 @@ pub mod shared_mailboxes;
 
 use crate::content::parse_date;
 use crate::content::transfer::{initiate_input, serve_as, Served};
-use crate::plumbing::body::Declared;
+use crate::plumbing::body::Body;
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{Caller, CallerOrRef, QueryPairs};
 use crate::plumbing::respond::{listing, Envelope};
+use crate::plumbing::schema::{SendFileBody, WithdrawBody};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListQuery, ListSpec, Op};
+use coffer_domain::mail::SendRequest;
 use coffer_errors::{ApiError, ErrorCode};
 use coffer_service::mail::{self as svc, BulkResult};
 use coffer_service::mail::{Bucket, MailQuery};
@@ -302,16 +304,62 @@ pub const SEND: ListSpec = ListSpec {
     ..ListSpec::PLAIN
 };
 
-#[utoipa::path(post, path = "/rest/mail/actions/sendFile", tag = "mail", request_body(content = crate::plumbing::schema::SendFileBody), responses((status = 201, body = coffer_service::mail::MailView, description = "The email: a draft (`draft: true`), or sent (`sent`, `self_send`) or on its way to outside recipients (`queued`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_SECURE_FOLDER` (a file in a secure folder), `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`, `ERR_INPUT_EMAIL_WITH_NO_RECIPIENTS_NOT_ALLOWED`, `ERR_INPUT_SECURE_BODY_WITH_NO_AUTH_NOT_ALLOWED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a file or the parent email"), (status = 422, description = "`ERR_INVALID_PARAMETER`, `ERR_INPUT_EXCEEDS_MAX_VALUE`, `ERR_INPUT_PAST_DATE`, `ERR_INPUT_INVALID_DATE`, `ERR_INPUT_HTML_TAGS_INVALID`, `ERR_INPUT_NOT_IN_LIST`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_NOT_STRING`")), security(("bearer" = [])))]
+/// A `sendFile` body as the use case reads it. An address or file id that is not a string
+/// answers 422 `ERR_INVALID_PARAMETER` naming the item, as a bad address does.
+fn send_request(body: Result<SendFileBody, RestError>) -> Result<SendRequest, RestError> {
+    let body = body.map_err(|RestError(e)| match e.field.as_deref() {
+        Some(f)
+            if e.code == ErrorCode::InputInvalidFormat
+                && ["to[", "cc[", "bcc[", "files["]
+                    .iter()
+                    .any(|list| f.starts_with(list)) =>
+        {
+            let field = f.to_string();
+            RestError(
+                ApiError::field(ErrorCode::InvalidParameter, field.clone())
+                    .with_message(format!("The parameter is invalid ({field}: a string).")),
+            )
+        }
+        _ => RestError(e),
+    })?;
+    let texts = |list: Option<Vec<crate::plumbing::schema::EmailText>>| -> Vec<String> {
+        list.unwrap_or_default().into_iter().map(|e| e.0).collect()
+    };
+    Ok(SendRequest {
+        to: texts(body.to),
+        cc: texts(body.cc),
+        bcc: texts(body.bcc),
+        files: body
+            .files
+            .unwrap_or_default()
+            .into_iter()
+            .map(|f| f.0)
+            .collect(),
+        acl: body.acl,
+        expire: body.expire,
+        draft: body.draft,
+        secure_body: body.secure_body,
+        self_copy: body.self_copy,
+        include_fingerprint: body.include_fingerprint,
+        uploading: body.uploading,
+        kind: body.kind,
+        parent_email_id: body.parent_email_id,
+        subject: body.subject,
+        body: body.body,
+        shared_mailbox_id: body.shared_mailbox_id,
+    })
+}
+
+#[utoipa::path(post, path = "/rest/mail/actions/sendFile", tag = "mail", request_body(content = SendFileBody), responses((status = 201, body = coffer_service::mail::MailView, description = "The email: a draft (`draft: true`), or sent (`sent`, `self_send`) or on its way to outside recipients (`queued`)"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_IS_SECURE_FOLDER` (a file in a secure folder), `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`, `ERR_INPUT_EMAIL_WITH_NO_RECIPIENTS_NOT_ALLOWED`, `ERR_INPUT_SECURE_BODY_WITH_NO_AUTH_NOT_ALLOWED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a file or the parent email"), (status = 422, description = "`ERR_INVALID_PARAMETER`, `ERR_INPUT_EXCEEDS_MAX_VALUE`, `ERR_INPUT_PAST_DATE`, `ERR_INPUT_INVALID_DATE`, `ERR_INPUT_HTML_TAGS_INVALID`, `ERR_INPUT_NOT_IN_LIST`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_NOT_STRING`")), security(("bearer" = [])))]
 pub async fn send(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::SendFileBody>,
+    Body(body): Body<SendFileBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
+    let body = send_request(body)?;
     list::parse(&q, &SEND)?;
-    let input = coffer_domain::mail::parse_send(&body, coffer_service::now())?;
+    let input = coffer_domain::mail::parse_send(body, coffer_service::now())?;
     let v = blocking(&st, move |ctx| svc::send(ctx, c.user_id(), None, &input)).await?;
     let location = format!("{}/rest/mail/{}", st.base_url(), v.id);
     Ok(crate::plumbing::respond::created(
@@ -321,17 +369,17 @@ pub async fn send(
     ))
 }
 
-#[utoipa::path(put, path = "/rest/mail/{id}/actions/sendFile", tag = "mail", params(("id" = String, Path, description = "A draft of the caller's")), request_body(content = crate::plumbing::schema::SendFileBody), responses((status = 200, body = coffer_service::mail::MailView, description = "The draft, changed, or sent"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`, `ERR_ENTITY_EMAIL_NOT_DRAFT`, and as for sending"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "As for sending")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/mail/{id}/actions/sendFile", tag = "mail", params(("id" = String, Path, description = "A draft of the caller's")), request_body(content = SendFileBody), responses((status = 200, body = coffer_service::mail::MailView, description = "The draft, changed, or sent"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`, `ERR_ENTITY_EMAIL_NOT_DRAFT`, and as for sending"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "As for sending")), security(("bearer" = [])))]
 pub async fn send_draft(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::SendFileBody>,
+    Body(body): Body<SendFileBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
+    let body = send_request(body)?;
     list::parse(&q, &SEND)?;
-    let input = coffer_domain::mail::parse_send(&body, coffer_service::now())?;
+    let input = coffer_domain::mail::parse_send(body, coffer_service::now())?;
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| {
         svc::send(ctx, c.user_id(), Some(&id), &input)
@@ -356,10 +404,9 @@ pub async fn initiate_upload(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
-    Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
+    Body(body): Body<crate::plumbing::schema::InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
-    let input = initiate_input(&body)?;
+    let input = initiate_input(body?)?;
     if input.filename.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "filename").into());
     }
@@ -620,19 +667,12 @@ pub async fn trash(
 /// The most emails or files one withdrawal names.
 const MAX_WITHDRAW: usize = 1000;
 
-/// The ids of a withdrawal: a required, non-empty array of strings (422 otherwise).
-fn withdraw_ids(body: &serde_json::Value) -> Result<Vec<String>, RestError> {
-    let f = coffer_domain::input::Fields::of(body)?;
-    let list = f
-        .opt_array("ids")?
-        .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, "ids"))?;
-    let mut ids = Vec::with_capacity(list.len());
-    for v in list {
-        let id = v
-            .as_str()
-            .ok_or_else(|| ApiError::field(ErrorCode::InputNotString, "ids"))?;
-        if !ids.iter().any(|x| x == id) {
-            ids.push(id.to_string());
+/// The ids of a withdrawal, each once: at least one, at most [`MAX_WITHDRAW`] (422 otherwise).
+fn withdraw_ids(body: WithdrawBody) -> Result<Vec<String>, RestError> {
+    let mut ids: Vec<String> = Vec::with_capacity(body.ids.len());
+    for id in body.ids {
+        if !ids.contains(&id) {
+            ids.push(id);
         }
     }
     if ids.is_empty() {
@@ -644,16 +684,16 @@ fn withdraw_ids(body: &serde_json::Value) -> Result<Vec<String>, RestError> {
     Ok(ids)
 }
 
-#[utoipa::path(post, path = "/rest/mail/actions/withdraw", tag = "mail", request_body(content = crate::plumbing::schema::WithdrawBody), responses((status = 200, description = "Every email is withdrawn (no body); withdrawing a withdrawn email succeeds"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed; the others are withdrawn"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`: the caller only received it; `ERR_ENTITY_EMAIL_IS_NOT_COMPLETED`: a draft (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/mail/actions/withdraw", tag = "mail", request_body(content = WithdrawBody), responses((status = 200, description = "Every email is withdrawn (no body); withdrawing a withdrawn email succeeds"), (status = 207, body = coffer_service::mail::BulkResult, description = "Some ids failed; the others are withdrawn"), (status = 403, description = "`ERR_ACCESS_NOT_SENDER`: the caller only received it; `ERR_ENTITY_EMAIL_IS_NOT_COMPLETED`: a draft (`failedIds`)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND` (`failedIds`)"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_EXCEEDS_MAX_VALUE`")), security(("bearer" = [])))]
 pub async fn withdraw(
     Caller(c): Caller,
     st: Data<AppState>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::WithdrawBody>,
+    Body(body): Body<WithdrawBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     list::parse(&q, &ListSpec::PLAIN)?;
-    let ids = withdraw_ids(&body)?;
+    let ids = withdraw_ids(body)?;
     let r = blocking(&st, move |ctx| svc::withdraw(ctx, &c, &ids)).await?;
     Ok(bulk_answer(&r))
 }
@@ -698,4 +738,75 @@ pub async fn withdraw_files(
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plumbing::body::parse;
+    use serde_json::{json, Value};
+
+    const NOW: i64 = 1_790_000_000; // 2026-09-21
+
+    fn code(v: Value) -> ErrorCode {
+        send_request(parse::<SendFileBody>(v).map_err(RestError))
+            .and_then(|r| Ok(coffer_domain::mail::parse_send(r, NOW)?))
+            .map(|_| ())
+            .unwrap_err()
+            .0
+            .code
+    }
+
+    #[test]
+    fn refuses_bad_input_with_the_catalogue_codes() {
+        assert_eq!(code(json!({"to": ["nope"]})), ErrorCode::InvalidParameter);
+        assert_eq!(code(json!({"to": [5]})), ErrorCode::InvalidParameter);
+        assert_eq!(code(json!({"files": [true]})), ErrorCode::InvalidParameter);
+        assert_eq!(code(json!({"to": "a@x.io"})), ErrorCode::InputNotArray);
+        assert_eq!(code(json!({"acl": "public"})), ErrorCode::InputNotInList);
+        assert_eq!(code(json!({"acl": 1})), ErrorCode::InputNotString);
+        assert_eq!(
+            code(json!({"expire": "2020-01-01"})),
+            ErrorCode::InputPastDate
+        );
+        assert_eq!(
+            code(json!({"expire": "tomorrow"})),
+            ErrorCode::InputInvalidDate
+        );
+        assert_eq!(
+            code(json!({"expire": "2026-13-01"})),
+            ErrorCode::InputInvalidDate
+        );
+        assert_eq!(
+            code(json!({"subject": "x".repeat(999)})),
+            ErrorCode::InputExceedsMaxValue
+        );
+        assert_eq!(
+            code(json!({"subject": "two\nlines"})),
+            ErrorCode::InputInvalidFormat
+        );
+        assert_eq!(code(json!({"draft": "yes"})), ErrorCode::InputNotBoolean);
+        let many: Vec<String> = (0..501).map(|i| format!("u{i}@x.io")).collect();
+        assert_eq!(code(json!({"to": many})), ErrorCode::InputExceedsMaxValue);
+        assert_eq!(code(json!({"type": "spam"})), ErrorCode::InputNotInList);
+        assert_eq!(
+            code(json!({"attachments": []})),
+            ErrorCode::InputAttributeForbidden
+        );
+        assert_eq!(code(json!([])), ErrorCode::RequestInvalidJson);
+    }
+
+    #[test]
+    fn a_body_may_span_lines() {
+        let r = send_request(
+            parse::<SendFileBody>(
+                json!({"to": ["a@x.io"], "body": "Hello\nAnn", "webFormFields": {"a": 1}}),
+            )
+            .map_err(RestError),
+        )
+        .map_err(|e| e.0.code)
+        .unwrap();
+        assert_eq!(r.to, ["a@x.io"]);
+        assert_eq!(r.body.as_deref(), Some("Hello\nAnn"));
+    }
 }

@@ -5,15 +5,17 @@
 //! [`AnyAdmin`] (system, application or helpdesk administrators). The rank rules between
 //! administrators are the service's (`coffer_service::mail::shared_mailboxes`).
 
-use crate::plumbing::body::Declared;
+use crate::plumbing::body::Body;
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{AnyAdmin, InternalCaller, QueryPairs};
 use crate::plumbing::respond::{created, listing, Envelope};
+use crate::plumbing::schema::{
+    SharedMailboxPatchBody, SharedMailboxPostBody, SharedMailboxStatusBody,
+};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
-use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op};
 use coffer_errors::{ApiError, ErrorCode};
 use coffer_service::identity::users::DeleteOptions;
@@ -68,26 +70,36 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/admin/sharedMailboxes/{id}").route(web::patch().to(replace_members)));
 }
 
-/// A required array of strings (`memberIds`).
-fn string_array(f: &Fields<'_>, name: &str) -> Result<Vec<String>, RestError> {
-    let items = f
-        .opt_array(name)?
-        .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, name))?;
-    items
+/// The members of a body (`memberIds`): user ids, each trimmed; an item that is not one line of
+/// text answers 422 `ERR_INVALID_PARAMETER` naming the list.
+fn member_ids<T>(
+    body: Result<T, RestError>,
+    ids: impl FnOnce(&T) -> &[String],
+) -> Result<(T, Vec<String>), RestError> {
+    let invalid = || {
+        RestError(
+            ApiError::field(ErrorCode::InvalidParameter, "memberIds")
+                .with_message("The parameter is invalid (memberIds: every item is a user id)."),
+        )
+    };
+    let body = body.map_err(|RestError(e)| {
+        if e.code == ErrorCode::InputNotString && e.field.as_deref() == Some("memberIds") {
+            invalid()
+        } else {
+            RestError(e)
+        }
+    })?;
+    let members = ids(&body)
         .iter()
-        .map(|v| {
-            v.as_str()
-                .filter(|s| coffer_domain::input::is_clean(s, false) && !s.trim().is_empty())
-                .map(|s| s.trim().to_string())
-                .ok_or_else(|| {
-                    RestError(
-                        ApiError::field(ErrorCode::InvalidParameter, name).with_message(format!(
-                            "The parameter is invalid ({name}: every item is a user id)."
-                        )),
-                    )
-                })
+        .map(|s| {
+            if coffer_domain::input::is_clean(s, false) && !s.trim().is_empty() {
+                Ok(s.trim().to_string())
+            } else {
+                Err(invalid())
+            }
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((body, members))
 }
 
 #[utoipa::path(get, path = "/rest/sharedMailboxes", tag = "sharedMailboxes", responses((status = 200, body = crate::plumbing::schema::WithMetadata<SharedMailboxView>, description = "The shared mailboxes the caller is a member of; `active` is the caller's own flag (default order `modified:asc`: when the membership or its flag last changed)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`: an unknown filter or order"), (status = 403, description = "`ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal; `ERR_ACCESS_USER`: outside the token's scope")), security(("bearer" = [])))]
@@ -101,18 +113,24 @@ pub async fn list(
     Ok(listing(Envelope::Metadata, &l))
 }
 
-#[utoipa::path(patch, path = "/rest/sharedMailboxes", tag = "sharedMailboxes", request_body(content = crate::plumbing::schema::SharedMailboxStatusBody), responses((status = 200, body = crate::plumbing::schema::WithMetadata<SharedMailboxView>, description = "Applied, all or nothing (turning off before turning on, so one call can swap mailboxes at the limit); the caller's list, first page"), (status = 403, description = "`ERR_ACCESS_USER`: an id names no mailbox the caller is a member of (`failedIds`), or outside the token's scope; `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal"), (status = 422, description = "`ERR_MAX_ACTIVED_SHAREDMAILBOX`: more active mailboxes than the setting `sharedMailboxMaxActive` allows; `ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INVALID_PARAMETER` naming the field")), security(("bearer" = [])))]
+#[utoipa::path(patch, path = "/rest/sharedMailboxes", tag = "sharedMailboxes", request_body(content = SharedMailboxStatusBody), responses((status = 200, body = crate::plumbing::schema::WithMetadata<SharedMailboxView>, description = "Applied, all or nothing (turning off before turning on, so one call can swap mailboxes at the limit); the caller's list, first page"), (status = 403, description = "`ERR_ACCESS_USER`: an id names no mailbox the caller is a member of (`failedIds`), or outside the token's scope; `ERR_NOT_INTERNAL_DOMAIN`: the caller's account is not internal"), (status = 422, description = "`ERR_MAX_ACTIVED_SHAREDMAILBOX`: more active mailboxes than the setting `sharedMailboxMaxActive` allows; `ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INVALID_PARAMETER` naming the field")), security(("bearer" = [])))]
 pub async fn set_status(
     InternalCaller(c): InternalCaller,
     st: Data<AppState>,
-    Declared(body, _): Declared<crate::plumbing::schema::SharedMailboxStatusBody>,
+    Body(body): Body<SharedMailboxStatusBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
-    let f = Fields::of(&body)?;
-    let items = f
-        .opt_array("data")?
-        .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, "data"))?;
-    if items.is_empty() || items.len() > svc::MAX_MEMBERS {
+    // An item that is not an object is no change.
+    let body = body.map_err(|RestError(e)| match e.field.as_deref() {
+        Some(f)
+            if e.code == ErrorCode::InputInvalidFormat
+                && f.starts_with("data[")
+                && !f.contains('.') =>
+        {
+            RestError(ApiError::field(ErrorCode::InvalidParameter, "data"))
+        }
+        _ => RestError(e),
+    })?;
+    if body.data.is_empty() || body.data.len() > svc::MAX_MEMBERS {
         return Err(RestError(
             ApiError::field(ErrorCode::InputRequired, "data").with_message(format!(
                 "The field is required (data: 1 to {} changes).",
@@ -120,23 +138,14 @@ pub async fn set_status(
             )),
         ));
     }
-    let mut changes = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let at = |field: &str| format!("data[{i}].{field}");
-        let g =
-            Fields::of(item).map_err(|_| ApiError::field(ErrorCode::InvalidParameter, "data"))?;
-        let id = g
-            .req_str("id")
-            .map_err(|e| ApiError::field(e.code, at("id")))?;
-        let active = g
-            .opt_bool("active")
-            .map_err(|e| ApiError::field(e.code, at("active")))?
-            .ok_or_else(|| ApiError::field(ErrorCode::InputRequired, at("active")))?;
-        changes.push(StatusChange {
-            id: id.trim().to_string(),
-            active,
-        });
-    }
+    let changes: Vec<StatusChange> = body
+        .data
+        .into_iter()
+        .map(|item| StatusChange {
+            id: item.id.trim().to_string(),
+            active: item.active,
+        })
+        .collect();
     let first = list::parse(&[], &LIST)?;
     let l = blocking(&st, move |ctx| svc::set_status(ctx, &c, &changes, &first)).await?;
     Ok(listing(Envelope::Metadata, &l))
@@ -185,31 +194,24 @@ pub async fn admin_list(
     Ok(listing(Envelope::Metadata, &l))
 }
 
-#[utoipa::path(post, path = "/rest/admin/sharedMailboxes", tag = "sharedMailboxes", request_body(content = crate::plumbing::schema::SharedMailboxPostBody), responses((status = 201, body = SharedMailboxView, description = "The account is a shared mailbox (it can no longer sign in), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ACCESS_USER`: the caller's own account; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator converts an administrator's account; `ERR_NOT_INTERNAL_DOMAIN`: the account is not internal"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account is a shared mailbox already"), (status = 422, description = "`ERR_INVALID_PARAMETER` (userId: no active account; memberIds: an item that is not an id), `ERR_USER_IS_NOT_INTERNAL_DL_OR_INTERNAL_ACCOUNT` (memberIds, with `failedIds`), `ERR_CANNOT_RETAIN_DATA_TO_THE_SAME_USER`, `ERR_CANNOT_RETAIN_DATA_TO_UNVERIFIED_USER`, `ERR_INPUT_REQUIRED`, `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (the delete options, as for DELETE /rest/users), a field of the wrong type")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/admin/sharedMailboxes", tag = "sharedMailboxes", request_body(content = SharedMailboxPostBody), responses((status = 201, body = SharedMailboxView, description = "The account is a shared mailbox (it can no longer sign in), with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ACCESS_USER`: the caller's own account; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator converts an administrator's account; `ERR_NOT_INTERNAL_DOMAIN`: the account is not internal"), (status = 409, description = "`ERR_ENTITY_EXISTS`: the account is a shared mailbox already"), (status = 422, description = "`ERR_INVALID_PARAMETER` (userId: no active account; memberIds: an item that is not an id), `ERR_USER_IS_NOT_INTERNAL_DL_OR_INTERNAL_ACCOUNT` (memberIds, with `failedIds`), `ERR_CANNOT_RETAIN_DATA_TO_THE_SAME_USER`, `ERR_CANNOT_RETAIN_DATA_TO_UNVERIFIED_USER`, `ERR_INPUT_REQUIRED`, `ERR_INPUT_ATTRIBUTE_FORBIDDEN` (the delete options, as for DELETE /rest/users), a field of the wrong type")), security(("bearer" = [])))]
 pub async fn convert(
     AnyAdmin(c): AnyAdmin,
     st: Data<AppState>,
-    Declared(body, _): Declared<crate::plumbing::schema::SharedMailboxPostBody>,
+    Body(body): Body<SharedMailboxPostBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
-    let f = Fields::of(&body)?;
-    let user_id = f.req_str("userId")?.trim().to_string();
-    let member_ids = string_array(&f, "memberIds")?;
-    let flag = |name: &str| -> Result<bool, RestError> { Ok(f.opt_bool(name)?.unwrap_or(false)) };
+    let (body, member_ids) = member_ids(body, |b| &b.member_ids)?;
+    let user_id = body.user_id.trim().to_string();
     let opts = DeleteOptions {
-        remote_wipe: flag("remoteWipe")?,
-        retain_permission_to_shared_data: flag("retainPermissionToSharedData")?,
-        retain_to_user: f.opt_str("retainToUser")?.map(|s| s.trim().to_string()),
-        retain_to_advanced_form_user: f
-            .opt_str("retainToAdvancedFormUser")?
+        remote_wipe: body.remote_wipe.unwrap_or(false),
+        retain_permission_to_shared_data: body.retain_permission_to_shared_data.unwrap_or(false),
+        retain_to_user: body.retain_to_user.map(|s| s.trim().to_string()),
+        retain_to_advanced_form_user: body
+            .retain_to_advanced_form_user
             .map(|s| s.trim().to_string()),
         ..Default::default()
     };
-    let options = DeleteOptions::check(
-        f.opt_bool("deleteUnsharedData")?,
-        f.opt_bool("retainData")?,
-        opts,
-    )?;
+    let options = DeleteOptions::check(body.delete_unshared_data, body.retain_data, opts)?;
     let input = ConvertInput {
         user_id,
         member_ids,
@@ -244,16 +246,14 @@ pub async fn dissolve(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(patch, path = "/rest/admin/sharedMailboxes/{id}", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), request_body(content = crate::plumbing::schema::SharedMailboxPatchBody), responses((status = 200, body = SharedMailboxView, description = "The members are the ones given: kept ones keep their flag, new ones start inactive, removed ones lose access at once"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator changes an administrator's account"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no shared mailbox has this id"), (status = 422, description = "`ERR_USER_IS_NOT_INTERNAL_DL_OR_INTERNAL_ACCOUNT` (memberIds, with `failedIds`), `ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INVALID_PARAMETER` (memberIds)")), security(("bearer" = [])))]
+#[utoipa::path(patch, path = "/rest/admin/sharedMailboxes/{id}", tag = "sharedMailboxes", params(("id" = String, Path, description = "A shared mailbox id (the mailbox account's user id)")), request_body(content = SharedMailboxPatchBody), responses((status = 200, body = SharedMailboxView, description = "The members are the ones given: kept ones keep their flag, new ones start inactive, removed ones lose access at once"), (status = 403, description = "`ERR_ACCESS_ADMIN`: not an administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: only a system administrator changes an administrator's account"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no shared mailbox has this id"), (status = 422, description = "`ERR_USER_IS_NOT_INTERNAL_DL_OR_INTERNAL_ACCOUNT` (memberIds, with `failedIds`), `ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INVALID_PARAMETER` (memberIds)")), security(("bearer" = [])))]
 pub async fn replace_members(
     AnyAdmin(c): AnyAdmin,
     st: Data<AppState>,
     id: Path<String>,
-    Declared(body, _): Declared<crate::plumbing::schema::SharedMailboxPatchBody>,
+    Body(body): Body<SharedMailboxPatchBody>,
 ) -> Result<HttpResponse, RestError> {
-    let body = body?;
-    let f = Fields::of(&body)?;
-    let member_ids = string_array(&f, "memberIds")?;
+    let (_, member_ids) = member_ids(body, |b| &b.member_ids)?;
     let id = id.into_inner();
     let v = blocking(&st, move |ctx| {
         svc::replace_members(ctx, &c, &id, &member_ids)

@@ -1,15 +1,14 @@
 //! Folder notifications (`/rest/folders/{id}/actions/setNotifications`, `/rest/notifications`).
 
-use crate::plumbing::body::Declared;
+use crate::plumbing::body::Body;
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{Caller, QueryPairs};
 use crate::plumbing::respond::{listing, Envelope};
+use crate::plumbing::schema::NotificationBody;
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::web::{self, Data, Path};
 use actix_web::HttpResponse;
-use coffer_domain::input::Fields;
 use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListSpec, Op, Value};
-use coffer_errors::{ApiError, ErrorCode};
 use coffer_service::notifications::{self as svc, Flags, NotificationQuery, NotificationView};
 use coffer_service::platform::views::Link;
 
@@ -70,26 +69,13 @@ fn with_links(st: &AppState, mut v: NotificationView, on: bool) -> NotificationV
     v
 }
 
-/// A flag: the integer 0 or 1. Another integer is 422 `ERR_INPUT_NOT_IN_LIST`, anything else
-/// 422 `ERR_INPUT_NOT_INTEGER`.
-fn flag(f: &Fields<'_>, name: &str) -> Result<Option<i64>, RestError> {
-    match f.opt_int(name)? {
-        None | Some(0 | 1) => Ok(f.opt_int(name)?),
-        Some(_) => Err(ApiError::field(ErrorCode::InputNotInList, name)
-            .with_message(format!(
-                "The value is not in the allowed list ({name}: 0 or 1)."
-            ))
-            .into()),
-    }
-}
-
-#[utoipa::path(put, path = "/rest/folders/{id}/actions/setNotifications", tag = "notifications", params(("id" = String, Path, description = "A folder id"), ("includeNested" = Option<bool>, Query, description = "The same flags on every current sub-folder the caller sees")), request_body(content = crate::plumbing::schema::NotificationBody), responses((status = 201, body = NotificationView, description = "A new subscription"), (status = 200, body = NotificationView, description = "The subscription, changed"), (status = 403, description = "`ERR_ENTITY_DELETED`: the folder is in the trash; `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such folder, or one the caller does not see"), (status = 422, description = "`ERR_INPUT_NOT_INTEGER`: a flag that is not an integer; `ERR_INPUT_NOT_IN_LIST`: one other than 0 or 1; `ERR_INPUT_NOT_BOOLEAN`")), security(("bearer" = [])))]
+#[utoipa::path(put, path = "/rest/folders/{id}/actions/setNotifications", tag = "notifications", params(("id" = String, Path, description = "A folder id"), ("includeNested" = Option<bool>, Query, description = "The same flags on every current sub-folder the caller sees")), request_body(content = NotificationBody), responses((status = 201, body = NotificationView, description = "A new subscription"), (status = 200, body = NotificationView, description = "The subscription, changed"), (status = 403, description = "`ERR_ENTITY_DELETED`: the folder is in the trash; `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such folder, or one the caller does not see"), (status = 422, description = "`ERR_INPUT_NOT_INTEGER`: a flag that is not an integer; `ERR_INPUT_NOT_IN_LIST`: one other than 0 or 1; `ERR_INPUT_NOT_BOOLEAN`")), security(("bearer" = [])))]
 pub async fn set(
     Caller(c): Caller,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::NotificationBody>,
+    Body(body): Body<NotificationBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     let q = list::parse(&q, &SET)?;
@@ -97,12 +83,11 @@ pub async fn set(
         Some(v) => list::parse_bool("includeNested", v)?,
         None => false,
     };
-    let f = Fields::of(&body)?;
     let flags = Flags {
-        file_added: flag(&f, "fileAdded")?,
-        comment_added: flag(&f, "commentAdded")?,
+        file_added: body.file_added,
+        comment_added: body.comment_added,
     };
-    let on = f.add_links()? || q.links();
+    let on = body.add_links.unwrap_or(false) || q.links();
     let id = id.into_inner();
     let (v, created) = blocking(&st, move |ctx| {
         svc::set(ctx, c.user_id(), &id, flags, nested)

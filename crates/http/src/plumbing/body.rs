@@ -13,11 +13,18 @@
 //! answers `ERR_INPUT_INVALID_FORMAT` (line feed, carriage return and tab are admitted in the
 //! fields a body lists in [`Input::MULTILINE`]).
 //!
+//! An integer or string outside the values the schema lists (`enum`) answers
+//! `ERR_INPUT_NOT_IN_LIST`. The items of an array answer the code of their kind naming the array
+//! (`ERR_INPUT_NOT_STRING` for a number in a list of strings); an item of an array of records
+//! that is not an object answers `ERR_INPUT_INVALID_FORMAT` naming `list[i]`, and the records'
+//! own fields the codes above naming `list[i].field`. What the schema leaves to the type (an item
+//! of a named string type, a nested record) answers `ERR_INPUT_INVALID_FORMAT` naming the field,
+//! or the array's item `list[i]`. An area whose interface gives other codes maps these in its
+//! handler (the contact calls answer `ERR_INVALID_PARAMETER` for every field).
+//!
 //! A field the schema does not declare answers 422 `ERR_INPUT_ATTRIBUTE_FORBIDDEN` naming it, so
-//! a client that misspells a field learns it instead of having the value dropped. Bodies that a
-//! domain parser reads ([`Declared`]) get the same check of their field names against their
-//! documented schema. Malformed JSON answers 400 `ERR_REQUEST_INVALID_JSON` with the line and
-//! column where reading stopped.
+//! a client that misspells a field learns it instead of having the value dropped. Malformed JSON
+//! answers 400 `ERR_REQUEST_INVALID_JSON` with the line and column where reading stopped.
 
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{content_type, is_json, read_body, MAX_JSON_BODY};
@@ -30,10 +37,9 @@ use serde_json::{Map, Value};
 use std::any::TypeId;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
-use utoipa::openapi::schema::{KnownFormat, Schema, SchemaFormat, SchemaType, Type};
+use utoipa::openapi::schema::{ArrayItems, KnownFormat, Schema, SchemaFormat, SchemaType, Type};
 use utoipa::openapi::RefOr;
 use utoipa::ToSchema;
 
@@ -60,38 +66,6 @@ impl<T: Input> FromRequest for Body<T> {
             let bytes = read_body(&mut payload, MAX_JSON_BODY).await?;
             let value = parse_json(&bytes, content_type.as_deref())?;
             Ok(Body(parse::<T>(value).map_err(RestError)))
-        })
-    }
-}
-
-/// A JSON body that a domain parser reads (`coffer_domain::mail::parse_send`, the contact and
-/// content parsers, …) with `coffer_domain::input::Fields`: only the names of its fields are
-/// checked here, against `S`, the body's documented schema (a field `S` does not declare answers
-/// `ERR_INPUT_ATTRIBUTE_FORBIDDEN`), and the value is handed on. A body that is not an object is
-/// left to the parser, which refuses it. As with [`Body`], the check's answer is held until the
-/// handler takes it (`let body = body?;`).
-pub struct Declared<S>(pub Result<Value, RestError>, pub PhantomData<fn() -> S>);
-
-impl<S: ToSchema + 'static> FromRequest for Declared<S> {
-    type Error = RestError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, RestError>>>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let mut payload = payload.take();
-        let content_type = content_type(req);
-        Box::pin(async move {
-            let bytes = read_body(&mut payload, MAX_JSON_BODY).await?;
-            let value = parse_json(&bytes, content_type.as_deref())?;
-            let unknown = match &value {
-                Value::Object(map) => {
-                    let shape = shape_of::<S>();
-                    map.keys()
-                        .find(|k| !shape.fields.contains_key(k.as_str()))
-                        .map(|name| RestError(unknown_field(name)))
-                }
-                _ => None,
-            };
-            Ok(Declared(unknown.map_or(Ok(value), Err), PhantomData))
         })
     }
 }
@@ -161,16 +135,37 @@ pub fn parse<T: Input>(value: Value) -> Result<T, ApiError> {
     serde_json::from_value(Value::Object(map.clone())).map_err(|_| {
         let field = map
             .iter()
-            .find(|(name, v)| {
-                let mut one = Map::new();
-                one.insert((*name).clone(), (*v).clone());
-                serde_json::from_value::<T>(Value::Object(one)).is_err_and(|e| {
-                    // Only a missing field means this one alone was fine.
-                    !e.to_string().starts_with("missing field")
-                })
-            })
-            .map_or("body", |(name, _)| name.as_str());
+            .find(|(name, v)| refused_alone::<T>(name, v))
+            .map_or_else(
+                || "body".to_string(),
+                |(name, v)| match v {
+                    // An array: the first item refused alone.
+                    Value::Array(items) => items
+                        .iter()
+                        .position(|item| {
+                            refused_alone::<T>(name, &Value::Array(vec![item.clone()]))
+                        })
+                        .map_or_else(|| name.clone(), |i| format!("{name}[{i}]")),
+                    _ => name.clone(),
+                },
+            );
         ApiError::field(ErrorCode::InputInvalidFormat, field)
+    })
+}
+
+/// Whether `T` refuses a body of this one field for the field's own sake.
+fn refused_alone<T: Input>(name: &str, value: &Value) -> bool {
+    let mut one = Map::new();
+    one.insert(name.to_string(), value.clone());
+    serde_json::from_value::<T>(Value::Object(one)).is_err_and(|e| {
+        // Only a missing top-level field means this one alone was fine; a field missing in a
+        // record inside it is this one's fault.
+        let shape = shape_of::<T>();
+        let text = e.to_string();
+        let missing = text
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next());
+        !missing.is_some_and(|m| shape.fields.contains_key(m))
     })
 }
 
@@ -182,14 +177,21 @@ enum Kind {
     Int32,
     Boolean,
     Array,
+    /// A string, or a number (an id that older clients send as a number).
+    TextOrNumber,
     /// Anything else (numbers, records, references): left to the type.
     Other,
 }
 
-/// A top-level field: its kind and the least value the schema allows.
+/// A top-level field: its kind, the least value the schema allows, the values it lists
+/// (`enum`) and, for an array, the kind of its items or their fields.
 struct Field {
     kind: Kind,
     minimum: Option<f64>,
+    allowed: Option<Vec<Value>>,
+    items: Kind,
+    /// The fields of the items of an array of records.
+    record: Option<Box<Shape>>,
 }
 
 struct Shape {
@@ -207,27 +209,48 @@ fn shape_of<T: ToSchema + 'static>() -> Arc<Shape> {
     cache
         .entry(TypeId::of::<T>())
         .or_insert_with(|| {
-            let mut shape = Shape {
-                fields: BTreeMap::new(),
-                required: Vec::new(),
-            };
-            collect(&T::schema(), &mut shape);
-            Arc::new(shape)
+            let mut named = Vec::new();
+            T::schemas(&mut named);
+            let named: HashMap<String, RefOr<Schema>> = named.into_iter().collect();
+            Arc::new(shape(&T::schema(), &named))
         })
         .clone()
 }
 
-fn collect(schema: &RefOr<Schema>, shape: &mut Shape) {
+fn shape(schema: &RefOr<Schema>, named: &HashMap<String, RefOr<Schema>>) -> Shape {
+    let mut shape = Shape {
+        fields: BTreeMap::new(),
+        required: Vec::new(),
+    };
+    collect(schema, named, &mut shape);
+    shape
+}
+
+fn collect(schema: &RefOr<Schema>, named: &HashMap<String, RefOr<Schema>>, shape: &mut Shape) {
     match schema {
         RefOr::T(Schema::Object(o)) => {
             for (name, s) in &o.properties {
-                let minimum = match s {
-                    RefOr::T(Schema::Object(p)) => p.minimum.as_ref().and_then(number),
-                    _ => None,
+                let (minimum, allowed) = match s {
+                    RefOr::T(Schema::Object(p)) => {
+                        (p.minimum.as_ref().and_then(number), p.enum_values.clone())
+                    }
+                    _ => (None, None),
+                };
+                let (items, record) = match s {
+                    RefOr::T(Schema::Array(a)) => match &a.items {
+                        ArrayItems::RefOrSchema(item) => {
+                            (kind_of(item), record_of(item, named).map(Box::new))
+                        }
+                        ArrayItems::False => (Kind::Other, None),
+                    },
+                    _ => (Kind::Other, None),
                 };
                 let field = Field {
                     kind: kind_of(s),
                     minimum,
+                    allowed,
+                    items,
+                    record,
                 };
                 shape.fields.insert(name.clone(), field);
             }
@@ -235,10 +258,25 @@ fn collect(schema: &RefOr<Schema>, shape: &mut Shape) {
         }
         RefOr::T(Schema::AllOf(all)) => {
             for s in &all.items {
-                collect(s, shape);
+                collect(s, named, shape);
             }
         }
         _ => {}
+    }
+}
+
+/// The fields of an array's items when they are records (inline or a named schema).
+fn record_of(item: &RefOr<Schema>, named: &HashMap<String, RefOr<Schema>>) -> Option<Shape> {
+    let item = match item {
+        RefOr::Ref(r) => named.get(r.ref_location.rsplit('/').next()?)?,
+        t => t,
+    };
+    match item {
+        // Records inside records are left to the type.
+        RefOr::T(Schema::Object(o)) if !o.properties.is_empty() => {
+            Some(shape(item, &HashMap::new()))
+        }
+        _ => None,
     }
 }
 
@@ -256,6 +294,12 @@ fn kind_of(schema: &RefOr<Schema>) -> Kind {
         schema,
         RefOr::T(Schema::Object(o)) if o.format == Some(SchemaFormat::KnownFormat(KnownFormat::Int32))
     );
+    let mut named = types.iter().filter(|t| !matches!(t, Type::Null));
+    if let (Some(Type::String), Some(Type::Number), None) =
+        (named.next(), named.next(), named.next())
+    {
+        return Kind::TextOrNumber;
+    }
     match types.iter().find(|t| !matches!(t, Type::Null)) {
         Some(Type::String) => Kind::String,
         Some(Type::Integer) if int32 => Kind::Int32,
@@ -275,7 +319,76 @@ fn number(n: &utoipa::Number) -> Option<f64> {
 }
 
 fn check<T: Input>(name: &str, value: &Value, field: &Field) -> Result<(), ApiError> {
-    let multiline = T::MULTILINE.contains(&name);
+    check_kind(name, value, field, T::MULTILINE.contains(&name))?;
+    if let Some(allowed) = &field.allowed {
+        if !allowed.contains(value) {
+            return Err(not_in_list(name, allowed));
+        }
+    }
+    if let (Value::Array(items), Some(record)) = (value, &field.record) {
+        for (i, item) in items.iter().enumerate() {
+            check_record(&format!("{name}[{i}]"), item, record)?;
+        }
+    }
+    if let Value::Array(items) = value {
+        let wrong = |code| Err(ApiError::field(code, name));
+        for item in items {
+            match (field.items, item) {
+                (Kind::String, Value::String(_))
+                | (Kind::Boolean, Value::Bool(_))
+                | (Kind::Other | Kind::Array | Kind::TextOrNumber, _) => {}
+                (Kind::Integer | Kind::Int32, Value::Number(n)) if n.is_i64() => {}
+                (Kind::String, _) => return wrong(ErrorCode::InputNotString),
+                (Kind::Integer | Kind::Int32, _) => return wrong(ErrorCode::InputNotInteger),
+                (Kind::Boolean, _) => return wrong(ErrorCode::InputNotBoolean),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// 422 `ERR_INPUT_NOT_IN_LIST` for a value the schema's `enum` does not list, naming them.
+fn not_in_list(name: &str, allowed: &[Value]) -> ApiError {
+    let list: Vec<String> = allowed
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    ApiError::field(ErrorCode::InputNotInList, name).with_message(format!(
+        "The value is not in the allowed list ({name}: {}).",
+        list.join(", ")
+    ))
+}
+
+/// An item of an array of records, named `list[i]`: an object whose required fields are there
+/// and whose fields have their kinds (`list[i].field`); fields it does not declare are left to
+/// the type. An item that is not an object answers `ERR_INPUT_INVALID_FORMAT` naming it.
+fn check_record(at: &str, item: &Value, record: &Shape) -> Result<(), ApiError> {
+    let Value::Object(map) = item else {
+        return Err(ApiError::field(ErrorCode::InputInvalidFormat, at));
+    };
+    let present = |name: &str| map.get(name).filter(|v| !v.is_null());
+    for name in &record.required {
+        let sub = format!("{at}.{name}");
+        match present(name) {
+            None => return Err(ApiError::field(ErrorCode::InputRequired, sub)),
+            Some(Value::String(s)) if s.trim().is_empty() => {
+                return Err(ApiError::field(ErrorCode::InputRequired, sub))
+            }
+            Some(_) => {}
+        }
+    }
+    for (name, field) in &record.fields {
+        if let Some(v) = present(name) {
+            check_kind(&format!("{at}.{name}"), v, field, false)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_kind(name: &str, value: &Value, field: &Field, multiline: bool) -> Result<(), ApiError> {
     let wrong = |code| Err(ApiError::field(code, name));
     let kind = field.kind;
     match (kind, value) {
@@ -297,6 +410,9 @@ fn check<T: Input>(name: &str, value: &Value, field: &Field) -> Result<(), ApiEr
         (Kind::Boolean, _) => wrong(ErrorCode::InputNotBoolean),
         (Kind::Array, Value::Array(_)) => Ok(()),
         (Kind::Array, _) => wrong(ErrorCode::InputNotArray),
+        (Kind::TextOrNumber, Value::String(s)) if !is_clean(s, multiline) => Err(unclean(name)),
+        (Kind::TextOrNumber, Value::String(_) | Value::Number(_)) => Ok(()),
+        (Kind::TextOrNumber, _) => wrong(ErrorCode::InputNotString),
         (Kind::Other, _) => Ok(()),
     }
 }

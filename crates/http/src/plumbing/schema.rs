@@ -1,10 +1,9 @@
 //! The schemas of the OpenAPI document that are not a service's record: request bodies, the
 //! error envelopes of every area, and the list envelopes. One place for all of them, so that
 //! `#[utoipa::path]` annotations name them and `openapi.rs` adds the shared ones to every
-//! operation. A request body that implements [`Input`] is also the type its handler reads
-//! (`plumbing::body::Body`): the document and what the server accepts are one type. A body a
-//! domain parser reads is never constructed, but its field names are the ones the server accepts
-//! (`plumbing::body::Declared`); the envelopes exist for the document only.
+//! operation. A JSON request body implements [`Input`] and is the type its handler reads
+//! (`plumbing::body::Body`): the document and what the server accepts are one type. The
+//! envelopes exist for the document only.
 #![allow(dead_code)]
 
 use crate::plumbing::body::Input;
@@ -645,7 +644,7 @@ pub struct LocationCreated {
 // Contacts and external distribution lists
 
 /// `POST /rest/contacts` and `PUT /rest/contacts/{id}`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContactBody {
     /// At most 255 bytes once trimmed, not blank, no control characters; unique among the
@@ -654,26 +653,41 @@ pub struct ContactBody {
         max_length = 255,
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
     )]
-    name: String,
+    pub name: String,
     /// 1 to 100 addresses; repeats count once.
     #[schema(min_items = 1, max_items = 100)]
-    items: Vec<ContactEmail>,
-    add_links: Option<bool>,
+    pub items: Vec<ContactEmail>,
+    pub add_links: Option<bool>,
 }
 
 /// One address of a contact.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 pub struct ContactEmail {
     #[schema(format = Email, max_length = 254)]
-    email: String,
+    pub email: String,
 }
 
 /// `POST` and `DELETE /rest/externalDL`: 1 to 1000 email addresses, each at most 254 bytes.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmailsBody {
     #[schema(min_items = 1, max_items = 1000)]
-    emails: Vec<String>,
+    pub emails: Vec<EmailText>,
+}
+
+impl Input for ContactBody {}
+
+impl Input for EmailsBody {}
+
+/// An email address as sent (checked by the use case, which names the item it refuses).
+#[derive(ToSchema, Deserialize)]
+#[schema(value_type = String, format = Email)]
+pub struct EmailText(pub String);
+
+impl AsRef<str> for EmailText {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -683,52 +697,58 @@ pub struct EmailsBody {
 /// 1000; each an active internal account), with the delete options as for `DELETE /rest/users`
 /// (`deleteUnsharedData` and `retainData` are opposites). The account's data stays with the
 /// mailbox whatever they say; `remoteWipe` asks its devices to wipe.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SharedMailboxPostBody {
     #[schema(
         max_length = 255,
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
     )]
-    user_id: String,
+    pub user_id: String,
     #[schema(min_items = 1, max_items = 1000)]
-    member_ids: Vec<String>,
-    remote_wipe: Option<bool>,
-    delete_unshared_data: Option<bool>,
-    retain_data: Option<bool>,
+    pub member_ids: Vec<String>,
+    pub remote_wipe: Option<bool>,
+    pub delete_unshared_data: Option<bool>,
+    pub retain_data: Option<bool>,
     /// The user (id) who would receive retained data: another active account.
-    retain_to_user: Option<String>,
-    retain_permission_to_shared_data: Option<bool>,
+    pub retain_to_user: Option<String>,
+    pub retain_permission_to_shared_data: Option<bool>,
     /// An alternate user (id) for retained data: another active account.
-    retain_to_advanced_form_user: Option<String>,
+    pub retain_to_advanced_form_user: Option<String>,
 }
 
 /// `PATCH /rest/admin/sharedMailboxes/{id}`: the new member set (user ids, 1 to 1000).
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SharedMailboxPatchBody {
     #[schema(min_items = 1, max_items = 1000)]
-    member_ids: Vec<String>,
+    pub member_ids: Vec<String>,
 }
 
 /// `PATCH /rest/sharedMailboxes`: 1 to 1000 changes of the caller's own flags.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SharedMailboxStatusBody {
     #[schema(min_items = 1, max_items = 1000)]
-    data: Vec<SharedMailboxStatusItem>,
+    pub data: Vec<SharedMailboxStatusItem>,
 }
 
 /// One change: the mailbox (its id) and whether the caller has it active.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 pub struct SharedMailboxStatusItem {
     #[schema(
         max_length = 255,
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
     )]
-    id: String,
-    active: bool,
+    pub id: String,
+    pub active: bool,
 }
+
+impl Input for SharedMailboxPostBody {}
+
+impl Input for SharedMailboxPatchBody {}
+
+impl Input for SharedMailboxStatusBody {}
 
 // ---------------------------------------------------------------------------------------------
 // Webhooks
@@ -1038,120 +1058,138 @@ pub struct ConsentForm {
 // final dot); a name that breaks them answers 422.
 
 /// `POST /rest/folders/{id}/folders`, `PUT /rest/folders/{id}`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FolderBody {
     /// The folder's name (required to create).
-    name: Option<String>,
+    pub name: Option<String>,
     /// Free text, several lines allowed.
-    description: Option<String>,
+    pub description: Option<String>,
     /// A date (`YYYY-MM-DD` or RFC 3339); empty clears it.
-    expire: Option<String>,
-    syncable: Option<bool>,
-    secure: Option<bool>,
-    file_lifetime: Option<i64>,
+    pub expire: Option<String>,
+    pub syncable: Option<bool>,
+    pub secure: Option<bool>,
+    pub file_lifetime: Option<i64>,
     /// On create: pick `name (n)` when the name is taken instead of answering 409.
-    rename: Option<bool>,
+    pub rename: Option<bool>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    client_id: Option<String>,
+    pub client_id: Option<String>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    inheritance_enabled: Option<bool>,
+    pub inheritance_enabled: Option<bool>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    is_folder_upload: Option<bool>,
+    pub is_folder_upload: Option<bool>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    quota: Option<i64>,
+    pub quota: Option<i64>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    use_folder_quota: Option<bool>,
+    pub use_folder_quota: Option<bool>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    vendor_doc_id: Option<String>,
+    pub vendor_doc_id: Option<String>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    vendor_doc_name: Option<String>,
+    pub vendor_doc_name: Option<String>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    apply_file_lifetime_to_files: Option<bool>,
+    pub apply_file_lifetime_to_files: Option<bool>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    apply_file_lifetime_to_nested: Option<bool>,
+    pub apply_file_lifetime_to_nested: Option<bool>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    break_inheritance: Option<bool>,
+    pub break_inheritance: Option<bool>,
 }
 
 /// `POST /rest/folders/{id}/actions/move|copy`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DestinationBody {
     /// The folder to move or copy into.
-    destination_folder_id: String,
+    pub destination_folder_id: String,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    add_version: Option<bool>,
+    pub add_version: Option<bool>,
 }
 
 /// `POST /rest/files/actions/move|copy`: the files as `ids` here or as `id:in`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FilesDestinationBody {
-    ids: Option<Vec<String>>,
-    destination_folder_id: String,
+    pub ids: Option<Vec<String>>,
+    pub destination_folder_id: String,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    new_file_name: Option<String>,
+    pub new_file_name: Option<String>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    replace: Option<bool>,
+    pub replace: Option<bool>,
 }
 
 /// `PUT /rest/files/{id}`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileUpdateBody {
-    name: Option<String>,
+    pub name: Option<String>,
     /// A date (`YYYY-MM-DD` or RFC 3339); empty clears it.
-    expire: Option<String>,
+    pub expire: Option<String>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    replace: Option<bool>,
+    pub replace: Option<bool>,
 }
 
 /// `POST /rest/folders/{id}/members`: users by id or email, one role.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MembersBody {
-    user_ids: Option<Vec<String>>,
-    emails: Option<Vec<String>>,
+    pub user_ids: Option<Vec<String>>,
+    pub emails: Option<Vec<String>>,
     /// A role of `GET /rest/roles` of the object's type.
-    role_id: i64,
-    notify: Option<bool>,
-    notify_file_added: Option<bool>,
+    pub role_id: i64,
+    pub notify: Option<bool>,
+    pub notify_file_added: Option<bool>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    ldap_group_ids: Option<Vec<i64>>,
+    pub ldap_group_ids: Option<Vec<i64>>,
 }
 
 /// `POST /rest/files/{id}/comments`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommentBody {
     /// 1 to 10,000 characters; lines allowed.
-    contents: String,
+    pub contents: String,
     /// The comment this one answers (0 or absent: none).
-    parent_id: Option<i64>,
+    pub parent_id: Option<i64>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    add_links: Option<bool>,
+    pub add_links: Option<bool>,
+}
+
+impl Input for FolderBody {
+    const MULTILINE: &'static [&'static str] = &["description"];
+}
+
+impl Input for DestinationBody {}
+
+impl Input for FilesDestinationBody {}
+
+impl Input for FileUpdateBody {}
+
+impl Input for MembersBody {}
+
+impl Input for CommentBody {
+    const MULTILINE: &'static [&'static str] = &["contents"];
 }
 
 /// `initiateUpload`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InitiateUploadBody {
     /// The file's name (required for a folder; a new version keeps the file's name).
-    filename: Option<String>,
+    pub filename: Option<String>,
     /// Bytes in all: checked against the quota and the largest file before any chunk.
-    total_size: Option<i64>,
+    pub total_size: Option<i64>,
     /// Chunks in all, at least 1.
-    total_chunks: Option<i64>,
-    client_created: Option<String>,
-    client_modified: Option<String>,
+    pub total_chunks: Option<i64>,
+    pub client_created: Option<String>,
+    pub client_modified: Option<String>,
     #[serde(rename = "tracking_id")]
-    tracking_id: Option<String>,
+    pub tracking_id: Option<String>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    proximate_host: Option<String>,
+    pub proximate_host: Option<String>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    resume: Option<bool>,
+    pub resume: Option<bool>,
 }
+
+impl Input for InitiateUploadBody {}
 
 /// A chunk: multipart fields (or JSON with `content` in base64).
 #[derive(ToSchema)]
@@ -1193,58 +1231,76 @@ pub struct PathBody {
 
 /// `POST /rest/admin/users`. Only `email` is required; without `password` the account cannot
 /// sign in with a password until an administrator sets one.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdminUserCreateBody {
     /// Not an account's already, nor an external distribution list.
     #[schema(format = Email, max_length = 254)]
-    email: String,
+    pub email: String,
     /// 1 to 255 bytes once trimmed, no control characters; none: the email's local part.
     #[schema(
         max_length = 255,
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
     )]
-    name: Option<String>,
+    pub name: Option<String>,
     /// Must pass the password policy.
     #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
-    password: Option<String>,
-    /// A profile id (`GET /rest/admin/profiles`); none: the default profile.
-    #[schema(minimum = 1)]
-    user_type_id: Option<i64>,
+    pub password: Option<String>,
+    /// A profile id (`GET /rest/admin/profiles`); none: the default profile. Another number
+    /// answers `ERR_INVALID_PARAMETER`.
+    pub user_type_id: Option<i64>,
     /// 0 (plain user, the default), 1 system, 2 application or 3 helpdesk administrator; only a
-    /// system administrator gives an administrator role.
-    #[schema(minimum = 0, maximum = 3)]
-    admin_role_id: Option<i64>,
+    /// system administrator gives an administrator role. Another number answers
+    /// `ERR_INPUT_NOT_IN_LIST`.
+    #[schema(schema_with = admin_role)]
+    pub admin_role_id: Option<i64>,
     /// Only `true` is accepted: accounts an administrator makes are verified.
-    verified: Option<bool>,
+    pub verified: Option<bool>,
     /// Records `user.user.notify` for a mail integration to act on.
-    send_notification: Option<bool>,
-    add_links: Option<bool>,
+    pub send_notification: Option<bool>,
+    pub add_links: Option<bool>,
 }
 
 /// `PUT /rest/admin/users/{id}`: every field optional; none keeps the stored value.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdminUserUpdateBody {
     #[schema(
         max_length = 255,
         pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
     )]
-    name: Option<String>,
+    pub name: Option<String>,
     /// A new password (passes the policy); ends the user's sessions.
     #[schema(pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
-    password: Option<String>,
+    pub password: Option<String>,
     /// Deactivate (true) or activate (false); deactivating ends the user's sessions.
-    deactivated: Option<bool>,
+    pub deactivated: Option<bool>,
     /// The same switch as `deactivated`; both given must agree.
-    suspended: Option<bool>,
+    pub suspended: Option<bool>,
     /// Only `true` is accepted.
-    verified: Option<bool>,
-    #[schema(minimum = 1)]
-    user_type_id: Option<i64>,
-    #[schema(minimum = 0, maximum = 3)]
-    admin_role_id: Option<i64>,
-    add_links: Option<bool>,
+    pub verified: Option<bool>,
+    /// A profile id (`GET /rest/admin/profiles`); another number answers
+    /// `ERR_INVALID_PARAMETER`.
+    pub user_type_id: Option<i64>,
+    /// As for creating an account.
+    #[schema(schema_with = admin_role)]
+    pub admin_role_id: Option<i64>,
+    pub add_links: Option<bool>,
+}
+
+impl Input for AdminUserCreateBody {}
+
+impl Input for AdminUserUpdateBody {}
+
+/// An administrator role: 0 (plain user), 1 system, 2 application or 3 helpdesk administrator.
+fn admin_role() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Integer)
+        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+            utoipa::openapi::KnownFormat::Int64,
+        )))
+        .enum_values(Some([0, 1, 2, 3]))
+        .build()
 }
 
 /// The administrator roles of one account.
@@ -1254,94 +1310,110 @@ pub struct AdminRoles {
 }
 
 /// `POST /rest/admin/users/actions/deleteTotpSecret`: 1 to 100 user ids.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IdsBody {
     #[schema(min_items = 1, max_items = 100)]
-    ids: Vec<String>,
+    pub ids: Vec<String>,
 }
 
 /// `PUT /rest/users/{id}/settings`: every field optional; none keeps the stored value.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UserSettingsBody {
     #[schema(minimum = 1, maximum = 2147483647)]
-    language_id: Option<i64>,
-    /// A location id (`GET /rest/locations`).
-    #[schema(minimum = 1)]
-    location_id: Option<i64>,
+    pub language_id: Option<i64>,
+    /// A location id (`GET /rest/locations`); another number answers `ERR_INVALID_PARAMETER`.
+    pub location_id: Option<i64>,
     /// The mail signature: at most 10,000 bytes; line breaks and tabs allowed, no other
     /// control characters.
     #[schema(
         max_length = 10000,
         pattern = "^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f]*$"
     )]
-    signature: Option<String>,
+    pub signature: Option<String>,
     /// At most 8192 bytes, no control characters.
     #[schema(max_length = 8192, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*$")]
-    mobile_key_store: Option<String>,
-    add_links: Option<bool>,
+    pub mobile_key_store: Option<String>,
+    pub add_links: Option<bool>,
+}
+
+impl Input for IdsBody {}
+
+impl Input for UserSettingsBody {
+    const MULTILINE: &'static [&'static str] = &["signature"];
 }
 
 /// A withdrawal of sent emails.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WithdrawBody {
     /// The emails to withdraw (1 to 1000).
     #[schema(min_items = 1, max_items = 1000)]
-    ids: Vec<String>,
+    pub ids: Vec<String>,
 }
 
+impl Input for WithdrawBody {}
+
 /// `sendFile`: a new email, or the changes to a draft.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SendFileBody {
     /// Addresses; with `cc` and `bcc` at most 500 in all, each counted once.
-    to: Option<Vec<String>>,
-    cc: Option<Vec<String>>,
-    bcc: Option<Vec<String>>,
+    pub to: Option<Vec<EmailText>>,
+    pub cc: Option<Vec<EmailText>>,
+    pub bcc: Option<Vec<EmailText>>,
     /// Ids of files the caller may download; their current versions are attached.
     #[schema(max_items = 100)]
-    files: Option<Vec<String>>,
+    pub files: Option<Vec<IdText>>,
     /// `verify_recipient` (the default; `otp` and `email_otp` mean the same), `no_auth`,
     /// `internal` or `anyone_auth`.
-    acl: Option<String>,
+    pub acl: Option<String>,
     /// `YYYY-MM-DD`: the links work until the end of that day (UTC); not in the past.
-    expire: Option<String>,
+    pub expire: Option<String>,
     /// Keep it as a draft.
-    draft: Option<bool>,
+    pub draft: Option<bool>,
     /// Files still uploading: keep it as a draft.
-    uploading: Option<bool>,
+    pub uploading: Option<bool>,
     /// Leave the body out of the message outside recipients receive.
-    secure_body: Option<bool>,
+    pub secure_body: Option<bool>,
     /// A copy in the sender's own inbox.
-    self_copy: Option<bool>,
+    pub self_copy: Option<bool>,
     /// The files' SHA3-256 in the message outside recipients receive.
-    include_fingerprint: Option<bool>,
+    pub include_fingerprint: Option<bool>,
     /// An email the caller sees (a reply or a forward).
-    parent_email_id: Option<String>,
+    pub parent_email_id: Option<String>,
     /// `original`, `forward`, `reply` or `resend`.
     #[serde(rename = "type")]
-    kind: Option<String>,
+    pub kind: Option<String>,
     /// At most 1,000,000 bytes; formatting tags only (`b`, `i`, `u`, `p`, `br`, lists, headings,
     /// links to http, https or mailto addresses).
-    body: Option<String>,
+    pub body: Option<String>,
     #[schema(max_length = 998)]
-    subject: Option<String>,
+    pub subject: Option<String>,
     /// Send as this shared mailbox (the caller must be an active member).
-    shared_mailbox_id: Option<String>,
-    preview: Option<bool>,
-    watermark: Option<String>,
-    is_self_return_receipt: Option<bool>,
-    return_receipts: Option<Vec<String>>,
-    tracking_access: Option<Vec<String>>,
-    notify_expired: Option<bool>,
+    pub shared_mailbox_id: Option<String>,
+    pub preview: Option<bool>,
+    pub watermark: Option<String>,
+    pub is_self_return_receipt: Option<bool>,
+    pub return_receipts: Option<Vec<String>>,
+    pub tracking_access: Option<Vec<String>>,
+    pub notify_expired: Option<bool>,
     /// Accepted for the reference's clients; Coffer does not act on it.
-    web_form_id: Option<String>,
+    pub web_form_id: Option<String>,
     /// Accepted for the reference's clients; Coffer does not act on it.
     #[schema(value_type = Option<Object>)]
-    web_form_fields: Option<serde_json::Value>,
+    pub web_form_fields: Option<serde_json::Value>,
 }
+
+impl Input for SendFileBody {
+    const MULTILINE: &'static [&'static str] = &["body"];
+}
+
+/// An id as sent (looked up by the use case, which names the item it refuses).
+#[derive(ToSchema, Deserialize)]
+#[schema(value_type = String)]
+pub struct IdText(pub String);
 
 /// The body a web form's page posts (multipart): `csrf` (the value of the form's cookie), one
 /// part per field named by the field's `id`, and any number of `files`; or, for files sent
@@ -1381,15 +1453,45 @@ pub struct StartedSubmission {
 }
 
 /// `POST /rest/favorites`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FavoriteBody {
-    /// The folder's or file's id (a UUID); not blank.
-    #[schema(
-        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
-    )]
-    object_id: String,
-    add_links: Option<bool>,
+    /// The folder's or file's id (a UUID); not blank. A number is taken as its decimal text
+    /// (and so finds nothing), as ids were integers in older versions of the interface.
+    #[schema(schema_with = id_text_or_number)]
+    pub object_id: IdOrNumber,
+    pub add_links: Option<bool>,
+}
+
+impl Input for FavoriteBody {}
+
+/// An id sent as text, or as a number by a client of an older version of the interface.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum IdOrNumber {
+    Text(String),
+    Number(serde_json::Number),
+}
+
+impl IdOrNumber {
+    /// The id as text: a number as its decimal text.
+    pub fn into_text(self) -> String {
+        match self {
+            IdOrNumber::Text(s) => s,
+            IdOrNumber::Number(n) => n.to_string(),
+        }
+    }
+}
+
+/// A non-blank string, or a number.
+fn id_text_or_number() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+            utoipa::openapi::schema::Type::String,
+            utoipa::openapi::schema::Type::Number,
+        ]))
+        .pattern(Some(NON_BLANK))
+        .build()
 }
 
 /// The favorites a bulk mark made; with `partialSuccess`, the ids that failed.
@@ -1410,14 +1512,27 @@ pub struct FailedIds {
 }
 
 /// `PUT /rest/folders/{id}/actions/setNotifications`.
-#[derive(ToSchema)]
+#[derive(ToSchema, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NotificationBody {
     /// 1: tell when a file or a new version arrives; 0: do not. Absent: unchanged (0 when new).
-    #[schema(minimum = 0, maximum = 1)]
-    file_added: Option<i64>,
+    #[schema(schema_with = zero_or_one)]
+    pub file_added: Option<i64>,
     /// 1: tell when a comment is added to a file in the folder; 0: do not.
-    #[schema(minimum = 0, maximum = 1)]
-    comment_added: Option<i64>,
-    add_links: Option<bool>,
+    #[schema(schema_with = zero_or_one)]
+    pub comment_added: Option<i64>,
+    pub add_links: Option<bool>,
+}
+
+impl Input for NotificationBody {}
+
+/// A flag sent as an integer: 0 or 1 (another integer answers `ERR_INPUT_NOT_IN_LIST`).
+fn zero_or_one() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Integer)
+        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+            utoipa::openapi::KnownFormat::Int64,
+        )))
+        .enum_values(Some([0, 1]))
+        .build()
 }

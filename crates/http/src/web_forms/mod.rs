@@ -6,7 +6,7 @@
 //! must match its cookie. A signed-in browser session (the `coffer_session` cookie) is the
 //! submitter of a form that needs one. The rules are `coffer_service::web_forms`'s.
 
-use crate::plumbing::body::Declared;
+use crate::plumbing::body::Body;
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{Caller, InternalCaller, MaybeCaller, QueryPairs, SESSION_COOKIE};
 use crate::plumbing::pages::forms as pages;
@@ -528,7 +528,7 @@ pub async fn public_initiate(
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
+    Body(body): Body<crate::plumbing::schema::InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     let reference = q
@@ -536,7 +536,7 @@ pub async fn public_initiate(
         .find(|(k, _)| k == "ref")
         .map(|(_, v)| v.clone())
         .unwrap_or_default();
-    let input = crate::content::transfer::initiate_input(&body)?;
+    let input = crate::content::transfer::initiate_input(body)?;
     let client_ip = st.client_ip(&req);
     let id = id.into_inner();
     let upload = blocking(&st, move |ctx| {
