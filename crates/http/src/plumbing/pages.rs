@@ -810,6 +810,40 @@ mod tests {
     }
 
     #[test]
+    fn the_request_file_page_escapes_its_reference_and_runs_no_inline_code() {
+        let r = request_file::page(&request_file::Shell {
+            reference: "a\"><script>x()</script>",
+            api_version: 28,
+            chunk_size: 65536,
+            max_size: 1024,
+        });
+        let policy = r
+            .headers()
+            .get("content-security-policy")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(policy, request_file::POLICY);
+        assert!(!policy.contains("unsafe-inline"), "{policy}");
+        let html = body_of(r);
+        assert!(
+            html.contains("data-ref=\"a&quot;&gt;&lt;script&gt;x()&lt;/script&gt;\""),
+            "{html}"
+        );
+        assert!(html.contains("data-chunk-size=\"65536\""), "{html}");
+        // One script, the page's file; no inline script, no inline style.
+        assert_eq!(html.matches("<script").count(), 1, "{html}");
+        assert!(
+            html.contains("<script src=\"/requestFile/static/request-file.js\" defer></script>")
+        );
+        assert!(
+            !html.contains("<style") && !html.contains(" style="),
+            "{html}"
+        );
+    }
+
+    #[test]
     fn escapes_everything_dangerous() {
         assert_eq!(
             esc("<a href=\"x\" onclick='y'>&</a>"),
