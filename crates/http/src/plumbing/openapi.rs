@@ -934,6 +934,9 @@ const LISTS: &[(&str, &str, &ListSpec)] = &[
     (
         "post",
         "/rest/requestFile/{ref}/actions/verifyCode",
+        &ListSpec::PLAIN,
+    ),
+    (
         "get",
         "/rest/dli/users/{id}/activities",
         &crate::dli::ACTIVITIES,

@@ -12,7 +12,7 @@ pub mod page;
 use crate::content::transfer::{
     field_body, is_multipart, rest_multipart_error, serve_as, text_field, Served,
 };
-use crate::plumbing::body::{Body, Declared, Input};
+use crate::plumbing::body::{Body, Input};
 use crate::plumbing::error::RestError;
 use crate::plumbing::extract::{Caller, MaybeCaller, QueryPairs};
 use crate::plumbing::respond::{listing, whole, Envelope};
@@ -21,7 +21,6 @@ use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::http::header;
 use actix_web::web::{self, Data, Path, Payload};
 use actix_web::{HttpRequest, HttpResponse};
-use coffer_domain::input::Fields;
 use coffer_domain::list::{self, ListSpec};
 use coffer_errors::{ApiError, ErrorCode};
 use coffer_service::content::uploads;
@@ -468,11 +467,11 @@ pub async fn initiate_upload(
     req: HttpRequest,
     reference: Path<String>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::InitiateUploadBody>,
+    Body(body): Body<crate::plumbing::schema::InitiateUploadBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     list::parse(&q, &ListSpec::PLAIN)?;
-    let input = crate::content::transfer::initiate_input(&body)?;
+    let input = crate::content::transfer::initiate_input(body)?;
     if input.filename.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "filename").into());
     }
@@ -580,14 +579,12 @@ pub async fn comment(
     req: HttpRequest,
     path: Path<(String, String)>,
     QueryPairs(q): QueryPairs,
-    Declared(body, _): Declared<crate::plumbing::schema::CommentBody>,
+    Body(body): Body<crate::plumbing::schema::CommentBody>,
 ) -> Result<HttpResponse, RestError> {
     let body = body?;
     list::parse(&q, &ONE)?;
-    let f = Fields::of(&body)?;
-    let contents = f.req_text("contents")?.to_string();
-    let parent = f.opt_int("parentId")?;
-    f.opt_bool("addLinks")?;
+    let contents = body.contents;
+    let parent = body.parent_id;
     let (reference, id) = path.into_inner();
     let v = visitor(&st, &req, who, reference);
     Ok(HttpResponse::Ok().json(

@@ -260,12 +260,7 @@ mod tests {
     }
 
     fn input(name: &str, emails: &[&str]) -> ContactInput {
-        let items: Vec<_> = emails
-            .iter()
-            .map(|e| serde_json::json!({ "email": e }))
-            .collect();
-        coffer_domain::contact::parse_contact(&serde_json::json!({"name": name, "items": items}))
-            .unwrap()
+        coffer_domain::contact::parse_contact(name, emails, false).unwrap()
     }
 
     fn events(ctx: &Ctx, subject: &str) -> usize {
