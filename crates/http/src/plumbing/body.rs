@@ -526,6 +526,88 @@ mod tests {
         );
     }
 
+    #[derive(Deserialize, ToSchema, Debug)]
+    #[serde(rename_all = "camelCase")]
+    struct Listed {
+        #[allow(dead_code)]
+        #[schema(schema_with = flag)]
+        flag: Option<i64>,
+        #[allow(dead_code)]
+        ids: Option<Vec<String>>,
+        #[allow(dead_code)]
+        rows: Option<Vec<Row>>,
+    }
+
+    #[derive(Deserialize, ToSchema, Debug)]
+    struct Row {
+        #[allow(dead_code)]
+        id: String,
+        #[allow(dead_code)]
+        on: bool,
+    }
+
+    impl Input for Listed {}
+
+    fn flag() -> utoipa::openapi::Object {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .enum_values(Some([0, 1]))
+            .build()
+    }
+
+    #[test]
+    fn listed_values_items_and_records() {
+        let code = |v: Value| {
+            let e = parse::<Listed>(v).unwrap_err();
+            (e.code, e.field.unwrap_or_default())
+        };
+        let f = |c, s: &str| (c, s.to_string());
+        assert!(parse::<Listed>(
+            json!({"flag": 1, "ids": ["a"], "rows": [{"id": "x", "on": true}]})
+        )
+        .is_ok());
+        assert_eq!(
+            code(json!({"flag": 2})),
+            f(ErrorCode::InputNotInList, "flag")
+        );
+        assert_eq!(
+            code(json!({"flag": -1})),
+            f(ErrorCode::InputNotInList, "flag")
+        );
+        assert_eq!(
+            code(json!({"flag": "1"})),
+            f(ErrorCode::InputNotInteger, "flag")
+        );
+        assert_eq!(
+            code(json!({"ids": ["a", 5]})),
+            f(ErrorCode::InputNotString, "ids")
+        );
+        assert_eq!(
+            code(json!({"rows": [1]})),
+            f(ErrorCode::InputInvalidFormat, "rows[0]")
+        );
+        assert_eq!(
+            code(json!({"rows": [{"id": "x", "on": true}, {"on": true}]})),
+            f(ErrorCode::InputRequired, "rows[1].id")
+        );
+        assert_eq!(
+            code(json!({"rows": [{"id": " ", "on": true}]})),
+            f(ErrorCode::InputRequired, "rows[0].id")
+        );
+        assert_eq!(
+            code(json!({"rows": [{"id": 3, "on": true}]})),
+            f(ErrorCode::InputNotString, "rows[0].id")
+        );
+        assert_eq!(
+            code(json!({"rows": [{"id": "a\u{0}", "on": true}]})),
+            f(ErrorCode::InputInvalidFormat, "rows[0].id")
+        );
+        assert_eq!(
+            code(json!({"rows": [{"id": "x", "on": "yes"}]})),
+            f(ErrorCode::InputNotBoolean, "rows[0].on")
+        );
+    }
+
     #[test]
     fn malformed_json_says_where() {
         let e = parse_json(b"{\n  \"a\": 1,\n  oops}", None).unwrap_err().0;
