@@ -17,6 +17,7 @@ pub mod mail;
 pub mod notifications;
 pub mod oauth;
 pub mod platform;
+pub mod sftp;
 pub mod web_forms;
 
 pub use coffer_errors::{ApiError, Error, ErrorCode, Result};
@@ -127,6 +128,9 @@ pub struct Ctx {
     /// What a finished upload onto a target completes into, provided by the area that owns the
     /// targets at start-up ([`content::uploads::Completion`]).
     pub upload_completion: std::sync::Arc<content::uploads::Completion>,
+    /// The front-end this context serves when it is not REST (`"sftp"`): noted on the events
+    /// its transactions record (see [`platform::events`]).
+    pub protocol: Option<&'static str>,
 }
 
 impl Ctx {
@@ -157,12 +161,15 @@ impl Ctx {
             listings: Default::default(),
             jobs: Default::default(),
             upload_completion: Default::default(),
+            protocol: None,
         })
     }
 
     /// Runs `f` in a write transaction on a pooled connection.
     pub fn write<T>(&self, f: impl FnOnce(&mut DbConn) -> Result<T>) -> Result<T> {
-        self.db.write(f)
+        let p = self.protocol;
+        self.db
+            .write(move |c| platform::events::noting_protocol(p, || f(c)))
     }
 
     /// Runs a write transaction that owns its data without blocking the calling thread: on
@@ -173,6 +180,8 @@ impl Ctx {
         F: FnOnce(&mut DbConn) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
+        let p = self.protocol;
+        let f = move |c: &mut DbConn| platform::events::noting_protocol(p, || f(c));
         match self.db.submit_write(f) {
             Ok(queued) => queued.await,
             Err(f) => self.blocking(move |ctx| ctx.write(f)).await,

@@ -123,10 +123,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // settings), 000025 (password resets), 000026 (shared mailboxes), 000027 (mail), 000028
     // (outside recipients' codes and sessions), 000029 (web forms), 000030 (web-form drafts),
     // 000031 (assertions by client and jti again), 000032 (the outbox's expiry, finished
-    // messages' bodies erased), 000040 (favorites), 000041 (folder notifications).
+    // messages' bodies erased), 000040 (favorites), 000041 (folder notifications), 000060 (SSH
+    // keys), 000061 (the SFTP host key).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        20
+        22
     );
 
     let mut conn = db.get().unwrap();
