@@ -193,7 +193,7 @@ impl Session {
     fn still_allowed(
         &self,
     ) -> impl std::future::Future<Output = Result<(), Refusal>> + Send + 'static {
-        let allowed = self.call(|ctx, user| svc::still_allowed(ctx, user));
+        let allowed = self.call(svc::still_allowed);
         async move {
             if allowed.await? {
                 Ok(())

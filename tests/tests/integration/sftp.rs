@@ -1,6 +1,7 @@
 //! The SFTP server end to end with the real OpenSSH client (`sftp -b`): signing in with a
 //! registered key and only so, the view (My Folder and the folders shared with the user),
-//! transfers that come back byte-identical over REST and the other way round, versions, quota, the same role checks and events as REST, the changes a session may
+//! transfers that come back byte-identical over REST and the other way round, versions, quota,
+//! the same role checks and events as REST, the changes a session may
 //! make, and paths that never leave the view. Needs `sftp` and `ssh-keygen`
 //! (`scripts/sftp-test-clients.sh` installs them).
 
