@@ -165,6 +165,18 @@ pub struct ServerFlags {
     /// Messages being sent at once on this node [default: 4]
     #[arg(long, env = "COFFER_SMTP_WORKERS")]
     pub smtp_workers: Option<usize>,
+    /// Serve SFTP on this address, e.g. 0.0.0.0:2222 [default: no SFTP server]
+    #[arg(long, env = "COFFER_SFTP_LISTEN")]
+    pub sftp_listen: Option<String>,
+    /// Let an account's password sign in to SFTP too, besides its keys (true or false) [default: false]
+    #[arg(long, env = "COFFER_SFTP_PASSWORD")]
+    pub sftp_password: Option<bool>,
+    /// Seconds an SFTP connection may take to sign in [default: 60]
+    #[arg(long, env = "COFFER_SFTP_LOGIN_TIMEOUT")]
+    pub sftp_login_timeout: Option<u64>,
+    /// Seconds a signed-in SFTP connection may stay silent [default: 900]
+    #[arg(long, env = "COFFER_SFTP_IDLE_TIMEOUT")]
+    pub sftp_idle_timeout: Option<u64>,
 }
 
 /// Where file content is stored, for the commands that read or write it.
@@ -240,6 +252,10 @@ struct FileConfig {
     smtp_retry_base: Option<String>,
     smtp_retry_max: Option<String>,
     smtp_workers: Option<usize>,
+    sftp_listen: Option<String>,
+    sftp_password: Option<bool>,
+    sftp_login_timeout: Option<u64>,
+    sftp_idle_timeout: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -272,6 +288,8 @@ pub struct Settings {
     pub node_name: Option<String>,
     /// Outgoing mail over SMTP; none: messages stay in the outbox.
     pub mail: Option<coffer_delivery::mail::Config>,
+    /// The SFTP server's address and settings; none: no SFTP server.
+    pub sftp: Option<(String, coffer_sftp::Config)>,
 }
 
 impl Settings {
@@ -434,6 +452,24 @@ impl Settings {
                 .or(file.preview_converter)
                 .filter(|c| !c.trim().is_empty()),
             mail,
+            sftp: flags
+                .sftp_listen
+                .clone()
+                .or(file.sftp_listen)
+                .filter(|l| !l.trim().is_empty())
+                .map(|listen| {
+                    let mut c = coffer_sftp::Config::default();
+                    if let Some(p) = flags.sftp_password.or(file.sftp_password) {
+                        c.password = p;
+                    }
+                    if let Some(s) = flags.sftp_login_timeout.or(file.sftp_login_timeout) {
+                        c.login_timeout = std::time::Duration::from_secs(s.max(1));
+                    }
+                    if let Some(s) = flags.sftp_idle_timeout.or(file.sftp_idle_timeout) {
+                        c.idle_timeout = std::time::Duration::from_secs(s.max(1));
+                    }
+                    (listen, c)
+                }),
             node_name: flags.node_name.clone().or(file.node_name),
             tls: match (
                 flags.tls_cert.clone().or(file.tls_cert),

@@ -684,6 +684,17 @@ fn serve(settings: Settings) -> Result<()> {
             None
         }
     };
+    let _sftp = match &settings.sftp {
+        Some((listen, config)) => {
+            let l = std::net::TcpListener::bind(listen)
+                .with_context(|| format!("binding the SFTP address {listen}"))?;
+            Some(
+                coffer_sftp::spawn(ctx.clone(), l, config.clone())
+                    .context("starting the SFTP server")?,
+            )
+        }
+        None => None,
+    };
     let tls = match &settings.tls {
         Some((cert, key)) => Some(coffer_http::plumbing::tls::Tls::load(cert, key)?),
         None => None,

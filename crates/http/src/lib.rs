@@ -51,6 +51,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(mail::contacts::routes)
                 .configure(mail::routes)
                 .configure(identity::external_dl::routes)
+                .configure(identity::ssh_keys::routes)
                 .configure(mail::shared_mailboxes::routes)
                 .configure(web_forms::routes)
                 .configure(content::routes)

@@ -22,6 +22,7 @@ pub mod oauth;
 pub mod platform;
 pub mod request_files;
 pub mod search;
+pub mod sftp;
 pub mod web_forms;
 
 pub use coffer_errors::{ApiError, Error, ErrorCode, Result};
@@ -136,6 +137,9 @@ pub struct Ctx {
     /// What a finished upload onto a target completes into, provided by the area that owns the
     /// targets at start-up ([`content::uploads::Completion`]).
     pub upload_completion: std::sync::Arc<content::uploads::Completion>,
+    /// The front-end this context serves when it is not REST (`"sftp"`): noted on the events
+    /// its transactions record (see [`platform::events`]).
+    pub protocol: Option<&'static str>,
 }
 
 impl Ctx {
@@ -166,12 +170,15 @@ impl Ctx {
             listings: Default::default(),
             jobs: Default::default(),
             upload_completion: Default::default(),
+            protocol: None,
         })
     }
 
     /// Runs `f` in a write transaction on a pooled connection.
     pub fn write<T>(&self, f: impl FnOnce(&mut DbConn) -> Result<T>) -> Result<T> {
-        self.db.write(f)
+        let p = self.protocol;
+        self.db
+            .write(move |c| platform::events::noting_protocol(p, || f(c)))
     }
 
     /// Runs a write transaction that owns its data without blocking the calling thread: on
@@ -184,6 +191,8 @@ impl Ctx {
     {
         let tx = audit::transaction();
         let f = move |c: &mut DbConn| audit::carry(tx, || f(c));
+        let p = self.protocol;
+        let f = move |c: &mut DbConn| platform::events::noting_protocol(p, || f(c));
         match self.db.submit_write(f) {
             Ok(queued) => queued.await,
             Err(f) => self.blocking(move |ctx| ctx.write(f)).await,

@@ -691,4 +691,18 @@ pub struct RequestFileUpload {
     pub version_id: String,
     pub name: String,
     pub created_at: i64,
+/// A user's SSH public key; a deleted one is kept for the administrator's list.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = ssh_keys)]
+pub struct SshKey {
+    pub id: i64,
+    pub user_id: String,
+    pub name: String,
+    pub public_key: String,
+    pub fingerprint: String,
+    pub active: bool,
+    pub admin_active: bool,
+    pub deleted: bool,
+    pub created_at: i64,
+    pub deleted_at: Option<i64>,
 }

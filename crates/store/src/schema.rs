@@ -847,3 +847,29 @@ diesel::table! {
 }
 
 diesel::allow_tables_to_appear_in_same_query!(activities, activity_users, audit_checkpoints);
+
+diesel::table! {
+    ssh_keys (id) {
+        id -> BigInt,
+        user_id -> Text,
+        name -> Text,
+        public_key -> Text,
+        fingerprint -> Text,
+        active -> Bool,
+        admin_active -> Bool,
+        deleted -> Bool,
+        created_at -> BigInt,
+        deleted_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::joinable!(ssh_keys -> users (user_id));
+diesel::allow_tables_to_appear_in_same_query!(ssh_keys, users);
+
+diesel::table! {
+    sftp_host_keys (algorithm) {
+        algorithm -> Text,
+        private_key -> Text,
+        created_at -> BigInt,
+    }
+}

@@ -105,6 +105,13 @@ pub const TEXTS: &[Text] = &[
     ("get", "/rest/users/{id}/settings", "User settings", "A user's own preferences: language, location and the like. Only the user reads them."),
     ("put", "/rest/users/{id}/settings", "Update user settings", "Changes a user's preferences; only the user may."),
     // Devices.
+    ("get", "/rest/userSshPublicKeys", "List SSH keys", "The caller's live SSH public keys, with which they sign in to the SFTP server; needs SFTP allowed for the caller."),
+    ("post", "/rest/userSshPublicKeys/create", "Register an SSH key", "Registers an OpenSSH public key (Ed25519, ECDSA or RSA of at least 2048 bits) under a name for the caller. A key can belong to one account only."),
+    ("post", "/rest/userSshPublicKeys/generate", "Generate an SSH key pair", "Makes an Ed25519 key pair, registers its public key for the caller and answers the private key once, encrypted when a passphrase is given; the server keeps no copy. Limited to a few pairs an hour."),
+    ("delete", "/rest/userSshPublicKeys/{id}", "Delete an SSH key", "Deletes one of the caller's SSH keys; it signs in nowhere from then on."),
+    ("get", "/rest/admin/users/{id}/userSshPublicKeys", "An account's SSH keys", "Every SSH key of one account, deleted ones included, for a system or helpdesk administrator."),
+    ("post", "/rest/admin/users/{id}/userSshPublicKeys/create", "Register an SSH key for an account", "Registers an OpenSSH public key for one account, as the account's own call does, for a system or helpdesk administrator."),
+    ("post", "/rest/admin/users/{id}/userSshPublicKeys/generate", "Generate an SSH key pair for an account", "Makes an Ed25519 key pair for one account and answers its private key once, for a system or helpdesk administrator."),
     ("get", "/rest/devices", "List devices", "The caller's devices, or for an administrator every device, with filters on install tag, user and client."),
     ("post", "/rest/devices", "Register a device", "Records a device of a user on a client by its install tag; registering another user's device needs an administrator."),
     ("get", "/rest/devices/{id}", "Get a device", "One device of the caller's, or any for an administrator."),

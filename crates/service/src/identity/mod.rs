@@ -2,7 +2,8 @@
 //! `password_reset`), OAuth clients (`clients`), browser sessions (`sessions`), two-factor
 //! sign-in (`tfa`), devices, the current user (`users`), account administration
 //! (`admin_users`, SCIM provisioning in `scim` and `scim_tokens`), the external distribution
-//! lists an account may not take (`external_dls`), and the system settings (`settings`).
+//! lists an account may not take (`external_dls`), the system settings (`settings`), and users'
+//! SSH public keys with the SFTP gate (`ssh_keys`).
 //! Builds on `platform` and reads the content core's quota; knows nothing of mail, web forms or
 //! OAuth flows.
 
@@ -16,5 +17,6 @@ pub mod scim;
 pub mod scim_tokens;
 pub mod sessions;
 pub mod settings;
+pub mod ssh_keys;
 pub mod tfa;
 pub mod users;

@@ -1,0 +1,610 @@
+//! One SFTP session of a signed-in user: the requests of the protocol (version 3) mapped onto
+//! the service's SFTP use cases (`coffer_service::sftp`), with the open handles.
+//!
+//! A file is opened either to read or to write. Reading serves the current version from the
+//! blob store, sequentially from one stream and reopened at another offset when the client
+//! jumps. Writing streams the bytes, in order, into the blob store as they arrive (fingerprinted
+//! on the way, within the owner's quota); closing the handle makes the file, or a new version
+//! of the file of that name. A handle dropped without its close (the client went away) aborts
+//! the stream, so no partial file is ever made and the staged bytes are removed.
+//!
+//! Every refusal is an SFTP status with a short message, never internal detail; no request
+//! ends the session.
+
+use crate::path;
+use bytes::Bytes;
+use coffer_errors::{Error, ErrorCode};
+use coffer_service::content::files::{self, Download, Target};
+use coffer_service::sftp::{self as svc, Entry};
+use coffer_service::Ctx;
+use futures_util::StreamExt;
+use russh_sftp::protocol::{
+    Attrs, Data, File, FileAttributes, Handle, Name, OpenFlags, Status, StatusCode, Version,
+};
+use russh_sftp::server::StatusReply;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// Open handles per session, at most.
+const MAX_HANDLES: usize = 64;
+/// Entries answered per `readdir`.
+const DIR_BATCH: usize = 100;
+/// The most bytes one `read` answers (OpenSSH asks for up to 256 KiB).
+const MAX_READ: u32 = 256 * 1024;
+/// Writes buffered between the session and the blob store.
+const WRITE_QUEUE: usize = 32;
+
+/// A refusal answered to the client.
+#[derive(Debug)]
+pub struct Refusal(StatusCode, &'static str);
+
+impl From<Refusal> for StatusReply {
+    fn from(r: Refusal) -> StatusReply {
+        StatusReply::new(r.0).with_message(r.1)
+    }
+}
+
+/// The SFTP status of a service error; internal failures are logged, never described.
+fn refusal(e: Error) -> Refusal {
+    match e {
+        Error::Api(a) => match a.code {
+            ErrorCode::EntityNotFound => Refusal(StatusCode::NoSuchFile, "No such file"),
+            ErrorCode::EntityExists => Refusal(StatusCode::Failure, "The name exists"),
+            ErrorCode::SystemNoStorageAvailable => {
+                Refusal(StatusCode::Failure, "No storage left (quota)")
+            }
+            ErrorCode::LicenseMaxUploadSize => {
+                Refusal(StatusCode::Failure, "The file is larger than allowed")
+            }
+            ErrorCode::EntityNotScanned => {
+                Refusal(StatusCode::PermissionDenied, "The file is being scanned")
+            }
+            ErrorCode::EntityVirusFound => {
+                Refusal(StatusCode::PermissionDenied, "The file is infected")
+            }
+            ErrorCode::InputInvalidFormat
+            | ErrorCode::InputRequired
+            | ErrorCode::InvalidParameter => {
+                Refusal(StatusCode::Failure, "Invalid name or request")
+            }
+            _ => Refusal(StatusCode::PermissionDenied, "Permission denied"),
+        },
+        Error::Internal(i) => {
+            log::error!("sftp: {}", i.report());
+            Refusal(StatusCode::Failure, "Internal error")
+        }
+    }
+}
+
+fn ok_status(id: u32) -> Status {
+    Status {
+        id,
+        status_code: StatusCode::Ok,
+        error_message: "Ok".into(),
+        language_tag: "en-US".into(),
+    }
+}
+
+fn attrs_of(e: &Entry) -> FileAttributes {
+    let mut a = FileAttributes::empty();
+    let mode = match (e.folder, e.writable) {
+        (true, true) => 0o040_755,
+        (true, false) => 0o040_555,
+        (false, true) => 0o100_644,
+        (false, false) => 0o100_444,
+    };
+    a.permissions = Some(mode);
+    a.size = Some(e.size);
+    a.uid = Some(0);
+    a.gid = Some(0);
+    let t = u32::try_from(e.modified.max(0)).unwrap_or(u32::MAX);
+    a.mtime = Some(t);
+    a.atime = Some(t);
+    a
+}
+
+/// A file being read.
+struct Reading {
+    download: Download,
+    /// Where the open stream stands, and the stream.
+    pos: u64,
+    stream: Option<futures_util::stream::BoxStream<'static, Result<Bytes, coffer_service::Error>>>,
+    pending: Bytes,
+    /// The furthest byte served, to tell a whole download from a partial one.
+    served: u64,
+}
+
+/// A file being written.
+struct Writing {
+    target: Target,
+    next: u64,
+    tx: Option<mpsc::Sender<std::io::Result<Bytes>>>,
+    /// Set when the client closes the handle: only then does the stream end cleanly.
+    finished: Arc<AtomicBool>,
+    task: Option<JoinHandle<coffer_service::Result<files::Stored>>>,
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        // Without `finished`, the stream ends with an error and the put leaves nothing.
+        self.tx.take();
+    }
+}
+
+enum Open {
+    Dir { entries: Vec<Entry>, next: usize },
+    Read(Box<Reading>),
+    Write(Box<Writing>),
+}
+
+/// The session's state.
+pub struct Session {
+    ctx: Ctx,
+    user_id: String,
+    handles: HashMap<String, Open>,
+    counter: u64,
+    version: Option<u32>,
+}
+
+impl Session {
+    pub fn new(ctx: Ctx, user_id: String) -> Session {
+        Session {
+            ctx,
+            user_id,
+            handles: HashMap::new(),
+            counter: 0,
+            version: None,
+        }
+    }
+
+    fn add(&mut self, open: Open) -> Result<String, Refusal> {
+        if self.handles.len() >= MAX_HANDLES {
+            return Err(Refusal(StatusCode::Failure, "Too many open handles"));
+        }
+        self.counter += 1;
+        let h = self.counter.to_string();
+        self.handles.insert(h.clone(), open);
+        Ok(h)
+    }
+
+    /// Runs a (blocking) service call for the user on the blocking pool. The future holds no
+    /// borrow of the session, whose open streams are not `Sync`.
+    fn call<T, F>(
+        &self,
+        f: F,
+    ) -> impl std::future::Future<Output = Result<T, Refusal>> + Send + 'static
+    where
+        F: FnOnce(&Ctx, &str) -> coffer_service::Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let (ctx, user) = (self.ctx.clone(), self.user_id.clone());
+        async move {
+            ctx.blocking(move |ctx| f(ctx, &user))
+                .await
+                .map_err(refusal)
+        }
+    }
+
+    /// Refuses everything once the account may no longer use SFTP (deactivated, deleted, the
+    /// gate closed): asked on every open, so no cached sign-in outlives it.
+    fn still_allowed(
+        &self,
+    ) -> impl std::future::Future<Output = Result<(), Refusal>> + Send + 'static {
+        let allowed = self.call(svc::still_allowed);
+        async move {
+            if allowed.await? {
+                Ok(())
+            } else {
+                Err(Refusal(StatusCode::PermissionDenied, "SFTP is not allowed"))
+            }
+        }
+    }
+
+    async fn open_read(&mut self, names: Vec<String>) -> Result<String, Refusal> {
+        let d = self
+            .call(move |ctx, user| svc::download(ctx, user, &names))
+            .await?;
+        self.add(Open::Read(Box::new(Reading {
+            download: d,
+            pos: 0,
+            stream: None,
+            pending: Bytes::new(),
+            served: 0,
+        })))
+    }
+
+    async fn open_write(&mut self, names: Vec<String>, exclusive: bool) -> Result<String, Refusal> {
+        let (target, exists) = self
+            .call(move |ctx, user| {
+                let exists = matches!(svc::resolve(ctx, user, &names), Ok(svc::Node::Object(..)));
+                Ok((svc::put_target(ctx, user, &names)?, exists))
+            })
+            .await?;
+        if exclusive && exists {
+            return Err(Refusal(StatusCode::Failure, "The file exists"));
+        }
+        let (tx, rx) = mpsc::channel::<std::io::Result<Bytes>>(WRITE_QUEUE);
+        let finished = Arc::new(AtomicBool::new(false));
+        let done = finished.clone();
+        let body =
+            futures_util::stream::unfold((rx, done, false), |(mut rx, done, ended)| async move {
+                if ended {
+                    return None;
+                }
+                match rx.recv().await {
+                    Some(item) => Some((item, (rx, done, false))),
+                    None if done.load(Ordering::SeqCst) => None,
+                    None => Some((
+                        Err(std::io::Error::other("the client went away")),
+                        (rx, done, true),
+                    )),
+                }
+            });
+        let ctx = self.ctx.clone();
+        let user = self.user_id.clone();
+        let t = target.clone();
+        let task = tokio::spawn(async move { svc::store(&ctx, &user, &t, Box::pin(body)).await });
+        self.add(Open::Write(Box::new(Writing {
+            target,
+            next: 0,
+            tx: Some(tx),
+            finished,
+            task: Some(task),
+        })))
+    }
+
+    /// Ends a write: the stream is finished, the bytes stored, and the file or version made.
+    async fn finish_write(&mut self, mut w: Box<Writing>) -> Result<(), Refusal> {
+        w.finished.store(true, Ordering::SeqCst);
+        w.tx.take();
+        let task = w
+            .task
+            .take()
+            .ok_or(Refusal(StatusCode::Failure, "Closed"))?;
+        let stored = match task.await {
+            Ok(r) => r.map_err(refusal)?,
+            Err(_) => return Err(Refusal(StatusCode::Failure, "Internal error")),
+        };
+        let target = w.target.clone();
+        match files::commit_owned(&self.ctx, &self.user_id, target, stored.clone()).await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                coffer_service::content::uploads::release_unused(&self.ctx, &stored).await;
+                Err(refusal(e))
+            }
+        }
+    }
+
+    async fn read_at(
+        r: &mut Reading,
+        ctx: &Ctx,
+        offset: u64,
+        len: u32,
+    ) -> Result<Vec<u8>, Refusal> {
+        let size = r.download.size.max(0) as u64;
+        if offset >= size {
+            return Err(Refusal(StatusCode::Eof, "End of file"));
+        }
+        if r.stream.is_none() || r.pos != offset {
+            r.stream = Some(
+                svc::read_from(ctx, &r.download, offset)
+                    .await
+                    .map_err(refusal)?,
+            );
+            r.pos = offset;
+            r.pending = Bytes::new();
+        }
+        let want = len.min(MAX_READ) as usize;
+        let mut out = Vec::with_capacity(want.min((size - offset) as usize));
+        while out.len() < want {
+            if r.pending.is_empty() {
+                let Some(stream) = r.stream.as_mut() else {
+                    break;
+                };
+                match stream.next().await {
+                    Some(Ok(b)) => r.pending = b,
+                    Some(Err(e)) => {
+                        r.stream = None;
+                        return Err(refusal(e));
+                    }
+                    None => break,
+                }
+            }
+            let n = (want - out.len()).min(r.pending.len());
+            out.extend_from_slice(&r.pending.split_to(n));
+        }
+        r.pos += out.len() as u64;
+        r.served = r.served.max(r.pos);
+        if out.is_empty() {
+            return Err(Refusal(StatusCode::Eof, "End of file"));
+        }
+        Ok(out)
+    }
+}
+
+impl russh_sftp::server::Handler for Session {
+    type Error = Refusal;
+
+    fn unimplemented(&self) -> Refusal {
+        Refusal(StatusCode::OpUnsupported, "Not supported")
+    }
+
+    async fn init(
+        &mut self,
+        version: u32,
+        _extensions: HashMap<String, String>,
+    ) -> Result<Version, Refusal> {
+        if self.version.is_some() {
+            return Err(Refusal(StatusCode::BadMessage, "Initialised already"));
+        }
+        self.version = Some(version);
+        Ok(Version::new())
+    }
+
+    async fn realpath(&mut self, id: u32, p: String) -> Result<Name, Refusal> {
+        let abs = path::absolute(&path::clean(&p));
+        Ok(Name {
+            id,
+            files: vec![File::dummy(abs)],
+        })
+    }
+
+    async fn stat(&mut self, id: u32, p: String) -> Result<Attrs, Refusal> {
+        let names = path::clean(&p);
+        let e = self
+            .call(move |ctx, user| svc::stat(ctx, user, &names))
+            .await?;
+        Ok(Attrs {
+            id,
+            attrs: attrs_of(&e),
+        })
+    }
+
+    async fn lstat(&mut self, id: u32, p: String) -> Result<Attrs, Refusal> {
+        // Coffer has no links: a path's lstat is its stat.
+        self.stat(id, p).await
+    }
+
+    async fn fstat(&mut self, id: u32, handle: String) -> Result<Attrs, Refusal> {
+        let attrs = match self.handles.get(&handle) {
+            Some(Open::Read(r)) => {
+                let mut a = FileAttributes::empty();
+                a.permissions = Some(0o100_444);
+                a.size = Some(r.download.size.max(0) as u64);
+                a
+            }
+            Some(Open::Write(w)) => {
+                let mut a = FileAttributes::empty();
+                a.permissions = Some(0o100_644);
+                a.size = Some(w.next);
+                a
+            }
+            Some(Open::Dir { .. }) => {
+                let mut a = FileAttributes::empty();
+                a.permissions = Some(0o040_755);
+                a
+            }
+            None => return Err(Refusal(StatusCode::Failure, "Unknown handle")),
+        };
+        Ok(Attrs { id, attrs })
+    }
+
+    async fn setstat(
+        &mut self,
+        id: u32,
+        p: String,
+        _attrs: FileAttributes,
+    ) -> Result<Status, Refusal> {
+        // Modes, owners and times are Coffer's to keep: accepted for an existing path and
+        // ignored, so that clients which set them after a transfer do not fail.
+        let names = path::clean(&p);
+        self.call(move |ctx, user| svc::stat(ctx, user, &names))
+            .await?;
+        Ok(ok_status(id))
+    }
+
+    async fn fsetstat(
+        &mut self,
+        id: u32,
+        handle: String,
+        _attrs: FileAttributes,
+    ) -> Result<Status, Refusal> {
+        if self.handles.contains_key(&handle) {
+            Ok(ok_status(id))
+        } else {
+            Err(Refusal(StatusCode::Failure, "Unknown handle"))
+        }
+    }
+
+    async fn opendir(&mut self, id: u32, p: String) -> Result<Handle, Refusal> {
+        self.still_allowed().await?;
+        let names = path::clean(&p);
+        let entries = self
+            .call(move |ctx, user| svc::list(ctx, user, &names))
+            .await?;
+        let handle = self.add(Open::Dir { entries, next: 0 })?;
+        Ok(Handle { id, handle })
+    }
+
+    async fn readdir(&mut self, id: u32, handle: String) -> Result<Name, Refusal> {
+        match self.handles.get_mut(&handle) {
+            Some(Open::Dir { entries, next }) => {
+                if *next >= entries.len() {
+                    return Err(Refusal(StatusCode::Eof, "End of directory"));
+                }
+                let end = (*next + DIR_BATCH).min(entries.len());
+                let files = entries[*next..end]
+                    .iter()
+                    .map(|e| File::new(e.name.clone(), attrs_of(e)))
+                    .collect();
+                *next = end;
+                Ok(Name { id, files })
+            }
+            _ => Err(Refusal(StatusCode::Failure, "Unknown handle")),
+        }
+    }
+
+    async fn open(
+        &mut self,
+        id: u32,
+        filename: String,
+        pflags: OpenFlags,
+        _attrs: FileAttributes,
+    ) -> Result<Handle, Refusal> {
+        self.still_allowed().await?;
+        let names = path::clean(&filename);
+        let write = pflags.contains(OpenFlags::WRITE);
+        let read = pflags.contains(OpenFlags::READ);
+        let handle = match (read, write) {
+            (true, false) => self.open_read(names).await?,
+            (false, true) if !pflags.contains(OpenFlags::APPEND) => {
+                self.open_write(names, pflags.contains(OpenFlags::EXCLUDE))
+                    .await?
+            }
+            (_, true) => {
+                return Err(Refusal(
+                    StatusCode::OpUnsupported,
+                    "A file is either read, or written whole",
+                ))
+            }
+            (false, false) => {
+                return Err(Refusal(StatusCode::BadMessage, "Neither read nor write"))
+            }
+        };
+        Ok(Handle { id, handle })
+    }
+
+    async fn read(
+        &mut self,
+        id: u32,
+        handle: String,
+        offset: u64,
+        len: u32,
+    ) -> Result<Data, Refusal> {
+        let ctx = self.ctx.clone();
+        match self.handles.get_mut(&handle) {
+            Some(Open::Read(r)) => {
+                let data = Session::read_at(r, &ctx, offset, len).await?;
+                Ok(Data { id, data })
+            }
+            _ => Err(Refusal(StatusCode::Failure, "Unknown handle")),
+        }
+    }
+
+    async fn write(
+        &mut self,
+        id: u32,
+        handle: String,
+        offset: u64,
+        data: Vec<u8>,
+    ) -> Result<Status, Refusal> {
+        let Some(Open::Write(w)) = self.handles.get_mut(&handle) else {
+            return Err(Refusal(StatusCode::Failure, "Unknown handle"));
+        };
+        if offset != w.next {
+            return Err(Refusal(
+                StatusCode::OpUnsupported,
+                "A file is written in order, from its start",
+            ));
+        }
+        let len = data.len() as u64;
+        let sent = match &w.tx {
+            Some(tx) => tx.send(Ok(Bytes::from(data))).await.is_ok(),
+            None => false,
+        };
+        if !sent {
+            // The store refused the bytes (quota, size): its answer is the task's.
+            let task = w.task.take();
+            self.handles.remove(&handle);
+            if let Some(task) = task {
+                if let Ok(Err(e)) = task.await {
+                    return Err(refusal(e));
+                }
+            }
+            return Err(Refusal(StatusCode::Failure, "The write failed"));
+        }
+        w.next += len;
+        Ok(ok_status(id))
+    }
+
+    async fn close(&mut self, id: u32, handle: String) -> Result<Status, Refusal> {
+        match self.handles.remove(&handle) {
+            Some(Open::Write(w)) => {
+                self.finish_write(w).await?;
+                Ok(ok_status(id))
+            }
+            Some(Open::Read(r)) => {
+                if r.served > 0 {
+                    let size = r.download.size.max(0) as u64;
+                    let partial = r.served < size;
+                    if let Err(e) =
+                        files::record_download(&self.ctx, &self.user_id, &r.download, partial).await
+                    {
+                        log::warn!("sftp: the download was not recorded: {e}");
+                    }
+                }
+                Ok(ok_status(id))
+            }
+            Some(Open::Dir { .. }) => Ok(ok_status(id)),
+            None => Err(Refusal(StatusCode::Failure, "Unknown handle")),
+        }
+    }
+
+    async fn mkdir(
+        &mut self,
+        id: u32,
+        p: String,
+        _attrs: FileAttributes,
+    ) -> Result<Status, Refusal> {
+        self.still_allowed().await?;
+        let names = path::clean(&p);
+        self.call(move |ctx, user| svc::mkdir(ctx, user, &names))
+            .await?;
+        Ok(ok_status(id))
+    }
+
+    async fn rmdir(&mut self, id: u32, p: String) -> Result<Status, Refusal> {
+        self.still_allowed().await?;
+        let names = path::clean(&p);
+        self.call(move |ctx, user| svc::rmdir(ctx, user, &names))
+            .await?;
+        Ok(ok_status(id))
+    }
+
+    async fn remove(&mut self, id: u32, filename: String) -> Result<Status, Refusal> {
+        self.still_allowed().await?;
+        let names = path::clean(&filename);
+        self.call(move |ctx, user| svc::remove(ctx, user, &names))
+            .await?;
+        Ok(ok_status(id))
+    }
+
+    async fn rename(
+        &mut self,
+        id: u32,
+        oldpath: String,
+        newpath: String,
+    ) -> Result<Status, Refusal> {
+        self.still_allowed().await?;
+        let (from, to) = (path::clean(&oldpath), path::clean(&newpath));
+        self.call(move |ctx, user| svc::rename(ctx, user, &from, &to))
+            .await?;
+        Ok(ok_status(id))
+    }
+
+    async fn readlink(&mut self, _id: u32, _p: String) -> Result<Name, Refusal> {
+        Err(Refusal(StatusCode::OpUnsupported, "Coffer has no links"))
+    }
+
+    async fn symlink(
+        &mut self,
+        _id: u32,
+        _linkpath: String,
+        _targetpath: String,
+    ) -> Result<Status, Refusal> {
+        Err(Refusal(StatusCode::OpUnsupported, "Coffer has no links"))
+    }
+}

@@ -1,0 +1,1 @@
+DROP TABLE sftp_host_keys;

@@ -1,0 +1,445 @@
+//! The SFTP server end to end with the real OpenSSH client (`sftp -b`): signing in with a
+//! registered key and only so, the view (My Folder and the folders shared with the user),
+//! transfers that come back byte-identical over REST and the other way round, versions, quota,
+//! the same role checks and events as REST, the changes a session may
+//! make, and paths that never leave the view. Needs `sftp` and `ssh-keygen`
+//! (`scripts/sftp-test-clients.sh` installs them).
+
+use coffer_domain::Role;
+use coffer_tests::{my_folder, upload_ok, TestApp};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A test server with its SFTP server on a loopback port.
+struct Server {
+    app: TestApp,
+    port: u16,
+    dir: tempfile::TempDir,
+    _sftp: coffer_sftp::Running,
+}
+
+fn start() -> Server {
+    start_with(coffer_sftp::Config::default())
+}
+
+fn start_with(config: coffer_sftp::Config) -> Server {
+    let app = TestApp::spawn();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let sftp = coffer_sftp::spawn(app.ctx.clone(), listener, config).expect("SFTP server");
+    Server {
+        app,
+        port: sftp.addr.port(),
+        dir: tempfile::tempdir().unwrap(),
+        _sftp: sftp,
+    }
+}
+
+/// A user who can sign in: their token and the private key file of a key generated for them.
+struct User {
+    id: String,
+    email: String,
+    token: String,
+    key: PathBuf,
+}
+
+impl Server {
+    fn user(&self, email: &str) -> User {
+        let (id, token) = self.app.user_token(email, Role::User);
+        let r = self.app.rest(
+            "POST",
+            "/rest/userSshPublicKeys/generate",
+            &token,
+            Some(json!({"name": "test"})),
+        );
+        assert_eq!(r.status, 201, "{}", r.text);
+        let key = self.dir.path().join(format!("{email}.key"));
+        write_private(&key, r.json()["privateKey"].as_str().unwrap());
+        User {
+            id,
+            email: email.to_string(),
+            token,
+            key,
+        }
+    }
+
+    fn ssh_options(&self, key: &Path, user: &str) -> Vec<String> {
+        [
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "PasswordAuthentication=no",
+            "-o",
+            "KbdInteractiveAuthentication=no",
+            "-o",
+            "LogLevel=ERROR",
+            "-o",
+            "ConnectTimeout=20",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            "-o".into(),
+            format!("User={user}"),
+            "-i".into(),
+            key.display().to_string(),
+        ])
+        .collect()
+    }
+
+    /// Runs `sftp -b` with these commands as `u`.
+    fn sftp(&self, u: &User, commands: &str) -> Output {
+        self.sftp_as(&u.key, &u.email, commands)
+    }
+
+    fn sftp_as(&self, key: &Path, user: &str, commands: &str) -> Output {
+        let batch = self.dir.path().join("batch");
+        std::fs::write(&batch, commands).unwrap();
+        Command::new("sftp")
+            .args(self.ssh_options(key, user))
+            .args(["-P", &self.port.to_string(), "-b"])
+            .arg(&batch)
+            .arg("127.0.0.1")
+            .current_dir(self.dir.path())
+            .output()
+            .expect("running sftp (scripts/sftp-test-clients.sh installs it)")
+    }
+
+    fn local(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn events(&self, subject: &str) -> i64 {
+        self.app.count(&format!("subject = '{subject}'"), "events")
+    }
+}
+
+fn write_private(path: &Path, key: &str) {
+    std::fs::write(path, key).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+fn ok(o: &Output) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout: {out}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+fn failed(o: &Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        !o.status.success(),
+        "expected a failure; stdout: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    err
+}
+
+/// Whether a listing in `sftp`'s output shows `name` on a line of its own (`ls` of a path prints
+/// each entry with the path before it); the echoed commands never count.
+fn listed(out: &str, name: &str) -> bool {
+    out.lines()
+        .filter(|l| !l.starts_with("sftp>"))
+        .map(str::trim)
+        .any(|l| l == name || l.ends_with(&format!("/{name}")))
+}
+
+/// Bytes that are not all alike, so a misplaced range would show.
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| ((i as u64).wrapping_mul(2_654_435_761) >> 7) as u8 ^ seed)
+        .collect()
+}
+
+/// The files of a folder over REST: (name, id) pairs.
+fn rest_files(app: &TestApp, token: &str, folder: &str) -> Vec<(String, String)> {
+    let r = app.rest("GET", &format!("/rest/folders/{folder}/files"), token, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_string(),
+                f["id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn rest_content(app: &TestApp, token: &str, id: &str) -> Vec<u8> {
+    let r = app.rest("GET", &format!("/rest/files/{id}/content"), token, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.bytes
+}
+
+#[test]
+fn files_go_both_ways_byte_identical_with_versions_and_events() {
+    let s = start();
+    let u = s.user("alice@example.com");
+    let root = my_folder(&s.app, &u.token);
+    let over_rest = pattern(300_000, 1);
+    upload_ok(&s.app, &u.token, &root, "from-rest.bin", &over_rest);
+
+    // REST → SFTP.
+    let out = ok(&s.sftp(&u, "ls /\nget \"/My Folder/from-rest.bin\" got.bin\n"));
+    assert!(listed(&out, "My Folder"), "{out}");
+    assert_eq!(std::fs::read(s.local("got.bin")).unwrap(), over_rest);
+    assert_eq!(s.events("filesystem.file.download"), 1);
+
+    // SFTP → REST: a file larger than the client's write size, in many writes.
+    let over_sftp = pattern(3 * 1024 * 1024 + 17, 2);
+    std::fs::write(s.local("up.bin"), &over_sftp).unwrap();
+    ok(&s.sftp(&u, "put up.bin \"/My Folder/up.bin\"\n"));
+    let files = rest_files(&s.app, &u.token, &root);
+    let (_, id) = files.iter().find(|(n, _)| n == "up.bin").unwrap();
+    assert_eq!(rest_content(&s.app, &u.token, id), over_sftp);
+    let created = s.app.count(
+        "subject = 'filesystem.file.create' AND data LIKE '%\"protocol\":\"sftp\"%'",
+        "events",
+    );
+    assert_eq!(created, 1);
+
+    // The same name again is a new version of the same file.
+    let second = pattern(1000, 3);
+    std::fs::write(s.local("v2.bin"), &second).unwrap();
+    ok(&s.sftp(&u, "put v2.bin \"/My Folder/up.bin\"\n"));
+    let files = rest_files(&s.app, &u.token, &root);
+    assert_eq!(files.iter().filter(|(n, _)| n == "up.bin").count(), 1);
+    assert_eq!(rest_content(&s.app, &u.token, id), second);
+    let r = s
+        .app
+        .rest("GET", &format!("/rest/files/{id}/versions"), &u.token, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["data"].as_array().unwrap().len(), 2, "{}", r.text);
+    assert_eq!(
+        s.app.count(
+            "subject = 'filesystem.version.create' AND data LIKE '%\"protocol\":\"sftp\"%'",
+            "events"
+        ),
+        1
+    );
+    // An empty file is a file too.
+    std::fs::write(s.local("empty"), b"").unwrap();
+    ok(&s.sftp(
+        &u,
+        "put empty \"/My Folder/empty\"\nget \"/My Folder/empty\" empty2\n",
+    ));
+    assert_eq!(std::fs::read(s.local("empty2")).unwrap(), b"");
+}
+
+#[test]
+fn only_a_registered_live_key_of_an_allowed_account_signs_in() {
+    let s = start();
+    let u = s.user("bob@example.com");
+    ok(&s.sftp(&u, "ls /\n"));
+
+    // Another account's name with this key, and a key nobody registered.
+    s.user("carol@example.com");
+    let err = failed(&s.sftp_as(&u.key, "carol@example.com", "ls /\n"));
+    assert!(err.contains("Permission denied"), "{err}");
+    let stray = s.local("stray");
+    let made = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&stray)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    failed(&s.sftp_as(&stray, &u.email, "ls /\n"));
+    // The refusals count against the sign-in throttle of the account.
+    assert!(
+        s.app.count(
+            "key = 'account:bob@example.com' AND failures > 0",
+            "auth_failures"
+        ) > 0
+    );
+
+    // The gate closed on the account's profile: refused at once, no cache.
+    s.app.execute(&format!(
+        "UPDATE users SET profile_id = 2 WHERE id = '{}'",
+        u.id
+    ));
+    failed(&s.sftp(&u, "ls /\n"));
+    s.app.execute(&format!(
+        "UPDATE users SET profile_id = 1 WHERE id = '{}'",
+        u.id
+    ));
+    ok(&s.sftp(&u, "ls /\n"));
+
+    // A deactivated account.
+    s.app.execute(&format!(
+        "UPDATE users SET active = FALSE WHERE id = '{}'",
+        u.id
+    ));
+    failed(&s.sftp(&u, "ls /\n"));
+    s.app.execute(&format!(
+        "UPDATE users SET active = TRUE WHERE id = '{}'",
+        u.id
+    ));
+
+    // A deleted key.
+    let r = s.app.rest("GET", "/rest/userSshPublicKeys", &u.token, None);
+    let id = r.json()["data"][0]["id"].as_i64().unwrap();
+    let r = s.app.rest(
+        "DELETE",
+        &format!("/rest/userSshPublicKeys/{id}"),
+        &u.token,
+        None,
+    );
+    assert_eq!(r.status, 204);
+    failed(&s.sftp(&u, "ls /\n"));
+}
+
+#[test]
+fn the_view_is_my_folder_and_the_shared_folders_with_the_rest_roles() {
+    let s = start();
+    let owner = s.user("owner@example.com");
+    let viewer = s.user("viewer@example.com");
+    let root = my_folder(&s.app, &owner.token);
+    let shared = coffer_tests::mkdir(&s.app, &owner.token, &root, "Team");
+    upload_ok(&s.app, &owner.token, &shared, "plan.txt", b"the plan");
+    let r = s.app.rest(
+        "POST",
+        &format!("/rest/folders/{shared}/members"),
+        &owner.token,
+        Some(json!({"userIds": [viewer.id], "roleId": 4})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+
+    let out = ok(&s.sftp(&viewer, "ls -1 /\nls -1 /Team\n"));
+    assert!(listed(&out, "My Folder") && listed(&out, "Team"), "{out}");
+    assert!(listed(&out, "plan.txt"), "{out}");
+    // A Viewer lists but does not download, nor put.
+    failed(&s.sftp(&viewer, "get /Team/plan.txt x.txt\n"));
+    assert!(!s.local("x.txt").exists());
+    std::fs::write(s.local("mine.txt"), b"mine").unwrap();
+    failed(&s.sftp(&viewer, "put mine.txt /Team/mine.txt\n"));
+    assert_eq!(rest_files(&s.app, &owner.token, &shared).len(), 1);
+
+    // The owner's view holds no folder of the viewer's.
+    let out = ok(&s.sftp(&owner, "ls -1 /\n"));
+    assert!(listed(&out, "My Folder") && !listed(&out, "Team"), "{out}");
+}
+
+#[test]
+fn a_session_makes_moves_and_removes_and_never_leaves_the_view() {
+    let s = start();
+    let u = s.user("dave@example.com");
+    let root = my_folder(&s.app, &u.token);
+    std::fs::write(s.local("a.txt"), b"alpha").unwrap();
+    let out = ok(&s.sftp(
+        &u,
+        "cd \"/My Folder\"\nmkdir Docs\nput a.txt Docs/a.txt\nrename Docs/a.txt Docs/b.txt\nmkdir Old\nrename Docs/b.txt Old/c.txt\nrmdir Docs\nls -1 Old\ncd ../../..\npwd\nls -1\n",
+    ));
+    assert!(listed(&out, "c.txt"), "{out}");
+    assert!(out.contains("Remote working directory: /\n"), "{out}");
+    // `..` stops at the root of the view.
+    let root_listing = out.rsplit("Remote working directory: /").next().unwrap();
+    assert!(listed(root_listing, "My Folder"), "{out}");
+    let r = s.app.rest(
+        "GET",
+        &format!("/rest/folders/{root}/folders"),
+        &u.token,
+        None,
+    );
+    let names: Vec<String> = r.json()["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, vec!["Old"]);
+    // rm sends the file to the trash (the REST delete), and a folder with content stays.
+    failed(&s.sftp(&u, "rmdir \"/My Folder/Old\"\n"));
+    ok(&s.sftp(
+        &u,
+        "rm \"/My Folder/Old/c.txt\"\nrmdir \"/My Folder/Old\"\n",
+    ));
+    assert_eq!(s.events("filesystem.file.delete"), 1);
+    assert_eq!(s.events("filesystem.folder.delete"), 2);
+    assert_eq!(
+        s.app
+            .count("name = 'c.txt' AND deleted_at IS NOT NULL", "objects"),
+        1
+    );
+    // The root is read-only and links do not exist.
+    failed(&s.sftp(&u, "mkdir /Mine\n"));
+    failed(&s.sftp(&u, "rm \"/My Folder\"\n"));
+    failed(&s.sftp(&u, "ln -s \"/My Folder\" \"/My Folder/link\"\n"));
+    failed(&s.sftp(&u, "get /etc/passwd\n"));
+}
+
+#[test]
+fn the_quota_is_checked_before_the_bytes_are_kept() {
+    let s = start();
+    let u = s.user("erin@example.com");
+    let root = my_folder(&s.app, &u.token);
+    coffer_service::identity::settings::set(&s.app.ctx, "storageQuota", "100000", None).unwrap();
+    std::fs::write(s.local("big.bin"), pattern(200_000, 4)).unwrap();
+    let err = failed(&s.sftp(&u, "put big.bin \"/My Folder/big.bin\"\n"));
+    assert!(!err.is_empty());
+    assert!(rest_files(&s.app, &u.token, &root).is_empty());
+    std::fs::write(s.local("small.bin"), pattern(50_000, 5)).unwrap();
+    ok(&s.sftp(&u, "put small.bin \"/My Folder/small.bin\"\n"));
+    assert_eq!(rest_files(&s.app, &u.token, &root).len(), 1);
+}
+
+#[test]
+fn passwords_sign_in_only_when_allowed() {
+    let s = start_with(coffer_sftp::Config {
+        password: true,
+        ..Default::default()
+    });
+    let (_, pw) = s.app.user("frank@example.com", Role::User);
+    let run = |password: &str| {
+        // sshpass is not assumed: the password goes through SSH_ASKPASS.
+        let askpass = s.local("askpass.sh");
+        std::fs::write(&askpass, format!("#!/bin/sh\necho '{password}'\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&askpass, std::fs::Permissions::from_mode(0o700)).unwrap();
+        // Batch mode (`-b`) never asks for a password: the commands go on standard input.
+        let mut child = Command::new("sftp")
+            .args([
+                "-o",
+                "StrictHostKeyChecking=no",
+                "-o",
+                "UserKnownHostsFile=/dev/null",
+                "-o",
+                "PubkeyAuthentication=no",
+                "-o",
+                "NumberOfPasswordPrompts=1",
+                "-o",
+                "User=frank@example.com",
+                "-P",
+                &s.port.to_string(),
+                "127.0.0.1",
+            ])
+            .env("SSH_ASKPASS", &askpass)
+            .env("SSH_ASKPASS_REQUIRE", "force")
+            .env("DISPLAY", ":0")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"ls /\n").unwrap();
+        child.wait_with_output().unwrap()
+    };
+    failed(&run("wrong"));
+    let out = ok(&run(&pw));
+    assert!(listed(&out, "My Folder"), "{out}");
+}
