@@ -691,6 +691,8 @@ pub struct RequestFileUpload {
     pub version_id: String,
     pub name: String,
     pub created_at: i64,
+}
+
 /// A user's SSH public key; a deleted one is kept for the administrator's list.
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = ssh_keys)]
