@@ -3,7 +3,7 @@
 //! transfers that come back byte-identical over REST and the other way round, versions, quota,
 //! the same role checks and events as REST, the changes a session may
 //! make, and paths that never leave the view. Needs `sftp` and `ssh-keygen`
-//! (`scripts/sftp-test-clients.sh` installs them).
+//! (`scripts/sftp-test-clients.sh` installs them; the tests run it when they are missing).
 
 use coffer_domain::Role;
 use coffer_tests::{my_folder, upload_ok, TestApp};
@@ -19,11 +19,33 @@ struct Server {
     _sftp: coffer_sftp::Running,
 }
 
+/// The OpenSSH clients, installed by the project's script on a machine that lacks them, so the
+/// README's `cargo test --workspace` needs no set-up by hand.
+fn clients() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let present = ["sftp", "ssh-keygen"]
+            .iter()
+            .all(|c| Command::new(c).arg("-?").output().is_ok());
+        if !present {
+            let script =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/sftp-test-clients.sh");
+            let ran = Command::new("bash").arg(&script).status();
+            assert!(
+                matches!(ran, Ok(s) if s.success()),
+                "{} could not install the OpenSSH clients",
+                script.display()
+            );
+        }
+    });
+}
+
 fn start() -> Server {
     start_with(coffer_sftp::Config::default())
 }
 
 fn start_with(config: coffer_sftp::Config) -> Server {
+    clients();
     let app = TestApp::spawn();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let sftp = coffer_sftp::spawn(app.ctx.clone(), listener, config).expect("SFTP server");
