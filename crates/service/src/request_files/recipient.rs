@@ -153,7 +153,12 @@ pub fn preview(ctx: &Ctx, v: &Visitor, object_id: &str) -> Result<PreviewView> {
     let (link, _) = open_link(ctx, v)?;
     ctx.read(|c| file_of(c, &link, object_id, false).map(drop))?;
     let mut p = crate::content::files::preview(ctx, &link.requestor_id, object_id)?;
-    let shown = p.native.then(|| {
+    // Only where the content route serves the file in place, so the link never answers 403.
+    let in_place = p.native
+        && p.mime
+            .as_deref()
+            .is_some_and(coffer_domain::content::serve_inline);
+    let shown = in_place.then(|| {
         format!(
             "{}/rest/requestFile/{}/sources/{}/content?inline=true",
             ctx.config.base_url, v.reference, object_id
