@@ -209,7 +209,16 @@ pub fn pg_import(
             Ok(())
         };
         alter(c, "DEFERRABLE INITIALLY DEFERRED")?;
-        for table in data {
+        // The rows come back as they were saved, derived rows included (the search index, the
+        // jobs a new version queued): the tables' own triggers must not add theirs again.
+        // `USER` leaves the triggers that check foreign keys in force.
+        for table in &data {
+            c.batch_execute(&format!(
+                "ALTER TABLE {} DISABLE TRIGGER USER",
+                ident(table)
+            ))?;
+        }
+        for table in data.iter().copied() {
             let sql = format!(
                 "INSERT INTO {t} OVERRIDING SYSTEM VALUE SELECT * FROM json_populate_recordset(NULL::{t}, $1::json)",
                 t = ident(table)
@@ -225,6 +234,9 @@ pub fn pg_import(
         }
         c.batch_execute("SET CONSTRAINTS ALL IMMEDIATE")?;
         alter(c, "NOT DEFERRABLE")?;
+        for table in &data {
+            c.batch_execute(&format!("ALTER TABLE {} ENABLE TRIGGER USER", ident(table)))?;
+        }
         let serial: Vec<Two> = diesel::sql_query(
             "SELECT table_name::text AS a, column_name::text AS b FROM information_schema.columns \
              WHERE table_schema = current_schema() \
