@@ -868,6 +868,45 @@ pub fn delete(ctx: &Ctx, caller: &str, id: &str) -> Result<()> {
     })
 }
 
+/// Delivers `email` into `owner`'s inbox as its one recipient, and into `sender`'s sent mail
+/// when someone else sends it: what a web-form submission and a request-file reply become.
+pub(crate) fn deliver_to_owner(
+    c: &mut DbConn,
+    email: &Email,
+    owner: &coffer_store::models::User,
+    sender: &str,
+    t: i64,
+) -> Result<()> {
+    store::set_recipients(
+        c,
+        &email.id,
+        &[Recipient {
+            email_id: email.id.clone(),
+            position: 0,
+            kind: 0,
+            address: owner.email.clone(),
+            user_id: Some(owner.id.clone()),
+            ref_hash: None,
+        }],
+    )?;
+    let entry = |user: &str, role: &str, bucket: &str, read: bool| Entry {
+        user_id: user.to_string(),
+        email_id: email.id.clone(),
+        role: role.into(),
+        bucket: bucket.into(),
+        is_read: read,
+        trashed_at: None,
+        created_at: t,
+        modified_at: t,
+    };
+    let mut entries = vec![entry(&owner.id, "r", "inbox", false)];
+    if sender != owner.id {
+        entries.push(entry(sender, "s", "sent", true));
+    }
+    store::put_entries(c, &entries)?;
+    Ok(())
+}
+
 /// Attaches the current version of `file` to `email` (its blob counts one more reference).
 pub(crate) fn attach(
     c: &mut DbConn,

@@ -26,7 +26,7 @@ use crate::{now, Ctx, Result};
 use coffer_domain::request_file as rules;
 use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_oauth::secrets::{hash_token, verify_token};
-use coffer_store::emails::{self as mail_store, Email, Entry, Recipient};
+use coffer_store::emails::{self as mail_store, Email};
 use coffer_store::models::{Object, RequestFile};
 use coffer_store::DbConn;
 use serde::Serialize;
@@ -539,33 +539,7 @@ fn deliver(c: &mut DbConn, link: &RequestFile, body: Option<&str>, t: i64) -> Re
             );
         }
     }
-    mail_store::set_recipients(
-        c,
-        &email.id,
-        &[Recipient {
-            email_id: email.id.clone(),
-            position: 0,
-            kind: 0,
-            address: owner.email.clone(),
-            user_id: Some(owner.id.clone()),
-            ref_hash: None,
-        }],
-    )?;
-    let entry = |user: &str, role: &str, bucket: &str, read: bool| Entry {
-        user_id: user.to_string(),
-        email_id: email.id.clone(),
-        role: role.into(),
-        bucket: bucket.into(),
-        is_read: read,
-        trashed_at: None,
-        created_at: t,
-        modified_at: t,
-    };
-    let mut entries = vec![entry(&owner.id, "r", "inbox", false)];
-    if sender != owner.id {
-        entries.push(entry(&sender, "s", "sent", true));
-    }
-    mail_store::put_entries(c, &entries)?;
+    crate::mail::deliver_to_owner(c, &email, &owner, &sender, t)?;
     events::record(
         c,
         "requestfile.link.reply",

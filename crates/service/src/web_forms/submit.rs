@@ -9,7 +9,7 @@ use crate::platform::events;
 use crate::{now, Ctx, Error, Result};
 use coffer_domain::web_form as rules;
 use coffer_errors::{ApiError, ErrorCode};
-use coffer_store::emails::{self as mail_store, Entry, Recipient};
+use coffer_store::emails::{self as mail_store};
 use coffer_store::web_forms::WebForm;
 use coffer_store::DbConn;
 use serde_json::{json, Value};
@@ -173,33 +173,7 @@ fn deliver(
         let file = files::commit(c, ctx, &owner.id, &target, s)?;
         crate::mail::attach(c, &email, &file, t)?;
     }
-    mail_store::set_recipients(
-        c,
-        &email.id,
-        &[Recipient {
-            email_id: email.id.clone(),
-            position: 0,
-            kind: 0,
-            address: owner.email.clone(),
-            user_id: Some(owner.id.clone()),
-            ref_hash: None,
-        }],
-    )?;
-    let entry = |user: &str, role: &str, bucket: &str, read: bool| Entry {
-        user_id: user.to_string(),
-        email_id: email.id.clone(),
-        role: role.into(),
-        bucket: bucket.into(),
-        is_read: read,
-        trashed_at: None,
-        created_at: t,
-        modified_at: t,
-    };
-    let mut entries = vec![entry(&owner.id, "r", "inbox", false)];
-    if sender != owner.id {
-        entries.push(entry(&sender, "s", "sent", true));
-    }
-    mail_store::put_entries(c, &entries)?;
+    crate::mail::deliver_to_owner(c, &email, &owner, &sender, t)?;
     let actor = who.map(|w| w.user_id().to_string());
     events::record(
         c,
