@@ -1,14 +1,9 @@
 //! Response envelopes and HATEOAS links, as the interface gives them: one list responder
-//! ([`listing`]) for the three list envelopes, and the links of a record ([`Linked`]); and
-//! [`Slices`], the body of a large response made once and served many times.
+//! ([`listing`]) for the three list envelopes, and the links of a record ([`Linked`]).
 
-use actix_web::body::{BodySize, MessageBody};
-use actix_web::web::Bytes;
 use actix_web::HttpResponse;
 use coffer_service::platform::views::{Link, Listed};
 use serde::Serialize;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 /// `links` for one entity: itself and its collection.
 pub fn links(base: &str, collection: &str, id: &str) -> Vec<Link> {
@@ -144,64 +139,4 @@ pub fn created<T: Serialize>(
     HttpResponse::build(status)
         .insert_header(("Location", location))
         .json(body)
-}
-
-/// A body already in memory, handed to the connection in slices of [`Slices::SLICE`] bytes
-/// that share its buffer. actix-web copies each piece of a body into the connection's write
-/// buffer and starts that buffer over when a response left it larger than 128 KiB; a listing
-/// of 1,000 entries (~800 KB) given whole made it allocate and fill a fresh buffer of that size
-/// for every response. In slices the buffer stays small and warm, and the first bytes leave
-/// before the last are copied.
-pub struct Slices {
-    body: Bytes,
-}
-
-impl Slices {
-    /// Small enough to keep the write buffer under its 128 KiB bound with the 32 KiB it fills
-    /// before writing, large enough that a listing is a few dozen pieces.
-    pub const SLICE: usize = 64 * 1024;
-
-    pub fn new(body: Bytes) -> Slices {
-        Slices { body }
-    }
-}
-
-impl MessageBody for Slices {
-    type Error = std::convert::Infallible;
-
-    fn size(&self) -> BodySize {
-        BodySize::Sized(self.body.len() as u64)
-    }
-
-    fn poll_next(
-        self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
-        let this = self.get_mut();
-        if this.body.is_empty() {
-            return Poll::Ready(None);
-        }
-        let n = this.body.len().min(Slices::SLICE);
-        Poll::Ready(Some(Ok(this.body.split_to(n))))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[actix_web::test]
-    async fn slices_give_the_whole_body_in_order() {
-        let body: Vec<u8> = (0..(Slices::SLICE * 2 + 5))
-            .map(|i| (i % 251) as u8)
-            .collect();
-        let s = Slices::new(Bytes::from(body.clone()));
-        assert_eq!(s.size(), BodySize::Sized(body.len() as u64));
-        let got = actix_web::body::to_bytes(s).await.unwrap();
-        assert_eq!(got.as_ref(), body.as_slice());
-        let empty = actix_web::body::to_bytes(Slices::new(Bytes::new()))
-            .await
-            .unwrap();
-        assert!(empty.is_empty());
-    }
 }
