@@ -444,7 +444,7 @@ COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo "no commit")
 DIRTY=0
 if [[ -n $(git status --porcelain --untracked-files=no 2>/dev/null || true) ]]; then DIRTY=1; fi
 export C_DATE C_NPROC C_CPU C_MEM C_KERNEL C_COMMIT C_DIRTY C_BIN C_BUILD C_ENV C_WRK C_NGINX \
-  C_CURL C_FS C_FS_SOURCE C_SECS C_WARMUP C_CONNS C_TIMEOUT C_UPLOAD C_CHUNK C_SMALL \
+  C_CURL C_FS C_FS_SOURCE C_SECS C_WARMUP C_CONNS C_LIST_THREADS C_TIMEOUT C_UPLOAD C_CHUNK C_SMALL \
   C_SMALL_BYTES C_ENTRIES C_LIST_BYTES C_REPS C_DD_SECS C_DIGEST_SECS C_HWM C_HWM_RESET C_RSS_BEFORE \
   C_RSS_AFTER C_QUOTA C_MAX_UPLOAD C_NOTES
 C_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -454,7 +454,7 @@ C_MEM=$(awk '/^MemTotal:/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
 C_KERNEL=$(uname -r)
 C_COMMIT=$COMMIT C_DIRTY=$DIRTY C_BIN=$BIN C_BUILD=$BUILD C_ENV=$COFFERD_EXTRA_ENV C_WRK=$WRK_VERSION
 C_NGINX=$NGINX_VERSION C_CURL=$CURL_VERSION C_FS=$FS_TYPE C_FS_SOURCE=$FS_SOURCE C_SECS=$SECS
-C_WARMUP=$WARMUP C_CONNS=$CONNS C_TIMEOUT=$TIMEOUT C_UPLOAD=$UPLOAD_MIB C_CHUNK=$CHUNK_MIB
+C_WARMUP=$WARMUP C_CONNS=$CONNS C_LIST_THREADS=$LIST_THREADS C_TIMEOUT=$TIMEOUT C_UPLOAD=$UPLOAD_MIB C_CHUNK=$CHUNK_MIB
 C_SMALL=$SMALL C_SMALL_BYTES=$SMALL_BYTES C_ENTRIES=$ENTRIES C_LIST_BYTES=$I_BYTES C_REPS=$REPS
 C_DD_SECS=$DD_SECS C_DIGEST_SECS=$DIGEST_SECS C_HWM=${HWM_KB:-0} C_HWM_RESET=$HWM_RESET C_RSS_BEFORE=${RSS_BEFORE_KB:-0}
 C_RSS_AFTER=${RSS_AFTER_KB:-0} C_QUOTA=$QUOTA C_MAX_UPLOAD=$MAX_UPLOAD
@@ -486,7 +486,7 @@ result = {
     "dirty": e["C_DIRTY"] == "1", "cofferd_bin": e["C_BIN"], "build": e["C_BUILD"],
     "cofferd_env": e["C_ENV"], "wrk_version": e["C_WRK"], "nginx_version": e["C_NGINX"],
     "curl_version": e["C_CURL"], "fs_type": e["C_FS"], "fs_source": e["C_FS_SOURCE"],
-    "seconds": int(e["C_SECS"]), "warmup": int(e["C_WARMUP"]), "connections": int(e["C_CONNS"]),
+    "seconds": int(e["C_SECS"]), "warmup": int(e["C_WARMUP"]), "connections": int(e["C_CONNS"]), "list_threads": int(e["C_LIST_THREADS"]),
     "timeout": e["C_TIMEOUT"], "upload_mib": int(e["C_UPLOAD"]), "chunk_mib": int(e["C_CHUNK"]),
     "small_clients": int(e["C_SMALL"]), "small_bytes": int(e["C_SMALL_BYTES"]),
     "list_entries": int(e["C_ENTRIES"]), "list_bytes": int(e["C_LIST_BYTES"]),

@@ -176,9 +176,9 @@ def content_section(c, failed=False):
       f"port): `curl -o /dev/null`, {s['download_reps']} times each, alternating; the best of each "
       f"is compared (the median is shown too).")
     w(f"- (i) a folder of {s['list_entries']:,} files of 4 KiB listed: "
-      f"`GET /rest/folders/{{id}}/children?limit={s['list_entries']}`, `wrk -t {s['connections']} "
-      f"-c {s['connections']} -d {s['seconds']}s --latency` after a warm-up; a preflight checks "
-      f"the number of entries.")
+      f"`GET /rest/folders/{{id}}/children?limit={s['list_entries']}`, `wrk -t {s.get('list_threads', 2)} "
+      f"-c {s['connections']} -d {s['seconds']}s --latency` after a warm-up, once cofferd is idle "
+      f"again after seeding the folder; a preflight checks the number of entries.")
     w("- (j) cofferd's peak RSS: `VmHWM` of `/proc/PID/status`, reset with "
       "`echo 5 > /proc/PID/clear_refs` before (f) and read after (h).")
     w("")
