@@ -43,6 +43,7 @@ pub mod scim_users;
 pub mod search;
 pub mod settings;
 pub mod shared_mailboxes;
+pub mod sources;
 pub mod sms_codes;
 pub mod ssh_keys;
 pub mod throttle;
