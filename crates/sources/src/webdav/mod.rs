@@ -1,0 +1,914 @@
+//! The WebDAV connector (RFC 4918): a collection of a WebDAV server as a source.
+//!
+//! Listings and metadata come from PROPFIND (depth 0 or 1, asking for exactly the properties an
+//! [`Entry`] has); content from GET (with `Range`), PUT (streamed, chunked when the length is
+//! unknown; `If-None-Match: *` when nothing may be replaced), MKCOL and DELETE; locks from
+//! LOCK/UNLOCK (an exclusive write lock) when the server offers class 2.
+//!
+//! What the connector refuses to trust: every host it connects to passes the address guard (the
+//! guard is the HTTP client's resolver, so the address checked is the address connected to),
+//! unless the operator allows private addresses (`COFFER_SOURCES_ALLOW_PRIVATE`); no redirect is
+//! followed except for GET, and there at most [`MAX_REDIRECTS`], each through the guard, and the
+//! credentials go only to the source's own origin; every call has time-outs; a listing is capped
+//! in bytes and entries and parsed as a stream without entities; an href outside the source's
+//! root is refused; a download that runs past its announced length fails with `TooLarge`.
+
+mod auth;
+mod multistatus;
+
+use std::io::{self, BufReader, Read};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::{Mutex, OnceLock};
+
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use url::Url;
+
+use crate::path::valid_segment;
+use crate::{Connector, Credentials, Download, Entry, Limits, RemotePath, SourceError};
+use auth::Scheme;
+
+/// The most redirects one GET follows.
+pub const MAX_REDIRECTS: usize = 3;
+
+/// How long a remote lock is asked for.
+pub const LOCK_SECONDS: u64 = 3600;
+
+/// Options of the WebDAV connector.
+#[derive(Debug, Clone, Default)]
+pub struct WebDavOptions {
+    /// Connect to private, loopback and other not globally reachable addresses too.
+    pub allow_private: bool,
+    pub limits: Limits,
+}
+
+/// What a PROPFIND asks for: exactly the properties of an [`Entry`].
+const PROPFIND_BODY: &str = concat!(
+    r#"<?xml version="1.0" encoding="utf-8"?>"#,
+    r#"<D:propfind xmlns:D="DAV:"><D:prop>"#,
+    r#"<D:resourcetype/><D:getcontentlength/><D:getlastmodified/><D:creationdate/>"#,
+    r#"<D:getetag/><D:getcontenttype/>"#,
+    r#"</D:prop></D:propfind>"#
+);
+
+/// The characters of a path segment sent as they are; every other byte is percent-encoded.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// A connector for the WebDAV collection at `url` (`http` or `https`, no credentials in it).
+/// Nothing is sent yet: [`Connector::check`] is the first call to the server.
+pub fn webdav(
+    url: &Url,
+    credentials: Credentials,
+    options: &WebDavOptions,
+) -> Result<Box<dyn Connector>, SourceError> {
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(SourceError::Unsupported);
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        // Credentials belong in `Credentials`, where they are never logged.
+        return Err(SourceError::Unsupported);
+    }
+    let mut base = url.clone();
+    base.set_fragment(None);
+    base.set_query(None);
+    if !base.path().ends_with('/') {
+        let path = format!("{}/", base.path());
+        base.set_path(&path);
+    }
+    let root_segments = decoded_segments(base.path()).ok_or(SourceError::InvalidPath)?;
+    let limits = options.limits;
+    let agent = ureq::AgentBuilder::new()
+        .resolver(AddressGuard {
+            allow_private: options.allow_private,
+        })
+        .redirects(0)
+        .timeout_connect(limits.connect_timeout)
+        .timeout_read(limits.io_timeout)
+        .timeout_write(limits.io_timeout)
+        .user_agent(concat!("Coffer/", env!("CARGO_PKG_VERSION")))
+        .build();
+    Ok(Box::new(WebDav {
+        agent,
+        base,
+        root_segments,
+        credentials,
+        scheme: Mutex::new(None),
+        class2: OnceLock::new(),
+        limits,
+    }))
+}
+
+/// The address guard as the client's resolver, with the option that lifts it named in its
+/// refusal.
+#[derive(Debug, Clone, Copy)]
+struct AddressGuard {
+    allow_private: bool,
+}
+
+/// The guard's refusal, carried through the HTTP client's error to [`SourceError::AddressRefused`].
+#[derive(Debug)]
+struct Refused(String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+impl ureq::Resolver for AddressGuard {
+    fn resolve(&self, netloc: &str) -> io::Result<Vec<SocketAddr>> {
+        let addrs: Vec<SocketAddr> = netloc.to_socket_addrs()?.collect();
+        if !self.allow_private {
+            if let Some((addr, why)) = addrs
+                .iter()
+                .find_map(|a| coffer_delivery::guard::non_public(a.ip()).map(|why| (a, why)))
+            {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    Refused(format!(
+                        "refused: {} {why} (set COFFER_SOURCES_ALLOW_PRIVATE=true to allow)",
+                        addr.ip()
+                    )),
+                ));
+            }
+        }
+        Ok(addrs)
+    }
+}
+
+struct WebDav {
+    agent: ureq::Agent,
+    /// The root collection, ending in '/'.
+    base: Url,
+    /// The root's path, percent-decoded, by segment.
+    root_segments: Vec<String>,
+    credentials: Credentials,
+    /// How the server asked to be answered, once it has (with the next digest nonce count).
+    scheme: Mutex<Option<(Scheme, u32)>>,
+    /// Whether the server offers locking (DAV class 2), once asked.
+    class2: OnceLock<bool>,
+    limits: Limits,
+}
+
+/// A request body: none, bytes that can be sent again after an authentication challenge, or a
+/// stream that cannot.
+enum Body<'a> {
+    Empty,
+    Bytes(&'a [u8]),
+    Stream(&'a mut dyn Read, Option<u64>),
+}
+
+/// The percent-decoded segments of a URL path (empty segments left out), `None` when one is
+/// not UTF-8.
+fn decoded_segments(path: &str) -> Option<Vec<String>> {
+    path.split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            percent_decode_str(s)
+                .decode_utf8()
+                .ok()
+                .map(|c| c.into_owned())
+        })
+        .collect()
+}
+
+/// The HTTP client's error as a `SourceError`: the guard's refusal, a time-out, or `Remote`.
+fn transport_error(e: &ureq::Error) -> SourceError {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<io::Error>() {
+            if let Some(r) = io.get_ref().and_then(|i| i.downcast_ref::<Refused>()) {
+                return SourceError::AddressRefused(r.0.clone());
+            }
+            if matches!(
+                io.kind(),
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+            ) {
+                return SourceError::Timeout;
+            }
+        }
+        cause = c.source();
+    }
+    SourceError::Remote(e.to_string())
+}
+
+/// The error an unexpected status stands for, wherever it comes.
+fn status_error(status: u16) -> SourceError {
+    match status {
+        401 => SourceError::NeedsAuth,
+        403 => SourceError::Forbidden,
+        404 | 410 => SourceError::NotFound,
+        413 | 507 => SourceError::TooLarge,
+        416 => SourceError::RangeNotSatisfiable,
+        423 => SourceError::Locked,
+        501 => SourceError::Unsupported,
+        s => SourceError::Remote(format!("HTTP {s}")),
+    }
+}
+
+/// Reads at most `cap` bytes of a body and fails with `TooLarge` past it.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            // Anything more than the cap is too much.
+            return match self.inner.read(&mut [0u8; 1])? {
+                0 => Ok(0),
+                _ => Err(SourceError::TooLarge.into_io()),
+            };
+        }
+        let n = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let got = self.inner.read(&mut buf[..n])?;
+        self.left -= got as u64;
+        Ok(got)
+    }
+}
+
+/// Sends exactly `len` bytes of a request body, failing when it ends early.
+struct Exactly<'a> {
+    inner: &'a mut dyn Read,
+    left: u64,
+}
+
+impl Read for Exactly<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 || buf.is_empty() {
+            return Ok(0);
+        }
+        let n = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let got = self.inner.read(&mut buf[..n])?;
+        if got == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the body ended before its announced length",
+            ));
+        }
+        self.left -= got as u64;
+        Ok(got)
+    }
+}
+
+impl WebDav {
+    /// The URL of `path`; with a trailing '/' when `dir` (collections are addressed so).
+    fn url(&self, path: &RemotePath, dir: bool) -> Url {
+        let mut p = self.base.path().to_owned();
+        for (i, segment) in path.segments().enumerate() {
+            if i > 0 {
+                p.push('/');
+            }
+            p.extend(utf8_percent_encode(segment, SEGMENT));
+        }
+        if dir && !path.is_root() {
+            p.push('/');
+        }
+        let mut url = self.base.clone();
+        url.set_path(&p);
+        url
+    }
+
+    fn same_origin(&self, url: &Url) -> bool {
+        url.origin() == self.base.origin()
+    }
+
+    /// The `Authorization` value for a request, once the server has asked for one.
+    fn authorization(&self, method: &str, url: &Url) -> Option<String> {
+        let Credentials::Basic { login, password } = &self.credentials else {
+            return None;
+        };
+        if !self.same_origin(url) {
+            return None;
+        }
+        let mut state = self.scheme.lock().unwrap_or_else(|p| p.into_inner());
+        let (scheme, nc) = state.as_mut()?;
+        Some(match scheme {
+            Scheme::Basic => auth::basic(login, password),
+            Scheme::Digest(d) => {
+                *nc += 1;
+                let mut uri = url.path().to_owned();
+                if let Some(q) = url.query() {
+                    uri.push('?');
+                    uri.push_str(q);
+                }
+                let cnonce = hex::encode(rand::random::<[u8; 16]>());
+                d.answer(login, password, method, &uri, *nc, &cnonce)
+            }
+        })
+    }
+
+    /// Learns the scheme from a 401's challenges. `false` when there is nothing (new) to answer:
+    /// no credentials, no scheme Coffer speaks, or the same credentials already refused.
+    fn learn(&self, response: &ureq::Response, sent_auth: bool) -> bool {
+        if matches!(self.credentials, Credentials::None) {
+            return false;
+        }
+        let challenges = auth::parse_challenges(response.all("www-authenticate"));
+        let Some(scheme) = auth::choose(&challenges) else {
+            return false;
+        };
+        // Only a digest nonce that went stale is worth answering again.
+        let stale = matches!(&scheme, Scheme::Digest(d) if d.stale);
+        if sent_auth && !stale {
+            return false;
+        }
+        *self.scheme.lock().unwrap_or_else(|p| p.into_inner()) = Some((scheme, 0));
+        true
+    }
+
+    /// Sends one request to `url` (no redirect followed) and answers the response whatever its
+    /// status, after answering an authentication challenge when the body can be sent again.
+    fn send(
+        &self,
+        method: &str,
+        url: &Url,
+        headers: &[(&str, &str)],
+        mut body: Body<'_>,
+    ) -> Result<ureq::Response, SourceError> {
+        for attempt in 0..2 {
+            let mut request = self.agent.request_url(method, url);
+            for (name, value) in headers {
+                request = request.set(name, value);
+            }
+            let authorization = self.authorization(method, url);
+            if let Some(a) = &authorization {
+                request = request.set("Authorization", a);
+            }
+            let result =
+                match &mut body {
+                    Body::Empty => request.call(),
+                    Body::Bytes(b) => request.send_bytes(b),
+                    Body::Stream(r, Some(len)) => request
+                        .set("Content-Length", &len.to_string())
+                        .send(Exactly {
+                            inner: &mut **r,
+                            left: *len,
+                        }),
+                    // Without Content-Length the client sends it chunked.
+                    Body::Stream(r, None) => request.send(&mut **r),
+                };
+            let response = match result {
+                Ok(r) => r,
+                Err(ureq::Error::Status(_, r)) => r,
+                Err(e) => return Err(transport_error(&e)),
+            };
+            if response.status() != 401 || !self.same_origin(url) {
+                return Ok(response);
+            }
+            let replayable = !matches!(body, Body::Stream(..));
+            if attempt == 0 && self.learn(&response, authorization.is_some()) && replayable {
+                continue;
+            }
+            return Err(SourceError::NeedsAuth);
+        }
+        Err(SourceError::NeedsAuth)
+    }
+
+    /// PROPFIND on `url` at `depth`, its responses read within the limits.
+    fn propfind(&self, url: &Url, depth: &str) -> Result<Vec<multistatus::Response>, SourceError> {
+        let response = self.send(
+            "PROPFIND",
+            url,
+            &[
+                ("Depth", depth),
+                ("Content-Type", "application/xml; charset=utf-8"),
+            ],
+            Body::Bytes(PROPFIND_BODY.as_bytes()),
+        )?;
+        match response.status() {
+            207 => {}
+            s => return Err(status_error(s)),
+        }
+        let cap = self.limits.max_listing_bytes;
+        if response
+            .header("Content-Length")
+            .and_then(|l| l.trim().parse::<u64>().ok())
+            .is_some_and(|l| l > cap)
+        {
+            return Err(SourceError::TooLarge);
+        }
+        let body = Capped {
+            inner: response.into_reader(),
+            left: cap,
+        };
+        multistatus::parse(BufReader::new(body), self.limits.max_entries + 1).map_err(|e| match e {
+            multistatus::ParseError::TooMany => SourceError::TooLarge,
+            multistatus::ParseError::Read(e) => e,
+            multistatus::ParseError::Bad(why) => {
+                SourceError::Remote(format!("PROPFIND answer: {why}"))
+            }
+        })
+    }
+
+    /// The path inside the source an href names, resolved against the request's URL; refused
+    /// when it lies outside the source's root.
+    fn href_path(&self, request: &Url, href: &str) -> Result<RemotePath, SourceError> {
+        let url = request
+            .join(href)
+            .map_err(|e| SourceError::Remote(format!("href {href:?}: {e}")))?;
+        let outside = || SourceError::Remote(format!("href {href:?} is outside the source"));
+        if !self.same_origin(&url) {
+            return Err(outside());
+        }
+        let segments = decoded_segments(url.path()).ok_or_else(outside)?;
+        let rest = segments
+            .strip_prefix(self.root_segments.as_slice())
+            .ok_or_else(outside)?;
+        if !rest.iter().all(|s| valid_segment(s)) {
+            return Err(outside());
+        }
+        RemotePath::parse(&rest.join("/")).map_err(|_| outside())
+    }
+
+    fn entry(&self, path: RemotePath, r: multistatus::Response) -> Entry {
+        Entry {
+            name: path.name().to_owned(),
+            is_dir: r.is_collection,
+            size: (!r.is_collection)
+                .then(|| r.content_length.and_then(|l| l.parse().ok()))
+                .flatten(),
+            created: r.creation_date.as_deref().and_then(parse_rfc3339),
+            modified: r.last_modified.as_deref().and_then(parse_http_date),
+            etag: r.etag.filter(|e| !e.is_empty()),
+            mime: r.content_type.filter(|m| !m.is_empty()),
+            path,
+        }
+    }
+
+    /// `stat` of a path, found by PROPFIND depth 0 on `url`.
+    fn stat_at(&self, path: &RemotePath, url: &Url) -> Result<Entry, SourceError> {
+        for r in self.propfind(url, "0")? {
+            if self.href_path(url, &r.href)? == *path {
+                return Ok(self.entry(path.clone(), r));
+            }
+        }
+        Err(SourceError::Remote(format!(
+            "PROPFIND on {path:?} did not describe it"
+        )))
+    }
+
+    /// `stat`, or `None` when there is nothing at `path`.
+    fn find(&self, path: &RemotePath) -> Result<Option<Entry>, SourceError> {
+        match self.stat(path) {
+            Ok(e) => Ok(Some(e)),
+            Err(SourceError::NotFound) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the server offers locking: its OPTIONS answer names DAV class 2.
+    fn offers_locks(&self) -> Result<bool, SourceError> {
+        if let Some(known) = self.class2.get() {
+            return Ok(*known);
+        }
+        let response = self.send("OPTIONS", &self.base, &[], Body::Empty)?;
+        if !(200..300).contains(&response.status()) {
+            return Err(status_error(response.status()));
+        }
+        let class2 = response
+            .all("DAV")
+            .iter()
+            .flat_map(|v| v.split(','))
+            .any(|c| c.trim() == "2");
+        Ok(*self.class2.get_or_init(|| class2))
+    }
+
+    /// GET `url`, following at most [`MAX_REDIRECTS`] redirects (each through the guard).
+    fn get(&self, url: &Url, range: Option<&str>) -> Result<ureq::Response, SourceError> {
+        let mut url = url.clone();
+        let headers: Vec<(&str, &str)> = range.map(|r| ("Range", r)).into_iter().collect();
+        for _ in 0..=MAX_REDIRECTS {
+            let response = self.send("GET", &url, &headers, Body::Empty)?;
+            if !matches!(response.status(), 301 | 302 | 303 | 307 | 308) {
+                return Ok(response);
+            }
+            let location = response
+                .header("Location")
+                .ok_or_else(|| SourceError::Remote("a redirect without Location".into()))?;
+            let next = url
+                .join(location)
+                .map_err(|e| SourceError::Remote(format!("redirect to {location:?}: {e}")))?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(SourceError::Remote("a redirect to another scheme".into()));
+            }
+            url = next;
+        }
+        Err(SourceError::Remote(format!(
+            "more than {MAX_REDIRECTS} redirects"
+        )))
+    }
+}
+
+/// A PROPFIND date (`creationdate`, RFC 3339).
+fn parse_rfc3339(s: &str) -> Option<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(s.trim(), &time::format_description::well_known::Rfc3339).ok()
+}
+
+/// An HTTP date (`getlastmodified`, RFC 9110 IMF-fixdate, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`).
+fn parse_http_date(s: &str) -> Option<time::OffsetDateTime> {
+    let format = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    time::PrimitiveDateTime::parse(s.trim(), &format)
+        .ok()
+        .map(|t| t.assume_utc())
+}
+
+/// A `Content-Range: bytes first-last/total` value.
+fn content_range(value: &str) -> Option<(u64, u64)> {
+    let rest = value.trim().strip_prefix("bytes ")?;
+    let (span, _total) = rest.split_once('/')?;
+    let (first, last) = span.split_once('-')?;
+    let (first, last) = (first.trim().parse().ok()?, last.trim().parse().ok()?);
+    (first <= last).then_some((first, last))
+}
+
+impl Connector for WebDav {
+    fn check(&self) -> Result<(), SourceError> {
+        let root = self.stat_at(&RemotePath::root(), &self.base)?;
+        if root.is_dir {
+            Ok(())
+        } else {
+            Err(SourceError::Remote(
+                "the source's URL is not a collection".into(),
+            ))
+        }
+    }
+
+    fn stat(&self, path: &RemotePath) -> Result<Entry, SourceError> {
+        if path.is_root() {
+            return self.stat_at(path, &self.base);
+        }
+        self.stat_at(path, &self.url(path, false))
+    }
+
+    fn list(&self, dir: &RemotePath) -> Result<Vec<Entry>, SourceError> {
+        let url = self.url(dir, true);
+        let responses = self.propfind(&url, "1")?;
+        let mut out = Vec::with_capacity(responses.len());
+        let mut saw_dir = false;
+        for r in responses {
+            let path = self.href_path(&url, &r.href)?;
+            if path == *dir {
+                saw_dir = true;
+                if !r.is_collection {
+                    return Err(SourceError::NotFound);
+                }
+                continue;
+            }
+            // Only the folder's own children (a server answering deeper is not followed).
+            if path.parent().as_ref() == Some(dir) {
+                out.push(self.entry(path, r));
+            }
+        }
+        if !saw_dir && out.is_empty() {
+            return Err(SourceError::Remote(format!(
+                "PROPFIND on {dir:?} did not describe it"
+            )));
+        }
+        if out.len() > self.limits.max_entries {
+            return Err(SourceError::TooLarge);
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    fn read(
+        &self,
+        path: &RemotePath,
+        range: Option<(u64, Option<u64>)>,
+    ) -> Result<Download, SourceError> {
+        let entry = self.stat(path)?;
+        if entry.is_dir {
+            return Err(SourceError::NotFound);
+        }
+        if let Some((first, Some(last))) = range {
+            if first > last {
+                return Err(SourceError::RangeNotSatisfiable);
+            }
+        }
+        let header = range.map(|(first, last)| match last {
+            Some(last) => format!("bytes={first}-{last}"),
+            None => format!("bytes={first}-"),
+        });
+        let response = self.get(&self.url(path, false), header.as_deref())?;
+        let status = response.status();
+        let announced = response
+            .header("Content-Length")
+            .and_then(|l| l.trim().parse::<u64>().ok());
+        let span = response.header("Content-Range").and_then(content_range);
+        let mut reader: Box<dyn Read + Send> = response.into_reader();
+        let (applied, length) = match (status, range) {
+            (206, _) => {
+                let span =
+                    span.ok_or_else(|| SourceError::Remote("a 206 without Content-Range".into()))?;
+                let len = span.1 - span.0 + 1;
+                if announced.is_some_and(|a| a != len) {
+                    return Err(SourceError::Remote(
+                        "Content-Range and length differ".into(),
+                    ));
+                }
+                (Some(span), Some(len))
+            }
+            (200, None) => (None, announced.or(entry.size)),
+            // The server sent the whole file for a range: the range is cut out here.
+            (200, Some((first, last))) => {
+                let size = announced.or(entry.size).ok_or_else(|| {
+                    SourceError::Remote("a whole file of unknown size for a range".into())
+                })?;
+                let last = last.unwrap_or(u64::MAX).min(size.saturating_sub(1));
+                if first >= size || first > last {
+                    return Err(SourceError::RangeNotSatisfiable);
+                }
+                let skipped = io::copy(&mut (&mut reader).take(first), &mut io::sink())
+                    .map_err(|e| SourceError::from_io(&e))?;
+                if skipped < first {
+                    return Err(SourceError::Remote("the body ended early".into()));
+                }
+                let len = last - first + 1;
+                reader = Box::new(reader.take(len));
+                (Some((first, last)), Some(len))
+            }
+            (s, _) => return Err(status_error(s)),
+        };
+        // Never more than announced: the client stops at Content-Length itself; without one the
+        // size the listing gave is the bound.
+        let body: Box<dyn Read + Send> = match length {
+            Some(len) => Box::new(Capped {
+                inner: reader,
+                left: len,
+            }),
+            None => reader,
+        };
+        Ok(Download {
+            entry,
+            range: applied,
+            length,
+            body,
+        })
+    }
+
+    fn write(
+        &self,
+        dir: &RemotePath,
+        name: &str,
+        body: &mut dyn Read,
+        length: Option<u64>,
+        replace: bool,
+    ) -> Result<Entry, SourceError> {
+        let path = dir.join(name)?;
+        // Also teaches the scheme before a body that cannot be sent twice.
+        let parent = self.stat(dir)?;
+        if !parent.is_dir {
+            return Err(SourceError::NotFound);
+        }
+        match self.find(&path)? {
+            Some(e) if e.is_dir => return Err(SourceError::Exists),
+            Some(_) if !replace => return Err(SourceError::Exists),
+            _ => {}
+        }
+        let mut headers = vec![("Content-Type", "application/octet-stream")];
+        if !replace {
+            headers.push(("If-None-Match", "*"));
+        }
+        let url = self.url(&path, false);
+        let response = self.send("PUT", &url, &headers, Body::Stream(&mut *body, length))?;
+        match response.status() {
+            200..=299 => {}
+            409 => return Err(SourceError::NotFound),
+            412 => return Err(SourceError::Exists),
+            s => return Err(status_error(s)),
+        }
+        if length.is_some()
+            && body
+                .read(&mut [0u8; 1])
+                .map_err(|e| SourceError::from_io(&e))?
+                > 0
+        {
+            return Err(SourceError::TooLarge);
+        }
+        self.stat(&path)
+    }
+
+    fn make_dir(&self, parent: &RemotePath, name: &str) -> Result<Entry, SourceError> {
+        let path = parent.join(name)?;
+        let response = self.send("MKCOL", &self.url(&path, true), &[], Body::Empty)?;
+        match response.status() {
+            200..=299 => self.stat(&path),
+            405 => Err(SourceError::Exists),
+            409 => Err(SourceError::NotFound),
+            s => Err(status_error(s)),
+        }
+    }
+
+    fn delete(&self, path: &RemotePath) -> Result<(), SourceError> {
+        if path.is_root() {
+            return Err(SourceError::Forbidden);
+        }
+        let entry = self.stat(path)?;
+        let response = self.send("DELETE", &self.url(path, entry.is_dir), &[], Body::Empty)?;
+        match response.status() {
+            // 207: some members could not be deleted (the multistatus says which, e.g. locked).
+            207 => Err(SourceError::Locked),
+            200..=299 => Ok(()),
+            s => Err(status_error(s)),
+        }
+    }
+
+    fn lock(&self, path: &RemotePath, owner: &str) -> Result<Option<String>, SourceError> {
+        if !self.offers_locks()? {
+            return Err(SourceError::Unsupported);
+        }
+        // A LOCK on nothing would create an empty file: only existing files are locked.
+        let entry = self.stat(path)?;
+        let body = format!(
+            concat!(
+                r#"<?xml version="1.0" encoding="utf-8"?>"#,
+                r#"<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope>"#,
+                r#"<D:locktype><D:write/></D:locktype><D:owner>{}</D:owner></D:lockinfo>"#
+            ),
+            quick_xml::escape::escape(owner)
+        );
+        let timeout = format!("Second-{LOCK_SECONDS}");
+        let response = self.send(
+            "LOCK",
+            &self.url(path, entry.is_dir),
+            &[
+                ("Depth", "0"),
+                ("Timeout", timeout.as_str()),
+                ("Content-Type", "application/xml; charset=utf-8"),
+            ],
+            Body::Bytes(body.as_bytes()),
+        )?;
+        match response.status() {
+            200 | 201 => {}
+            405 | 501 => return Err(SourceError::Unsupported),
+            s => return Err(status_error(s)),
+        }
+        let token = response
+            .header("Lock-Token")
+            .map(|t| {
+                t.trim()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .to_owned()
+            })
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| SourceError::Remote("a LOCK answer without Lock-Token".into()))?;
+        Ok(Some(token))
+    }
+
+    fn unlock(&self, path: &RemotePath, token: &str) -> Result<(), SourceError> {
+        if token.is_empty()
+            || token
+                .chars()
+                .any(|c| c.is_control() || c == '<' || c == '>')
+        {
+            return Err(SourceError::Remote("not a lock token".into()));
+        }
+        let entry = self.stat(path)?;
+        let header = format!("<{token}>");
+        let response = self.send(
+            "UNLOCK",
+            &self.url(path, entry.is_dir),
+            &[("Lock-Token", header.as_str())],
+            Body::Empty,
+        )?;
+        match response.status() {
+            200..=299 => Ok(()),
+            405 | 501 => Err(SourceError::Unsupported),
+            // The token does not (or no longer) hold a lock on the file.
+            409 | 412 => Err(SourceError::Locked),
+            s => Err(status_error(s)),
+        }
+    }
+
+    fn writable(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connector(url: &str) -> WebDav {
+        let url = Url::parse(url).unwrap();
+        let mut base = url.clone();
+        if !base.path().ends_with('/') {
+            let p = format!("{}/", base.path());
+            base.set_path(&p);
+        }
+        WebDav {
+            agent: ureq::Agent::new(),
+            root_segments: decoded_segments(base.path()).unwrap(),
+            base,
+            credentials: Credentials::None,
+            scheme: Mutex::new(None),
+            class2: OnceLock::new(),
+            limits: Limits::default(),
+        }
+    }
+
+    #[test]
+    fn urls_encode_each_segment() {
+        let c = connector("https://dav.example.com/remote.php/dav/files/ann");
+        let p = RemotePath::parse("a b/R&D#1?.txt").unwrap();
+        assert_eq!(
+            c.url(&p, false).as_str(),
+            "https://dav.example.com/remote.php/dav/files/ann/a%20b/R%26D%231%3F.txt"
+        );
+        assert_eq!(
+            c.url(&RemotePath::parse("x").unwrap(), true).as_str(),
+            "https://dav.example.com/remote.php/dav/files/ann/x/"
+        );
+        assert_eq!(
+            c.url(&RemotePath::root(), true).as_str(),
+            "https://dav.example.com/remote.php/dav/files/ann/"
+        );
+    }
+
+    #[test]
+    fn hrefs_resolve_inside_the_root_only() {
+        let c = connector("http://dav.example.com/dav/");
+        let req = Url::parse("http://dav.example.com/dav/a/").unwrap();
+        let ok = |href: &str| c.href_path(&req, href).unwrap().as_str().to_owned();
+        assert_eq!(ok("/dav/a/"), "a");
+        assert_eq!(ok("/dav/a/b%20c.txt"), "a/b c.txt");
+        assert_eq!(ok("http://dav.example.com/dav/a/x/"), "a/x");
+        assert_eq!(ok("x.txt"), "a/x.txt");
+        assert_eq!(ok("/dav/"), "");
+        assert_eq!(ok("/dav"), "");
+        for bad in [
+            "/other/",
+            "/dav/../etc/passwd",
+            "/dav/a/%2e%2e/%2e%2e/etc",
+            "/dav/a%2fb",
+            "http://evil.example.com/dav/a/",
+            "https://dav.example.com/dav/a/",
+            "/davx/a",
+            "/dav/%ff",
+            "/dav/a%0Ab",
+        ] {
+            assert!(
+                matches!(c.href_path(&req, bad), Err(SourceError::Remote(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn dates_and_ranges() {
+        let t = parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
+        assert_eq!(t.unix_timestamp(), 784111777);
+        assert!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT").is_none());
+        let t = parse_rfc3339("1997-12-01T17:42:21-08:00").unwrap();
+        assert_eq!(t.unix_timestamp(), 881026941);
+        assert_eq!(content_range("bytes 2-5/10"), Some((2, 5)));
+        assert_eq!(content_range("bytes 5-2/10"), None);
+        assert_eq!(content_range("bytes */10"), None);
+    }
+
+    #[test]
+    fn constructor_refuses_other_schemes_and_credentials_in_the_url() {
+        let o = WebDavOptions::default();
+        for bad in [
+            "ftp://example.com/",
+            "file:///etc/",
+            "http://ann:pw@example.com/dav/",
+        ] {
+            let e = webdav(&Url::parse(bad).unwrap(), Credentials::None, &o).err();
+            assert_eq!(e, Some(SourceError::Unsupported), "{bad}");
+        }
+        assert!(webdav(
+            &Url::parse("https://example.com/dav").unwrap(),
+            Credentials::None,
+            &o
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn credentials_debug_hides_the_password() {
+        let c = Credentials::Basic {
+            login: "ann".into(),
+            password: "hunter2-secret".into(),
+        };
+        let shown = format!("{c:?}");
+        assert!(
+            shown.contains("ann") && !shown.contains("hunter2"),
+            "{shown}"
+        );
+    }
+}
