@@ -616,6 +616,7 @@ struct Target {
     source: Named,
     path: RemotePath,
     lock: Option<SourceLock>,
+    conn: Box<dyn Connector>,
 }
 
 /// Checks every id: a file of a source the caller sees. Without `partial` the first failure
@@ -626,13 +627,13 @@ fn targets(
     ids: &[String],
     partial: bool,
     check: impl Fn(&Target) -> Result<()>,
-) -> Result<(Vec<(Target, Box<dyn Connector>)>, Vec<String>)> {
+) -> Result<(Vec<Target>, Vec<String>)> {
     let mut ok = Vec::new();
     let mut failed = Vec::new();
     let mut first: Option<ApiError> = None;
     let mut seen = std::collections::HashSet::new();
     for id in ids.iter().filter(|i| seen.insert(i.as_str())) {
-        let one = (|| -> Result<(Target, Box<dyn Connector>)> {
+        let one = (|| -> Result<Target> {
             let (source, path) = super::resolve(ctx, user_id, id)?;
             let conn = super::connect(ctx, &source)?;
             let e = stat(ctx, &source, conn.as_ref(), &path)?;
@@ -648,9 +649,10 @@ fn targets(
                 source,
                 path,
                 lock,
+                conn,
             };
             check(&t)?;
-            Ok((t, conn))
+            Ok(t)
         })();
         match one {
             Ok(t) => ok.push(t),
@@ -681,7 +683,8 @@ pub fn lock(ctx: &Ctx, user_id: &str, ids: &[String], partial: bool) -> Result<B
         .unwrap_or_else(|| user_id.to_string());
     let mut taken: Vec<(String, RemotePath, Option<String>, &dyn Connector)> = Vec::new();
     let mut refusal: Option<Error> = None;
-    for (t, conn) in targets.iter().filter(|(t, _)| t.lock.is_none()) {
+    for t in targets.iter().filter(|t| t.lock.is_none()) {
+        let conn = &t.conn;
         let token = match conn.lock(&t.path, &owner) {
             Ok(token) => token,
             Err(coffer_sources::SourceError::Unsupported) => None,
@@ -766,7 +769,8 @@ pub fn unlock(ctx: &Ctx, user_id: &str, ids: &[String], partial: bool) -> Result
             .into()),
         _ => Ok(()),
     })?;
-    for (t, conn) in &targets {
+    for t in &targets {
+        let conn = &t.conn;
         let Some(l) = &t.lock else {
             continue;
         };
