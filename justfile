@@ -41,6 +41,10 @@ test-clamd:
 test-smtp:
     scripts/smtp-test-server.sh run -- cargo nextest run --workspace -E 'binary(integration) & test(/^(smtp|password_reset)::/)'
 
+# the source connectors against a throwaway WebDAV server (scripts/webdav-test-server.sh)
+test-webdav:
+    scripts/webdav-test-server.sh run -- cargo nextest run --workspace -E 'package(coffer-sources)'
+
 # sign-in and an outside recipient's visit in headless Chromium (scripts/browser-test.sh)
 test-browser *ARGS:
     scripts/browser-test.sh "$@"

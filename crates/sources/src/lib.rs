@@ -177,9 +177,28 @@ pub trait Connector: Send + Sync {
         length: Option<u64>,
         replace: bool,
     ) -> Result<Entry, SourceError>;
+    /// Replaces the file `dir/name` on which this connector holds the lock `token` (from
+    /// [`Connector::lock`]); a source without locks writes as [`Connector::write`] does.
+    fn write_locked(
+        &self,
+        dir: &RemotePath,
+        name: &str,
+        body: &mut dyn io::Read,
+        length: Option<u64>,
+        token: &str,
+    ) -> Result<Entry, SourceError> {
+        let _ = token;
+        self.write(dir, name, body, length, true)
+    }
     fn make_dir(&self, parent: &RemotePath, name: &str) -> Result<Entry, SourceError>;
     /// Deletes a file, or a folder with everything in it.
     fn delete(&self, path: &RemotePath) -> Result<(), SourceError>;
+    /// Deletes a file on which this connector holds the lock `token`; a source without locks
+    /// deletes as [`Connector::delete`] does.
+    fn delete_locked(&self, path: &RemotePath, token: &str) -> Result<(), SourceError> {
+        let _ = token;
+        self.delete(path)
+    }
     /// Takes a remote lock when the source offers one; `Ok(None)` when the source has no locks
     /// at all (a WebDAV server without locking answers `Unsupported`).
     fn lock(&self, path: &RemotePath, owner: &str) -> Result<Option<String>, SourceError> {

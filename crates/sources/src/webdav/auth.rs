@@ -81,10 +81,8 @@ fn parse_value(value: &str, out: &mut Vec<Challenge>) {
                 let mut v = String::new();
                 loop {
                     match s.get(i) {
-                        None => {
-                            out.push(challenge);
-                            return;
-                        }
+                        // Unterminated: the value runs to the end.
+                        None => break,
                         Some('"') => {
                             i += 1;
                             break;

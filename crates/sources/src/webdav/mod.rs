@@ -484,6 +484,79 @@ impl WebDav {
         Ok(*self.class2.get_or_init(|| class2))
     }
 
+    /// `write`, with the `If` header of a lock this connector holds on the file.
+    fn put(
+        &self,
+        dir: &RemotePath,
+        name: &str,
+        body: &mut dyn Read,
+        length: Option<u64>,
+        replace: bool,
+        lock: Option<&str>,
+    ) -> Result<Entry, SourceError> {
+        let path = dir.join(name)?;
+        // Also teaches the scheme before a body that cannot be sent twice.
+        let parent = self.stat(dir)?;
+        if !parent.is_dir {
+            return Err(SourceError::NotFound);
+        }
+        match self.find(&path)? {
+            Some(e) if e.is_dir => return Err(SourceError::Exists),
+            Some(_) if !replace => return Err(SourceError::Exists),
+            _ => {}
+        }
+        let condition = lock.map(if_header).transpose()?;
+        let mut headers = vec![("Content-Type", "application/octet-stream")];
+        if !replace {
+            headers.push(("If-None-Match", "*"));
+        }
+        if let Some(c) = &condition {
+            headers.push(("If", c.as_str()));
+        }
+        let url = self.url(&path, false);
+        let response = self.send("PUT", &url, &headers, Body::Stream(&mut *body, length))?;
+        match response.status() {
+            200..=299 => {}
+            409 => return Err(SourceError::NotFound),
+            // The lock named is not (or no longer) held on the file.
+            412 if lock.is_some() => return Err(SourceError::Locked),
+            412 => return Err(SourceError::Exists),
+            s => return Err(status_error(s)),
+        }
+        if length.is_some()
+            && body
+                .read(&mut [0u8; 1])
+                .map_err(|e| SourceError::from_io(&e))?
+                > 0
+        {
+            return Err(SourceError::TooLarge);
+        }
+        self.stat(&path)
+    }
+
+    /// `delete`, with the `If` header of a lock this connector holds on the path.
+    fn remove(&self, path: &RemotePath, lock: Option<&str>) -> Result<(), SourceError> {
+        if path.is_root() {
+            return Err(SourceError::Forbidden);
+        }
+        let condition = lock.map(if_header).transpose()?;
+        let headers: Vec<(&str, &str)> = condition.iter().map(|c| ("If", c.as_str())).collect();
+        let entry = self.stat(path)?;
+        let response = self.send(
+            "DELETE",
+            &self.url(path, entry.is_dir),
+            &headers,
+            Body::Empty,
+        )?;
+        match response.status() {
+            // 207: some members could not be deleted (the multistatus says which, e.g. locked).
+            207 => Err(SourceError::Locked),
+            200..=299 => Ok(()),
+            412 => Err(SourceError::Locked),
+            s => Err(status_error(s)),
+        }
+    }
+
     /// GET `url`, following at most [`MAX_REDIRECTS`] redirects (each through the guard).
     fn get(&self, url: &Url, range: Option<&str>) -> Result<ureq::Response, SourceError> {
         let mut url = url.clone();
@@ -508,6 +581,24 @@ impl WebDav {
             "more than {MAX_REDIRECTS} redirects"
         )))
     }
+}
+
+/// A lock token as it may go into a header.
+fn check_token(token: &str) -> Result<(), SourceError> {
+    if token.is_empty()
+        || token
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '<' | '>' | '(' | ')'))
+    {
+        return Err(SourceError::Remote("not a lock token".into()));
+    }
+    Ok(())
+}
+
+/// The `If` header (RFC 4918 §10.4) naming a lock held on the request's resource.
+fn if_header(token: &str) -> Result<String, SourceError> {
+    check_token(token)?;
+    Ok(format!("(<{token}>)"))
 }
 
 /// A PROPFIND date (`creationdate`, RFC 3339).
@@ -667,38 +758,18 @@ impl Connector for WebDav {
         length: Option<u64>,
         replace: bool,
     ) -> Result<Entry, SourceError> {
-        let path = dir.join(name)?;
-        // Also teaches the scheme before a body that cannot be sent twice.
-        let parent = self.stat(dir)?;
-        if !parent.is_dir {
-            return Err(SourceError::NotFound);
-        }
-        match self.find(&path)? {
-            Some(e) if e.is_dir => return Err(SourceError::Exists),
-            Some(_) if !replace => return Err(SourceError::Exists),
-            _ => {}
-        }
-        let mut headers = vec![("Content-Type", "application/octet-stream")];
-        if !replace {
-            headers.push(("If-None-Match", "*"));
-        }
-        let url = self.url(&path, false);
-        let response = self.send("PUT", &url, &headers, Body::Stream(&mut *body, length))?;
-        match response.status() {
-            200..=299 => {}
-            409 => return Err(SourceError::NotFound),
-            412 => return Err(SourceError::Exists),
-            s => return Err(status_error(s)),
-        }
-        if length.is_some()
-            && body
-                .read(&mut [0u8; 1])
-                .map_err(|e| SourceError::from_io(&e))?
-                > 0
-        {
-            return Err(SourceError::TooLarge);
-        }
-        self.stat(&path)
+        self.put(dir, name, body, length, replace, None)
+    }
+
+    fn write_locked(
+        &self,
+        dir: &RemotePath,
+        name: &str,
+        body: &mut dyn Read,
+        length: Option<u64>,
+        token: &str,
+    ) -> Result<Entry, SourceError> {
+        self.put(dir, name, body, length, true, Some(token))
     }
 
     fn make_dir(&self, parent: &RemotePath, name: &str) -> Result<Entry, SourceError> {
@@ -713,17 +784,11 @@ impl Connector for WebDav {
     }
 
     fn delete(&self, path: &RemotePath) -> Result<(), SourceError> {
-        if path.is_root() {
-            return Err(SourceError::Forbidden);
-        }
-        let entry = self.stat(path)?;
-        let response = self.send("DELETE", &self.url(path, entry.is_dir), &[], Body::Empty)?;
-        match response.status() {
-            // 207: some members could not be deleted (the multistatus says which, e.g. locked).
-            207 => Err(SourceError::Locked),
-            200..=299 => Ok(()),
-            s => Err(status_error(s)),
-        }
+        self.remove(path, None)
+    }
+
+    fn delete_locked(&self, path: &RemotePath, token: &str) -> Result<(), SourceError> {
+        self.remove(path, Some(token))
     }
 
     fn lock(&self, path: &RemotePath, owner: &str) -> Result<Option<String>, SourceError> {
@@ -770,13 +835,7 @@ impl Connector for WebDav {
     }
 
     fn unlock(&self, path: &RemotePath, token: &str) -> Result<(), SourceError> {
-        if token.is_empty()
-            || token
-                .chars()
-                .any(|c| c.is_control() || c == '<' || c == '>')
-        {
-            return Err(SourceError::Remote("not a lock token".into()));
-        }
+        check_token(token)?;
         let entry = self.stat(path)?;
         let header = format!("<{token}>");
         let response = self.send(
