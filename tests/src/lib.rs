@@ -256,6 +256,7 @@ impl TestApp {
         let base = format!("http://{}", listener.local_addr().unwrap());
         let mut config = Config::new(&base, "Coffer");
         config.storage_url = test_storage_url(dir.path());
+        config.sources.key_file = Some(dir.path().join("secret.key"));
         for a in adjust {
             a(&mut config);
         }
@@ -268,6 +269,7 @@ impl TestApp {
             .register(coffer_service::notifications::deliver::JOBS);
         ctx.jobs.register(coffer_service::search::index::JOBS);
         ctx.jobs.register(coffer_service::dli::upkeep::JOBS);
+        ctx.jobs.register(coffer_service::sources::transfer::JOBS);
         ctx.upload_completion
             .set(coffer_service::mail::attach_uploaded);
         ctx.upload_completion

@@ -22,6 +22,9 @@ pub struct Global {
     /// The Ed25519 key file that signs the activity log's checkpoints, made on first use; keep it off the database's host or backups [default: <data dir>/audit.key]
     #[arg(long, global = true, env = "COFFER_AUDIT_KEY_FILE")]
     pub audit_key_file: Option<PathBuf>,
+    /// The key file (32 random bytes, base64) that encrypts the credentials of external sources, made on first start; every node of a cluster needs the same file [default: <data dir>/secret.key]
+    #[arg(long, global = true, env = "COFFER_SECRET_KEY_FILE")]
+    pub secret_key_file: Option<PathBuf>,
 }
 
 /// The server's settings: options of `serve` (and of the bare `cofferd`, which serves). The
@@ -177,6 +180,12 @@ pub struct ServerFlags {
     /// Seconds a signed-in SFTP connection may stay silent [default: 900]
     #[arg(long, env = "COFFER_SFTP_IDLE_TIMEOUT")]
     pub sftp_idle_timeout: Option<u64>,
+    /// Server directories offered to every user as external sources: name=/path[:rw][,name=/path[:rw]…] (rw lets users write) [default: none]
+    #[arg(long, env = "COFFER_SOURCE_DIRS")]
+    pub source_dirs: Option<String>,
+    /// Let WebDAV sources reach loopback, private and link-local addresses (true or false) [default: false]
+    #[arg(long, env = "COFFER_SOURCES_ALLOW_PRIVATE")]
+    pub sources_allow_private: Option<bool>,
 }
 
 /// Where file content is stored, for the commands that read or write it.
@@ -209,6 +218,7 @@ struct FileConfig {
     database_url: Option<String>,
     data_dir: Option<PathBuf>,
     audit_key_file: Option<PathBuf>,
+    secret_key_file: Option<PathBuf>,
     version_brand: Option<String>,
     workers: Option<usize>,
     pool_size: Option<u32>,
@@ -256,6 +266,8 @@ struct FileConfig {
     sftp_password: Option<bool>,
     sftp_login_timeout: Option<u64>,
     sftp_idle_timeout: Option<u64>,
+    source_dirs: Option<String>,
+    sources_allow_private: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -265,6 +277,10 @@ pub struct Settings {
     pub data_dir: PathBuf,
     /// The key file of the activity log's checkpoints.
     pub audit_key_file: PathBuf,
+    /// The key file that seals the credentials of external sources.
+    pub secret_key_file: PathBuf,
+    /// The operator's directories and the address rule of external sources.
+    pub sources: coffer_service::sources::Settings,
     pub base_url: String,
     pub database_url: DatabaseUrl,
     pub version_brand: String,
@@ -323,6 +339,32 @@ impl Settings {
                 .clone()
                 .or(file.audit_key_file)
                 .unwrap_or_else(|| data_dir.join("audit.key")),
+            secret_key_file: global
+                .secret_key_file
+                .clone()
+                .or(file.secret_key_file)
+                .unwrap_or_else(|| data_dir.join("secret.key")),
+            sources: coffer_service::sources::Settings {
+                dirs: match flags.source_dirs.clone().or(file.source_dirs) {
+                    Some(text) if !text.trim().is_empty() => {
+                        coffer_sources::parse_source_dirs(&text)
+                            .map_err(|e| anyhow::anyhow!("COFFER_SOURCE_DIRS: {e}"))?
+                            .into_iter()
+                            .map(|d| coffer_service::sources::OperatorDir {
+                                name: d.name,
+                                root: d.root,
+                                writable: d.writable,
+                            })
+                            .collect()
+                    }
+                    _ => Vec::new(),
+                },
+                allow_private: flags
+                    .sources_allow_private
+                    .or(file.sources_allow_private)
+                    .unwrap_or(false),
+                key_file: None,
+            },
             data_dir: data_dir.clone(),
             listen: flags
                 .listen
@@ -509,6 +551,8 @@ impl Settings {
         c.scanner = self.clamd.clone();
         c.preview_converter = self.preview_converter.clone();
         c.audit_key_file = Some(self.audit_key_file.clone());
+        c.sources = self.sources.clone();
+        c.sources.key_file = Some(self.secret_key_file.clone());
         if let Some(n) = &self.node_name {
             c.node_name = n.clone();
         }

@@ -98,6 +98,11 @@ enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
+    /// The secret key that encrypts the credentials of external sources.
+    Secrets {
+        #[command(subcommand)]
+        command: SecretsCommand,
+    },
     /// Copy the database and the file content, consistently, while the server runs.
     Backup(backup::BackupArgs),
     /// Put a backup back into an empty data directory or database.
@@ -331,6 +336,18 @@ enum AuditCommand {
 }
 
 #[derive(Subcommand)]
+enum SecretsCommand {
+    /// Re-encrypt every stored source credential under the key in --new-key-file (made when it
+    /// does not exist), in one transaction; then point COFFER_SECRET_KEY_FILE at that file (or
+    /// move it over the old one) on every node and restart them.
+    Rotate {
+        /// The new key file: 32 random bytes, base64.
+        #[arg(long)]
+        new_key_file: std::path::PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
 enum SettingsCommand {
     /// Print a setting's value.
     Get {
@@ -504,6 +521,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Webform { command } => webform(&settings, command),
         Command::Audit { command } => audit(&settings, command),
+        Command::Secrets { command } => secrets(&settings, command),
         Command::Mail { command } => mail_cmd::run(&open(&settings, 1)?, command),
         Command::Search { command } => search_cmd::run(&open(&settings, 1)?, command),
         Command::Storage {
@@ -566,6 +584,35 @@ fn audit(settings: &Settings, command: AuditCommand) -> Result<()> {
                 Some(c) => println!("checkpoint at record {}: {}", c.seq, c.hash),
                 None => println!("nothing new to sign"),
             }
+            Ok(())
+        }
+    }
+}
+
+fn secrets(settings: &Settings, command: SecretsCommand) -> Result<()> {
+    use coffer_service::sources::{manage, SecretKey};
+    let ctx = open(settings, 1)?;
+    match command {
+        SecretsCommand::Rotate { new_key_file } => {
+            if new_key_file == settings.secret_key_file {
+                anyhow::bail!("--new-key-file must be another file than the current key file");
+            }
+            let old = SecretKey::read(&settings.secret_key_file)
+                .map_err(api)
+                .with_context(|| {
+                    format!(
+                        "reading the current key {}",
+                        settings.secret_key_file.display()
+                    )
+                })?;
+            let new = SecretKey::read_or_make(&new_key_file)
+                .map_err(api)
+                .with_context(|| format!("reading the new key {}", new_key_file.display()))?;
+            let n = manage::rotate(&ctx, &old, &new).map_err(api)?;
+            println!(
+                "{n} stored credentials re-encrypted with {}; set COFFER_SECRET_KEY_FILE to it on every node and restart them",
+                new_key_file.display()
+            );
             Ok(())
         }
     }
@@ -672,6 +719,11 @@ fn serve(settings: Settings) -> Result<()> {
         .map_err(anyhow::Error::msg)?,
         None => coffer_http::Waf::default_rules(),
     };
+    // The secret key exists from the first start on, so that every node of a cluster can be
+    // given a copy of the same file before any credential is stored.
+    coffer_service::sources::SecretKey::read_or_make(&settings.secret_key_file)
+        .map_err(api)
+        .with_context(|| format!("the secret key file {}", settings.secret_key_file.display()))?;
     plug_in_areas(&ctx);
     spawn_housekeeping(ctx.clone());
     coffer_service::content::jobs::spawn(ctx.clone()).context("starting the job worker")?;
@@ -833,6 +885,7 @@ fn plug_in_areas(ctx: &Ctx) {
         .register(coffer_service::notifications::deliver::JOBS);
     ctx.jobs.register(coffer_service::search::index::JOBS);
     ctx.jobs.register(coffer_service::dli::upkeep::JOBS);
+    ctx.jobs.register(coffer_service::sources::transfer::JOBS);
     ctx.upload_completion
         .set(coffer_service::mail::attach_uploaded);
     ctx.upload_completion

@@ -139,6 +139,9 @@ catalogue! {
     EntityRoleIsAssigned => ("ERR_ENTITY_ROLE_IS_ASSIGNED", 409, "The member already has this role."),
     // 409 when adding members; 403 when removing one (`DELETE /rest/folders/{id}/members/{member_user_id}`).
     EntityParentFolderMemberExists => ("ERR_ENTITY_PARENT_FOLDER_MEMBER_EXISTS", 409, "The user is a member of a parent folder."),
+    // Deleting a remote file of an external source that a user holds locked.
+    FileIsInUseByOtherUser => ("ERR_FILE_IS_IN_USE_BY_OTHER_USER", 422, "The file is locked by another user."),
+    FileIsInUseByCurrentUser => ("ERR_FILE_IS_IN_USE_BY_CURRENT_USER", 422, "The file is locked by you; unlock it or delete it with forceDelete."),
     CannotMoveFolderToSelf => ("ERR_CANNOT_MOVE_FOLDER_TO_SELF", 422, "A folder cannot be moved into itself."),
     CannotMoveToChild => ("ERR_CANNOT_MOVE_TO_CHILD", 422, "A folder cannot be moved into one of its subfolders."),
     InputMaxValue => ("ERR_INPUT_MAX_VALUE", 422, "The value is above the maximum."),

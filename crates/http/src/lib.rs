@@ -13,6 +13,7 @@ pub mod platform;
 pub mod plumbing;
 pub mod request_files;
 pub mod search;
+pub mod sources;
 pub mod web_forms;
 
 use actix_web::dev::{Server, ServiceResponse};
@@ -61,6 +62,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .configure(request_files::routes)
                 .configure(search::routes)
                 .configure(dli::routes)
+                .configure(sources::routes)
                 .default_service(web::to(not_found)),
         )
         // The chunk endpoint as the reference spells it, with a node's name first.

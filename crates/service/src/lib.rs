@@ -4,7 +4,7 @@
 //!
 //! One folder per area, each using only the areas below it (docs/architecture.md, "Areas of the
 //! service layer"): `platform`, `content`, `identity`, `oauth`, `mail`, `web_forms`,
-//! `favorites`, `notifications`, `request_files`. Where the
+//! `favorites`, `notifications`, `request_files`, `sources`. Where the
 //! content core hands work up, the areas plug in at start-up ([`Ctx::jobs`],
 //! [`Ctx::upload_completion`]).
 //!
@@ -23,6 +23,7 @@ pub mod platform;
 pub mod request_files;
 pub mod search;
 pub mod sftp;
+pub mod sources;
 pub mod web_forms;
 
 pub use coffer_errors::{ApiError, Error, ErrorCode, Result};
@@ -68,6 +69,8 @@ pub struct Config {
     /// The key file that signs the activity log's checkpoints (`audit::checkpoint`); none: no
     /// checkpoints are made.
     pub audit_key_file: Option<std::path::PathBuf>,
+    /// External sources: the operator's directories, the address rule, the secret key file.
+    pub sources: sources::Settings,
 }
 
 impl Config {
@@ -89,6 +92,7 @@ impl Config {
             preview_converter: None,
             node_name: node_name(),
             audit_key_file: None,
+            sources: Default::default(),
         }
     }
 

@@ -44,6 +44,7 @@ pub mod search;
 pub mod settings;
 pub mod shared_mailboxes;
 pub mod sms_codes;
+pub mod sources;
 pub mod ssh_keys;
 pub mod throttle;
 pub mod tokens;

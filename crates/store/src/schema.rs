@@ -873,3 +873,53 @@ diesel::table! {
         created_at -> BigInt,
     }
 }
+
+diesel::table! {
+    sources (id) {
+        id -> Text,
+        owner_id -> Text,
+        name -> Text,
+        name_folded -> Text,
+        description -> Text,
+        url -> Text,
+        type_id -> BigInt,
+        credentials -> Nullable<Binary>,
+        needs_auth -> Bool,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    source_pins (user_id, source_id) {
+        user_id -> Text,
+        source_id -> Text,
+        pinned_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    source_locks (id) {
+        id -> BigInt,
+        source_id -> Text,
+        path -> Text,
+        user_id -> Text,
+        remote_token -> Nullable<Text>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    source_transfers (id) {
+        id -> Text,
+        user_id -> Text,
+        source_id -> Text,
+        path -> Text,
+        direction -> Text,
+        state -> BigInt,
+        err_code -> Nullable<BigInt>,
+        object_id -> Nullable<Text>,
+        folder_id -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}

@@ -37,6 +37,7 @@ mod sessions;
 mod sftp;
 mod shared_mailboxes;
 mod smtp;
+mod sources;
 mod ssh_keys;
 mod tfa;
 mod tfa_sms;

@@ -1220,6 +1220,101 @@ pub struct FileUploadBody {
     disable_auto_version: Option<bool>,
 }
 
+// ---------------------------------------------------------------------------------------------
+// External sources
+
+/// `POST /rest/sources`.
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SourceBody {
+    /// Unique among the caller's sources (without regard to case); 1 to 255 characters.
+    #[schema(
+        max_length = 255,
+        pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]*[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\x00-\\x1f\\x7f-\\x9f]*$"
+    )]
+    pub name: String,
+    pub description: Option<String>,
+    /// The WebDAV collection's http(s) URL; unique among the caller's sources.
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    pub source_url: String,
+    /// `1` (WebDAV); server directories are the operator's.
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    pub source_type_id: String,
+    /// With `password`: checked against the server, then stored encrypted; never returned.
+    pub username: Option<String>,
+    pub password: Option<String>,
+    /// Accepted; a WebDAV source's repository is its URL.
+    pub repository: Option<String>,
+    pub add_links: Option<bool>,
+}
+
+impl Input for SourceBody {}
+
+/// `POST /rest/sources/{id}/auth`.
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SourceLoginBody {
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    pub login: String,
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    pub password: String,
+}
+
+impl Input for SourceLoginBody {}
+
+/// `POST /rest/sources/auth`.
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CloudAuthBody {
+    pub client: Option<String>,
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    pub code: String,
+    /// The anti-forgery state of the sign-in this completes.
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    pub state: String,
+    pub session_state: Option<String>,
+}
+
+impl Input for CloudAuthBody {}
+
+/// `POST` and `DELETE /rest/users/me/pins`.
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PinsBody {
+    /// Source ids.
+    pub ids: Vec<String>,
+    /// `source`.
+    #[schema(
+        pattern = "[^\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+    )]
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+impl Input for PinsBody {}
+
+/// `POST /rest/sources/{id}/actions/file` and `POST /rest/sources/actions/files/{id}`: the file
+/// in `body`.
+#[derive(ToSchema)]
+pub struct SourceUploadBody {
+    #[schema(format = Binary, content_media_type = "application/octet-stream")]
+    body: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+
 /// `GET /rest/files/{id}/path`, `/rest/folders/{id}/path`.
 #[derive(ToSchema)]
 pub struct PathBody {
