@@ -25,6 +25,7 @@
 # Environment (all optional; the same names as scripts/bench.sh):
 #   BENCH_SECONDS=10  BENCH_WARMUP=2  BENCH_COFFERD_ENV=""
 #   BENCH_SKIP_BUILD=1      use the existing release binaries;  COFFERD_BIN=path  use that cofferd
+#   SEARCH_BENCH_BIN=path   use that seeding binary (with COFFERD_BIN: no build at all)
 #   CARGO_TARGET_DIR        default /var/tmp/coffer-target
 #   BENCH_OUT=./bench-out   raw wrk output and logs (search-*)
 #   BENCH_SEARCH_FILES=100000  BENCH_SEARCH_EMAILS=10000  BENCH_SEARCH_CLIENTS=8
@@ -52,7 +53,7 @@ COFFERD_EXTRA_ENV=${BENCH_COFFERD_ENV-}
 OUT=${BENCH_OUT:-$ROOT/bench-out}
 REPORT=${BENCH_REPORT:-$ROOT/docs/benchmarks.md}
 BIN=${COFFERD_BIN:-$CARGO_TARGET_DIR/release/cofferd}
-SEED_BIN=$CARGO_TARGET_DIR/release/search-bench
+SEED_BIN=${SEARCH_BENCH_BIN:-$CARGO_TARGET_DIR/release/search-bench}
 RSS_LIMIT_MB=200
 
 BENCH_NAME=bench-search
@@ -101,7 +102,7 @@ else
   cargo build --release -p cofferd
 fi
 [[ -x $BIN ]] || die "no cofferd binary at $BIN"
-if [[ ${BENCH_SKIP_BUILD:-} != 1 ]]; then
+if [[ ${BENCH_SKIP_BUILD:-} != 1 && -z ${SEARCH_BENCH_BIN:-} ]]; then
   log "search-bench: cargo build --release -p coffer-tests --bin search-bench"
   cargo build --release -q -p coffer-tests --bin search-bench
 fi
@@ -206,10 +207,11 @@ log "report: the Search section of $REPORT"
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 CPUS=$(nproc)
 python3 - "$OUT" "$REPORT" "$COMMIT" "$CPUS" "$FILES" "$EMAILS" "$CLIENTS" "$SECS" "$WARMUP" \
-  "$SEED_SECS" "$INDEX_SECS" "$HWM_KB" "$RSS_LIMIT_MB" "${BENCH_STRICT:-0}" <<'PY'
+  "$SEED_SECS" "$INDEX_SECS" "$HWM_KB" "$RSS_LIMIT_MB" "${BENCH_STRICT:-0}" "$BIN" <<'PY'
 import datetime, json, re, sys
 (out, report, commit, cpus, files, emails, clients, secs, warmup, seed_secs, index_secs,
- hwm_kb, rss_limit, strict) = sys.argv[1:]
+ hwm_kb, rss_limit, strict, binary) = sys.argv[1:]
+build = "debug build: not comparable with the targets" if "/debug/" in binary else "release build"
 status = json.load(open(out + "/search-status.json"))
 
 def wrk(key):
@@ -240,14 +242,16 @@ check("(p) by name prefix, p99", fmt(prefix["p99"]), "< 20 ms",
 check("(q) cofferd peak RSS", f"{rss_mb:.0f} MB", f"< {rss_limit} MB", rss_mb < float(rss_limit))
 today = datetime.date.today().isoformat()
 lines = [
-    "## Search: full text over 100,000 files",
+    f"## Search: full text over {int(files):,} files",
     "",
     f"Written by `scripts/bench-search.sh` (which `scripts/bench.sh` runs after the SCIM benchmark) on {today}, "
-    f"commit `{commit}`, {cpus} cores. Raw output: `bench-out/search-*`. A fresh cofferd (release build, SQLite, "
+    f"commit `{commit}`, {cpus} cores. Raw output: `bench-out/search-*`. A fresh cofferd ({build}, SQLite, "
     f"local blob store) on a data directory seeded by `tests/src/bin/search-bench.rs` through the store "
     f"in {seed_secs} s: {int(files):,} files (names and 40 words of text from a generated list of 5,000 words; "
     f"every hundredth a PDF or a DOCX, the rest plain text) and {int(emails):,} emails across 50 users with "
-    f"10 folders each, each user's first folder shared with four others as Viewer.",
+    f"10 folders each, each user's first folder shared with four others as Viewer and the second with a fifth "
+    f"as Uploader." + ("" if int(files) >= 100000 else
+    f" **A reduced corpus** (`BENCH_SEARCH_FILES={files}`): the targets are set for 100,000 files."),
     "",
     f"- (n) indexing: from cofferd's start until `cofferd search status` reports none pending: {done:,} files "
     f"in {index_secs} s, **{rate:.0f} files/s** ({status['indexed']:,} indexed, {status['failed']:,} failed, "

@@ -186,7 +186,7 @@ impl fmt::Display for DatabaseUrl {
 }
 
 /// Opens a connection, reporting the real connection error. SQLite connections get WAL, a
-/// busy timeout and foreign keys.
+/// busy timeout, foreign keys and the functions search statements call.
 pub fn establish(url: &DatabaseUrl) -> StoreResult<DbConn> {
     match url.backend() {
         Backend::Postgres => PgConnection::establish(url.expose())
@@ -201,6 +201,8 @@ pub fn establish(url: &DatabaseUrl) -> StoreResult<DbConn> {
                  PRAGMA foreign_keys = ON;",
             )
             .map_err(|e| StoreError::Connection(format!("SQLite at {path}: {e}")))?;
+            search::register_sqlite_functions(&mut c)
+                .map_err(|e| StoreError::Connection(format!("SQLite at {path}: {e}")))?;
             Ok(DbConn::Sqlite(c))
         }
     }

@@ -11,88 +11,550 @@ use crate::{db_run, Backend, DbConn, StoreResult};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Double, Nullable, Text};
 
-/// A live folder or file a user reaches: their own, or one under a folder (or a file) shared
-/// with them, with the role of the nearest membership on the way down (`None` for their own).
-#[derive(Debug, Clone, QueryableByName)]
-pub struct Reachable {
-    #[diesel(sql_type = Text)]
+/// What each role lets a caller find, as three sets of role ids: the roles that may list an
+/// object (find it by name, description and path), those that may preview a file (find it by
+/// its text), and those that see only the files the caller created themselves. The service
+/// derives the sets from the content core's rule (`content::permits`), so the rule is decided in
+/// one place; the store only writes it into SQL. The owner may do everything; a role in no set
+/// finds nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rule {
+    pub list: Vec<i64>,
+    pub preview: Vec<i64>,
+    pub own_files_only: Vec<i64>,
+}
+
+/// How a folded text criterion compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    Eq,
+    Contains,
+    StartsWith,
+}
+
+/// A folded text and how it compares.
+#[derive(Debug, Clone, Copy)]
+pub struct Match<'a> {
+    pub op: Compare,
+    pub folded: &'a str,
+}
+
+/// Bounds on an integer column: `(value, inclusive)`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bounds {
+    pub low: Option<(i64, bool)>,
+    pub high: Option<(i64, bool)>,
+}
+
+/// The order of the folders and files found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortBy {
+    Score,
+    Name,
+    Created,
+    Modified,
+}
+
+/// A search over folders and files: the criteria the service has read and checked.
+#[derive(Debug, Clone)]
+pub struct ObjectSearch<'a> {
+    pub files: bool,
+    pub folders: bool,
+    /// Only what others shared with the caller.
+    pub shared_only: bool,
+    /// Only at any depth under this folder (which the caller must reach).
+    pub under: Option<&'a str>,
+    /// The path as the caller sees it (the folded names from the top of their reach down,
+    /// joined by `/`); when given, the criteria below do not apply.
+    pub path: Option<Match<'a>>,
+    pub created: Bounds,
+    pub modified: Bounds,
+    pub size: Bounds,
+    pub creator_id: Option<&'a str>,
+    pub description: Option<Match<'a>>,
+    /// A part of a file's folded name.
+    pub file_name: Option<&'a str>,
+    /// A part of a folder's folded name.
+    pub folder_name: Option<&'a str>,
+    /// Lower-case extensions without the dot; empty means any.
+    pub extensions: &'a [String],
+    pub tracking_id: Option<&'a str>,
+    /// Words for the name: a name that matches (or, unless equality is asked, a description
+    /// that does) finds the object and ranks it above any hit by text alone.
+    pub text: Option<Match<'a>>,
+    /// Terms searched in the text of files the caller may preview (letters and digits only);
+    /// empty searches no text.
+    pub content_terms: &'a [String],
+    /// Only files whose text holds the terms (`fileContent`).
+    pub content_required: bool,
+    pub order: SortBy,
+    pub descending: bool,
+    pub offset: i64,
+    pub limit: i64,
+}
+
+/// One folder or file found: its id, the role of the nearest membership that reaches it
+/// (`None` for the caller's own), and whether its text matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectHit {
     pub id: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub parent_id: Option<String>,
-    #[diesel(sql_type = Text)]
-    pub kind: String,
-    #[diesel(sql_type = Text)]
-    pub owner_id: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub system: Option<String>,
-    #[diesel(sql_type = Text)]
-    pub name: String,
-    #[diesel(sql_type = Text)]
-    pub name_folded: String,
-    #[diesel(sql_type = Text)]
-    pub description: String,
-    #[diesel(sql_type = BigInt)]
-    pub created_at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub modified_at: i64,
-    #[diesel(sql_type = Text)]
-    pub creator_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub size: i64,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub mime: Option<String>,
-    /// The role of the nearest membership; `None` for the user's own objects.
-    #[diesel(sql_type = Nullable<BigInt>)]
     pub role_id: Option<i64>,
-    /// Whether the object is the root of the reach: the user's own root, or a folder or file
-    /// shared with them directly (its parent is out of their reach).
-    #[diesel(sql_type = BigInt)]
-    pub top: i64,
+    pub by_text: bool,
 }
 
-/// Every live (not trashed, not purged) folder and file `user_id` reaches: the objects they
-/// own, and everything at and under an object another user shared with them, down to the
-/// next object shared with them again (whose own role then applies: the nearest membership
-/// decides, as `content::nearest_membership` does for one object). System folders of other
-/// users are never reached. The caller decides from the role what the user may do.
-pub fn reachable(conn: &mut DbConn, user_id: &str) -> StoreResult<Vec<Reachable>> {
-    let sql = "WITH RECURSIVE grants(id, role_id) AS ( \
-                 SELECT m.object_id, m.role_id FROM object_members m \
-                 JOIN objects o ON o.id = m.object_id \
-                 WHERE m.user_id = $1 AND o.owner_id <> $1 AND o.system IS NULL \
-                   AND o.perm_deleted = FALSE), \
-               down(id, role_id, top, depth) AS ( \
-                 SELECT id, role_id, CAST(1 AS BIGINT), CAST(0 AS BIGINT) FROM grants \
-                 UNION ALL \
-                 SELECT o.id, down.role_id, CAST(0 AS BIGINT), down.depth + 1 FROM objects o \
-                 JOIN down ON o.parent_id = down.id \
-                 WHERE down.depth < 4096 AND o.perm_deleted = FALSE AND o.system IS NULL \
-                   AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = o.id)) \
-               SELECT o.id, o.parent_id, o.kind, o.owner_id, o.system, o.name, o.name_folded, \
-                      o.description, o.created_at, o.modified_at, o.creator_id, o.size, o.mime, \
-                      CAST(NULL AS BIGINT) AS role_id, \
-                      CAST(CASE WHEN o.system = 'base' THEN 1 ELSE 0 END AS BIGINT) AS top \
-               FROM objects o \
-               WHERE o.owner_id = $1 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
+/// One page of files and one of folders, in order, with how many of each match in all.
+#[derive(Debug, Clone, Default)]
+pub struct ObjectPage {
+    pub files: Vec<ObjectHit>,
+    pub folders: Vec<ObjectHit>,
+    pub total_files: i64,
+    pub total_folders: i64,
+}
+
+/// A value bound to a statement built here.
+enum Arg {
+    Text(String),
+    Int(i64),
+}
+
+/// A statement being written, with its values. Placeholders are numbered explicitly (`?N` on
+/// SQLite, `$N` on PostgreSQL), so a value may be named again anywhere in the text.
+struct Sql {
+    backend: Backend,
+    args: Vec<Arg>,
+}
+
+impl Sql {
+    fn new(backend: Backend) -> Sql {
+        Sql {
+            backend,
+            args: Vec::new(),
+        }
+    }
+
+    fn slot(&self) -> String {
+        match self.backend {
+            Backend::Sqlite => format!("?{}", self.args.len()),
+            Backend::Postgres => format!("${}", self.args.len()),
+        }
+    }
+
+    fn text(&mut self, v: &str) -> String {
+        self.args.push(Arg::Text(v.to_string()));
+        self.slot()
+    }
+
+    fn int(&mut self, v: i64) -> String {
+        self.args.push(Arg::Int(v));
+        self.slot()
+    }
+
+    /// `hay` holds `needle`.
+    fn contains(&self, hay: &str, needle: &str) -> String {
+        match self.backend {
+            Backend::Sqlite => format!("instr({hay}, {needle}) > 0"),
+            Backend::Postgres => format!("strpos({hay}, {needle}) > 0"),
+        }
+    }
+
+    fn compare(&self, value: &str, m: Compare, p: &str) -> String {
+        match m {
+            Compare::Eq => format!("{value} = {p}"),
+            Compare::Contains => self.contains(value, p),
+            Compare::StartsWith => format!("substr({value}, 1, length({p})) = {p}"),
+        }
+    }
+
+    fn bounds(&mut self, col: &str, b: Bounds, out: &mut Vec<String>) {
+        if let Some((v, inclusive)) = b.low {
+            let p = self.int(v);
+            out.push(format!("{col} {} {p}", if inclusive { ">=" } else { ">" }));
+        }
+        if let Some((v, inclusive)) = b.high {
+            let p = self.int(v);
+            out.push(format!("{col} {} {p}", if inclusive { "<=" } else { "<" }));
+        }
+    }
+
+    /// Names in the order Rust compares strings (bytes), on either backend.
+    fn bytewise(&self, col: &str) -> String {
+        match self.backend {
+            Backend::Sqlite => col.to_string(),
+            Backend::Postgres => format!("{col} COLLATE \"C\""),
+        }
+    }
+
+    fn load<T>(self, conn: &mut DbConn, sql: &str) -> StoreResult<Vec<T>>
+    where
+        T: QueryableByName<diesel::sqlite::Sqlite> + QueryableByName<diesel::pg::Pg> + 'static,
+    {
+        match conn {
+            DbConn::Sqlite(c) => {
+                let mut q = diesel::sql_query(sql).into_boxed::<diesel::sqlite::Sqlite>();
+                for a in self.args {
+                    q = match a {
+                        Arg::Text(s) => q.bind::<Text, _>(s),
+                        Arg::Int(i) => q.bind::<BigInt, _>(i),
+                    };
+                }
+                Ok(q.load::<T>(c)?)
+            }
+            DbConn::Pg(c) => {
+                let mut q = diesel::sql_query(sql).into_boxed::<diesel::pg::Pg>();
+                for a in self.args {
+                    q = match a {
+                        Arg::Text(s) => q.bind::<Text, _>(s),
+                        Arg::Int(i) => q.bind::<BigInt, _>(i),
+                    };
+                }
+                Ok(q.load::<T>(c)?)
+            }
+        }
+    }
+}
+
+/// `col IN (ids)`, or false for no ids. The ids are the service's role ids, never user input.
+fn among_roles(col: &str, ids: &[i64]) -> String {
+    if ids.is_empty() {
+        return "FALSE".into();
+    }
+    let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+    format!("{col} IN ({})", list.join(", "))
+}
+
+/// The common table expressions `grants`, `down` and `reach`: every live (not trashed, not
+/// purged) folder and file `user` (a placeholder) reaches, with the role of the nearest
+/// membership on the way down (NULL for their own) and, when `paths`, the path as they see it.
+///
+/// Their own objects are every object they own but their root; the others' are everything at
+/// and under an object another user shared with them, down to the next object shared with them
+/// again (whose own role then applies: the nearest membership decides, as
+/// `content::nearest_membership` does for one object). System folders of other users are
+/// never reached. Trashing marks a whole subtree, so a trashed object's descendants are left
+/// out with it.
+fn reach_sql(user: &str, paths: bool) -> String {
+    let (top_path, step_path) = if paths {
+        (
+            "CAST(o.name_folded AS TEXT)",
+            "down.path || '/' || o.name_folded",
+        )
+    } else {
+        ("CAST('' AS TEXT)", "down.path")
+    };
+    let own = if paths {
+        format!(
+            "own(id, path, depth) AS ( \
+               SELECT o.id, CAST(o.name_folded AS TEXT), CAST(0 AS BIGINT) \
+               FROM objects b JOIN objects o ON o.parent_id = b.id \
+               WHERE b.owner_id = {user} AND b.system = 'base' \
+                 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
                UNION ALL \
-               SELECT o.id, o.parent_id, o.kind, o.owner_id, o.system, o.name, o.name_folded, \
-                      o.description, o.created_at, o.modified_at, o.creator_id, o.size, o.mime, \
-                      down.role_id, down.top \
-               FROM down JOIN objects o ON o.id = down.id \
-               WHERE o.owner_id <> $1 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE";
-    Ok(db_run!(conn => diesel::sql_query(sql)
-        .bind::<Text, _>(user_id)
-        .load::<Reachable>(conn))?)
+               SELECT o.id, own.path || '/' || o.name_folded, own.depth + 1 \
+               FROM objects o JOIN own ON o.parent_id = own.id \
+               WHERE own.depth < 4096 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE), \
+             reach(id, role_id, path) AS ( \
+               SELECT id, CAST(NULL AS BIGINT), path FROM own \
+               UNION ALL SELECT id, role_id, path FROM down)"
+        )
+    } else {
+        format!(
+            "reach(id, role_id, path) AS ( \
+               SELECT o.id, CAST(NULL AS BIGINT), CAST('' AS TEXT) FROM objects o \
+               WHERE o.owner_id = {user} AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
+                 AND (o.system IS NULL OR o.system <> 'base') \
+               UNION ALL SELECT id, role_id, path FROM down)"
+        )
+    };
+    format!(
+        "grants(id, role_id) AS ( \
+           SELECT m.object_id, m.role_id FROM object_members m \
+           JOIN objects o ON o.id = m.object_id \
+           WHERE m.user_id = {user} AND o.owner_id <> {user} AND o.system IS NULL \
+             AND o.deleted_at IS NULL AND o.perm_deleted = FALSE), \
+         down(id, role_id, path, depth) AS ( \
+           SELECT g.id, g.role_id, {top_path}, CAST(0 AS BIGINT) \
+           FROM grants g JOIN objects o ON o.id = g.id \
+           UNION ALL \
+           SELECT o.id, down.role_id, {step_path}, down.depth + 1 \
+           FROM objects o JOIN down ON o.parent_id = down.id \
+           WHERE down.depth < 4096 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
+             AND o.system IS NULL AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = o.id)), \
+         {own}"
+    )
 }
 
-/// The ids of the files uploaded with this tracking id.
-pub fn tracked_files(conn: &mut DbConn, tracking_id: &str) -> StoreResult<Vec<String>> {
-    use crate::schema::uploads;
-    Ok(db_run!(conn => uploads::table
-        .filter(uploads::tracking_id.eq(tracking_id))
-        .filter(uploads::result_file_id.is_not_null())
-        .select(uploads::result_file_id.assume_not_null())
-        .load::<String>(conn))?)
+/// Whether the caller may list the object `o` reached as `r` (the rule's SQL).
+fn listable(rule: &Rule, user: &str) -> String {
+    format!(
+        "(r.role_id IS NULL OR ({} AND NOT ({} AND o.kind = 'f' AND o.creator_id <> {user})))",
+        among_roles("r.role_id", &rule.list),
+        among_roles("r.role_id", &rule.own_files_only),
+    )
+}
+
+/// Whether the caller may preview the object `o` reached as `r` (the rule's SQL).
+fn previewable(rule: &Rule, user: &str) -> String {
+    format!(
+        "(r.role_id IS NULL OR ({} AND NOT ({} AND o.kind = 'f' AND o.creator_id <> {user})))",
+        among_roles("r.role_id", &rule.preview),
+        among_roles("r.role_id", &rule.own_files_only),
+    )
+}
+
+/// The folders and files `user_id` may find with `s`, one page of each, in one statement: the
+/// caller's reach, the rule, the criteria, the full-text hits, the order and the pages are all
+/// decided by the database, so nothing but the page leaves it.
+pub fn find_objects(
+    conn: &mut DbConn,
+    user_id: &str,
+    rule: &Rule,
+    s: &ObjectSearch<'_>,
+) -> StoreResult<ObjectPage> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Text)]
+        id: String,
+        #[diesel(sql_type = Text)]
+        kind: String,
+        #[diesel(sql_type = Nullable<BigInt>)]
+        role_id: Option<i64>,
+        #[diesel(sql_type = BigInt)]
+        by_text: i64,
+        #[diesel(sql_type = BigInt)]
+        total: i64,
+        #[diesel(sql_type = BigInt)]
+        rn: i64,
+    }
+    let mut page = ObjectPage::default();
+    if !s.files && !s.folders {
+        return Ok(page);
+    }
+    let backend = conn.backend();
+    let mut b = Sql::new(backend);
+    let user = b.text(user_id);
+    let mut ctes = vec![reach_sql(&user, s.path.is_some())];
+    let terms = clean_terms(s.content_terms);
+    let text_search = s.path.is_none() && !terms.is_empty();
+    if text_search {
+        let q = b.text(&fts_query(backend, &terms));
+        ctes.push(match backend {
+            // bm25 is smaller for better matches; its negation is the score, computed only
+            // for files in the caller's reach. CROSS JOIN keeps the index's own lookup
+            // outermost: the planner would otherwise walk every file's document and ask the
+            // index about each.
+            Backend::Sqlite => format!(
+                "hits(ref_id, s) AS ( \
+                   SELECT d.ref_id, -bm25(search_fts, 4.0, 1.0) \
+                   FROM search_fts CROSS JOIN search_docs d ON d.id = search_fts.rowid \
+                   WHERE search_fts MATCH {q} AND d.kind = 'f' \
+                     AND d.ref_id IN (SELECT id FROM reach))"
+            ),
+            Backend::Postgres => format!(
+                "hits(ref_id, s) AS ( \
+                   SELECT ref_id, CAST(ts_rank(tsv, to_tsquery('simple', {q})) AS DOUBLE PRECISION) \
+                   FROM search_docs WHERE tsv @@ to_tsquery('simple', {q}) AND kind = 'f' \
+                     AND ref_id IN (SELECT id FROM reach))"
+            ),
+        });
+    } else {
+        ctes.push(
+            "hits(ref_id, s) AS (SELECT CAST(NULL AS TEXT), CAST(NULL AS DOUBLE PRECISION) \
+             WHERE 1 = 0)"
+                .into(),
+        );
+    }
+    let mut wh = vec![listable(rule, &user)];
+    match (s.files, s.folders) {
+        (true, false) => wh.push("o.kind = 'f'".into()),
+        (false, true) => wh.push("o.kind = 'd'".into()),
+        _ => {}
+    }
+    if s.shared_only {
+        wh.push("r.role_id IS NOT NULL".into());
+    }
+    if let Some(u) = s.under {
+        let u = b.text(u);
+        ctes.push(format!(
+            "sub(id, depth) AS ( \
+               SELECT id, CAST(0 AS BIGINT) FROM objects WHERE parent_id = {u} \
+               UNION ALL \
+               SELECT o.id, sub.depth + 1 FROM objects o JOIN sub ON o.parent_id = sub.id \
+               WHERE sub.depth < 4096)"
+        ));
+        // A folder out of the caller's reach holds nothing they may find.
+        wh.push(format!(
+            "o.id IN (SELECT id FROM sub) \
+             AND (EXISTS (SELECT 1 FROM reach x WHERE x.id = {u}) \
+                  OR EXISTS (SELECT 1 FROM objects x WHERE x.id = {u} AND x.owner_id = {user} \
+                             AND x.system = 'base'))"
+        ));
+    }
+    let squash = "(CASE WHEN h.s > 0 THEN h.s / (1.0 + h.s) ELSE 0.0 END)";
+    let mut score = squash.to_string();
+    if let Some(p) = s.path {
+        // A path overrides the other criteria.
+        let v = b.text(p.folded);
+        wh.push(b.compare("r.path", p.op, &v));
+    } else {
+        b.bounds("o.created_at", s.created, &mut wh);
+        b.bounds("o.modified_at", s.modified, &mut wh);
+        b.bounds("o.size", s.size, &mut wh);
+        if let Some(c) = s.creator_id {
+            let v = b.text(c);
+            wh.push(format!("o.creator_id = {v}"));
+        }
+        if let Some(d) = s.description {
+            let v = b.text(d.folded);
+            wh.push(b.compare("coffer_fold(o.description)", d.op, &v));
+        }
+        for n in [s.file_name, s.folder_name].into_iter().flatten() {
+            let v = b.text(n);
+            wh.push(b.contains("o.name_folded", &v));
+        }
+        if !s.extensions.is_empty() {
+            let mut any = Vec::new();
+            for e in s.extensions {
+                let v = b.text(e);
+                any.push(format!(
+                    "(length(o.name_folded) > length({v}) + 1 AND \
+                      substr(o.name_folded, length(o.name_folded) - length({v})) = '.' || {v})"
+                ));
+            }
+            wh.push(format!("({})", any.join(" OR ")));
+        }
+        if let Some(t) = s.tracking_id {
+            let v = b.text(t);
+            wh.push(format!(
+                "o.id IN (SELECT result_file_id FROM uploads WHERE tracking_id = {v} \
+                 AND result_file_id IS NOT NULL)"
+            ));
+        }
+        if s.content_required {
+            wh.push("h.ref_id IS NOT NULL".into());
+        }
+        match s.text {
+            Some(t) => {
+                let v = b.text(t.folded);
+                let name = b.compare("o.name_folded", t.op, &v);
+                let hit = match t.op {
+                    // Equality also takes the name without its extension.
+                    Compare::Eq => format!(
+                        "({name} OR (substr(o.name_folded, 1, length({v}) + 1) = {v} || '.' \
+                          AND substr(o.name_folded, length({v}) + 2) NOT LIKE '%.%'))"
+                    ),
+                    op => format!(
+                        "({name} OR (o.description <> '' AND {}))",
+                        b.compare("coffer_fold(o.description)", op, &v)
+                    ),
+                };
+                // A name that is the words, or starts with them, ranks first.
+                let exact = format!(
+                    "(CASE WHEN o.name_folded = {v} THEN 2.0 \
+                      WHEN substr(o.name_folded, 1, length({v})) = {v} THEN 1.0 ELSE 0.0 END)"
+                );
+                score =
+                    format!("(CASE WHEN {hit} THEN 2.0 + {squash} + {exact} ELSE {squash} END)");
+                wh.push(format!("({hit} OR h.ref_id IS NOT NULL)"));
+            }
+            // Without words for the name, only the text (`fileContent`) can find.
+            None if s.content_required => {}
+            None => {}
+        }
+    }
+    let key = match s.order {
+        SortBy::Score => "score".to_string(),
+        SortBy::Name => b.bytewise("name_folded"),
+        SortBy::Created => "created_at".into(),
+        SortBy::Modified => "modified_at".into(),
+    };
+    let dir = if s.descending { "DESC" } else { "ASC" };
+    let tie = b.bytewise("name_folded");
+    let first = b.int(s.offset.max(0));
+    let last = b.int(s.offset.max(0).saturating_add(s.limit.max(0)));
+    let sql = format!(
+        "WITH RECURSIVE {ctes}, \
+         cand AS ( \
+           SELECT o.id AS id, o.kind AS kind, r.role_id AS role_id, o.name_folded AS name_folded, \
+                  o.created_at AS created_at, o.modified_at AS modified_at, \
+                  CAST(CASE WHEN h.ref_id IS NULL THEN 0 ELSE 1 END AS BIGINT) AS by_text, \
+                  CAST({score} AS DOUBLE PRECISION) AS score \
+           FROM reach r JOIN objects o ON o.id = r.id \
+           LEFT JOIN hits h ON h.ref_id = o.id AND o.kind = 'f' AND {preview} \
+           WHERE {wh}) \
+         SELECT id, kind, role_id, by_text, CAST(0 AS BIGINT) AS total, rn FROM ( \
+           SELECT id, kind, role_id, by_text, \
+                  ROW_NUMBER() OVER (PARTITION BY kind ORDER BY {key} {dir}, {tie}, id) AS rn \
+           FROM cand) p \
+         WHERE rn > {first} AND rn <= {last} \
+         UNION ALL \
+         SELECT '' AS id, kind, CAST(NULL AS BIGINT) AS role_id, CAST(0 AS BIGINT) AS by_text, \
+                CAST(COUNT(*) AS BIGINT) AS total, CAST(0 AS BIGINT) AS rn \
+         FROM cand GROUP BY kind",
+        ctes = ctes.join(", "),
+        preview = previewable(rule, &user),
+        wh = wh.join(" AND "),
+    );
+    let mut rows: Vec<Row> = b.load(conn, &sql)?;
+    rows.sort_by_key(|r| r.rn);
+    for r in rows {
+        let file = r.kind == "f";
+        if r.id.is_empty() {
+            if file {
+                page.total_files = r.total;
+            } else {
+                page.total_folders = r.total;
+            }
+            continue;
+        }
+        let hit = ObjectHit {
+            id: r.id,
+            role_id: r.role_id,
+            by_text: r.by_text != 0,
+        };
+        if file {
+            page.files.push(hit);
+        } else {
+            page.folders.push(hit);
+        }
+    }
+    Ok(page)
+}
+
+/// The folded names of every folder and file `user_id` may list: the vocabulary of spelling
+/// suggestions, so that none comes from an object the caller cannot open.
+pub fn listable_names(conn: &mut DbConn, user_id: &str, rule: &Rule) -> StoreResult<Vec<String>> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Text)]
+        name_folded: String,
+    }
+    let mut b = Sql::new(conn.backend());
+    let user = b.text(user_id);
+    let sql = format!(
+        "WITH RECURSIVE {} \
+         SELECT DISTINCT o.name_folded AS name_folded FROM reach r JOIN objects o ON o.id = r.id \
+         WHERE {}",
+        reach_sql(&user, false),
+        listable(rule, &user),
+    );
+    Ok(b.load::<Row>(conn, &sql)?
+        .into_iter()
+        .map(|r| r.name_folded)
+        .collect())
+}
+
+diesel::define_sql_function! {
+    /// A name's fold (`coffer_domain::content::fold_name`): NFC, lower case, NFC. A function of
+    /// each connection on SQLite (see [`register_sqlite_functions`]); on PostgreSQL the
+    /// migration that added it defines it in SQL.
+    fn coffer_fold(x: Text) -> Text;
+}
+
+/// Adds the functions search statements call to a SQLite connection.
+pub fn register_sqlite_functions(
+    conn: &mut diesel::sqlite::SqliteConnection,
+) -> diesel::QueryResult<()> {
+    coffer_fold_utils::register_impl(conn, |x: String| coffer_domain::content::fold_name(&x))
 }
 
 /// A document kind of the index: a file's text or an email.

@@ -1,9 +1,9 @@
 //! Search end to end (`GET /rest/search`, `GET /rest/query`): names found the moment the upload
 //! answers and text once the extraction job ran; the permission rule on every path a hit can
-//! take (names, text, paths, counts, passages, suggestions) for owners, Viewers, Uploaders,
-//! strangers and removed members; the trash; new versions replacing their file's text;
-//! documents, damaged files and zip bombs; mail in the caller's own and shared mailboxes;
-//! ranking; and the refusals of bad input.
+//! take (names, text, paths, folders, counts, passages, suggestions) for owners, Viewers,
+//! Uploaders, strangers and removed members, the nearest membership deciding; the trash; new
+//! versions replacing their file's text; documents, damaged files and zip bombs; mail in the
+//! caller's own and active shared mailboxes; ranking and pages; and the refusals of bad input.
 
 use coffer_domain::Role;
 use coffer_tests::{assert_error, mkdir, multipart, my_folder, upload_ok, Resp, TestApp};
@@ -305,6 +305,139 @@ fn each_caller_finds_only_what_they_may_open() {
     assert_eq!(query(&app, &owner, "marmalade")["totalFiles"], 2);
 }
 
+/// The names of one kind as found, in the order given.
+fn ordered(v: &Value, kind: &str) -> Vec<String> {
+    v[kind]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {kind}: {v}"))
+        .iter()
+        .map(|o| o["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_nearest_membership_decides_in_every_criterion_and_the_trash_hides() {
+    let app = TestApp::spawn();
+    let (_, owner) = app.user_token("owner@example.com", Role::User);
+    let (member_id, member) = app.user_token("member@example.com", Role::User);
+    let root = my_folder(&app, &owner);
+    let atlas = mkdir(&app, &owner, &root, "Atlas");
+    let inner = mkdir(&app, &owner, &atlas, "Inner");
+    // A Viewer of the folder, but only an Uploader of the folder inside it: the nearer
+    // membership decides there.
+    share(&app, &owner, &atlas, &member_id, 4);
+    share(&app, &owner, &inner, &member_id, 5);
+    let one = id(&upload_ok(
+        &app,
+        &owner,
+        &atlas,
+        "atlas one.txt",
+        b"zephyr alpha",
+    ));
+    upload_ok(&app, &owner, &inner, "atlas two.txt", b"zephyr beta");
+    upload_ok(&app, &member, &inner, "atlas mine.txt", b"zephyr gamma");
+    app.run_jobs();
+
+    assert_eq!(query(&app, &owner, "zephyr")["totalFiles"], 3);
+    let v = query(&app, &member, "atlas");
+    assert_eq!(
+        names(&v, "files"),
+        ["atlas mine.txt", "atlas one.txt"],
+        "{v}"
+    );
+    assert_eq!(names(&v, "folders"), ["Atlas"], "{v}");
+    // By text only what the nearest role may preview: not even its own upload as an Uploader.
+    let v = query(&app, &member, "zephyr");
+    assert_eq!(names(&v, "files"), ["atlas one.txt"], "{v}");
+    assert!(!v.to_string().contains("beta"), "{v}");
+    // Under a folder, and by the path as the member sees it (from the folder shared with them).
+    let v = get(
+        &app,
+        &member,
+        &format!("/rest/search?objectId={atlas}&searchType=f,d"),
+    );
+    assert_eq!(
+        names(&v, "files"),
+        ["atlas mine.txt", "atlas one.txt"],
+        "{v}"
+    );
+    assert_eq!(names(&v, "folders"), ["Inner"], "{v}");
+    let v = get(&app, &member, "/rest/search?path=atlas/atlas%20one.txt");
+    assert_eq!(names(&v, "files"), ["atlas one.txt"], "{v}");
+    let v = get(&app, &member, "/rest/search?path:contains=two");
+    assert_eq!(v["metadata"]["files"], 0, "{v}");
+    // A page past the end still counts every match.
+    let v = get(
+        &app,
+        &owner,
+        "/rest/query?includeContent=true&searchType=f&query=zephyr&limit=1&offset=5",
+    );
+    assert_eq!(
+        (v["files"].clone(), v["totalFiles"].clone()),
+        (json!([]), json!(3))
+    );
+    let v = get(
+        &app,
+        &owner,
+        "/rest/query?includeContent=true&searchType=f&query=zephyr&orderBy=name&orderType=asc&limit=2&offset=1",
+    );
+    assert_eq!(
+        ordered(&v, "files"),
+        ["atlas one.txt", "atlas two.txt"],
+        "{v}"
+    );
+
+    // A description is folded as names are, beyond ASCII.
+    let r = app.rest(
+        "PUT",
+        &format!("/rest/folders/{inner}"),
+        &owner,
+        Some(json!({"description": "ÜBERBLICK der Karten"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    for path in [
+        "/rest/search?content:contains=%C3%BCberblick&searchType=d",
+        "/rest/search?description:startswith=%C3%BCberb&searchType=d",
+    ] {
+        let v = get(&app, &member, path);
+        assert_eq!(names(&v, "folders"), ["Inner"], "{path}: {v}");
+    }
+
+    // The trash: never found, by name or text, by anyone, until recovered.
+    let r = app.rest("DELETE", &format!("/rest/files/{one}"), &owner, None);
+    assert!(r.status < 300, "{}", r.text);
+    assert_eq!(query(&app, &owner, "zephyr")["totalFiles"], 2);
+    assert_eq!(query(&app, &member, "zephyr")["totalFiles"], 0);
+    assert_eq!(query(&app, &member, "one")["totalFiles"], 0);
+    // The interface has no parameter that asks for the trash: one is refused, not ignored.
+    for path in [
+        "/rest/query?includeContent=true&searchType=f&query=zephyr&deleted=true",
+        "/rest/query?includeContent=true&searchType=f&query=zephyr&trashed=true",
+        "/rest/search?content=zephyr&deleted=true",
+    ] {
+        let r = app.rest("GET", path, &owner, None);
+        assert_error(&r, 422, "ERR_INVALID_PARAMETER");
+    }
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/files/{one}/actions/recover"),
+        &owner,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(query(&app, &member, "zephyr")["totalFiles"], 1);
+    // A trashed folder takes what it holds along.
+    let r = app.rest("DELETE", &format!("/rest/folders/{atlas}"), &owner, None);
+    assert!(r.status < 300, "{}", r.text);
+    let v = query(&app, &member, "atlas");
+    assert_eq!(
+        (v["totalFiles"].clone(), v["totalFolders"].clone()),
+        (json!(0), json!(0)),
+        "{v}"
+    );
+    assert_eq!(query(&app, &owner, "zephyr")["totalFiles"], 0);
+}
+
 #[test]
 fn a_new_version_replaces_its_files_text() {
     let app = TestApp::spawn();
@@ -482,6 +615,26 @@ fn mail_is_found_in_the_callers_own_and_active_shared_mailboxes() {
         None,
     );
     assert_error(&r, 403, "ERR_ACCESS_USER");
+    // A member who turns the mailbox off finds nothing in it any more, asked or not.
+    let r = app.rest(
+        "PATCH",
+        "/rest/sharedMailboxes",
+        &carl,
+        Some(json!({"data": [{"id": team, "active": false}]})),
+    );
+    assert!(r.status < 300, "{}", r.text);
+    let r = app.rest(
+        "GET",
+        &format!(
+            "/rest/query?includeContent=true&searchType=e&query=saffron&sharedMailboxId={team}"
+        ),
+        &carl,
+        None,
+    );
+    assert_error(&r, 403, "ERR_ACCESS_USER");
+    let v = mail(&carl, "query=saffron");
+    assert_eq!(v["totalEmails"], 0, "{v}");
+    assert!(!v.to_string().contains("Saffron"), "{v}");
 }
 
 fn carl_id(app: &TestApp) -> String {

@@ -1,16 +1,17 @@
-//! Answers a [`Query`]: the folders and files the caller reaches (from the store, with the role
-//! that reaches each), judged one by one with the content core's rule — found by name what
-//! the caller may list, by text what they may preview — then the full-text index asked only
-//! about those; the caller's mail likewise. Counts, passages and suggestions are made from
-//! what passed, so nothing the caller cannot open shows in any of them.
+//! Answers a [`Query`]. Folders and files: one statement of the store finds them, with the
+//! caller's reach, the content core's rule (by name what the caller may list, by text what they
+//! may preview; see [`rule`]), the criteria, the full-text hits, the order and the page all
+//! decided by the database; the service then reads only the page. Mail: the caller's own
+//! mailbox (or the shared one they name), filtered here. Counts, passages and suggestions are
+//! made from what passed, so nothing the caller cannot open shows in any of them.
 
-use super::{terms, Bucket, Found, Order, Query, TextMatch, TextOp};
+use super::{terms, Bucket, Found, Order, Query, Range, TextMatch, TextOp};
 use crate::content::{self, files, folders};
 use crate::platform::auth::Caller;
 use crate::{Ctx, Result};
 use coffer_domain::content::{Access, Action};
 use coffer_errors::{ApiError, ErrorCode};
-use coffer_store::search::{self as store, DocKind, Reachable, MARK_END, MARK_START};
+use coffer_store::search::{self as store, DocKind, MARK_END, MARK_START};
 use coffer_store::DbConn;
 use std::collections::{HashMap, HashSet};
 
@@ -32,78 +33,62 @@ pub fn query(ctx: &Ctx, caller: &Caller, q: &Query) -> Result<Found> {
     })
 }
 
-/// One object that passed the criteria, with how well it matched.
-struct Candidate<'a> {
-    r: &'a Reachable,
-    access: Access,
-    score: f64,
-    by_text: bool,
+/// What each role lets a caller find, derived from the content core's rule
+/// ([`content::permits`]) for every role there is, so that search decides nothing of its own:
+/// by name what the caller may list, by text what they may preview, and, where the rule hides
+/// the files others created (an Uploader), only the caller's own.
+pub fn rule(user_id: &str) -> store::Rule {
+    // Any id other than the caller's, to ask the rule about a file someone else created.
+    let other = format!("{user_id}-other");
+    let mut r = store::Rule::default();
+    for role in coffer_domain::content::ROLES {
+        let a = Access::Role(role.id);
+        if content::permits(user_id, a, true, user_id, Action::List) {
+            r.list.push(role.id);
+        }
+        if content::permits(user_id, a, false, user_id, Action::Preview) {
+            r.preview.push(role.id);
+        }
+        if content::permits(user_id, a, false, user_id, Action::List)
+            && !content::permits(user_id, a, false, &other, Action::List)
+        {
+            r.own_files_only.push(role.id);
+        }
+    }
+    r
 }
 
-fn access_of(r: &Reachable) -> Access {
-    match r.role_id {
+fn access_of(role_id: Option<i64>) -> Access {
+    match role_id {
         None => Access::Owner,
         Some(role) => Access::Role(role),
     }
 }
 
-/// The reach indexed by id, to walk up from any object.
-struct Tree<'a> {
-    by_id: HashMap<&'a str, &'a Reachable>,
-}
-
-impl<'a> Tree<'a> {
-    fn new(rows: &'a [Reachable]) -> Tree<'a> {
-        Tree {
-            by_id: rows.iter().map(|r| (r.id.as_str(), r)).collect(),
-        }
-    }
-
-    /// The object and its ancestors the caller reaches, nearest first, up to the top of their
-    /// reach (their own root is left out).
-    fn chain(&self, r: &'a Reachable) -> Vec<&'a Reachable> {
-        let mut out = Vec::new();
-        let mut cur = Some(r);
-        while let Some(o) = cur {
-            if o.system.as_deref() == Some("base") || out.len() > 4096 {
-                break;
-            }
-            out.push(o);
-            if o.top == 1 {
-                break;
-            }
-            cur = o
-                .parent_id
-                .as_deref()
-                .and_then(|p| self.by_id.get(p).copied());
-        }
-        out
-    }
-
-    /// The path as the caller sees it: the names from the top of their reach down to the
-    /// object, joined by `/` (as the records' `path`), folded.
-    fn path(&self, r: &'a Reachable) -> String {
-        let names: Vec<&str> = self
-            .chain(r)
-            .iter()
-            .rev()
-            .map(|o| o.name_folded.as_str())
-            .collect();
-        names.join("/")
-    }
-
-    fn is_under(&self, r: &'a Reachable, folder: &str) -> bool {
-        self.chain(r).iter().skip(1).any(|o| o.id == folder)
+fn compare(op: TextOp) -> store::Compare {
+    match op {
+        TextOp::Eq => store::Compare::Eq,
+        TextOp::Contains => store::Compare::Contains,
+        TextOp::StartsWith => store::Compare::StartsWith,
     }
 }
 
-fn extension(name: &str) -> Option<String> {
-    let (stem, ext) = name.rsplit_once('.')?;
-    (!stem.is_empty()).then(|| ext.to_lowercase())
+fn matching(t: &TextMatch) -> store::Match<'_> {
+    store::Match {
+        op: compare(t.op),
+        folded: &t.folded,
+    }
+}
+
+fn bounds(r: Range) -> store::Bounds {
+    store::Bounds {
+        low: r.low,
+        high: r.high,
+    }
 }
 
 /// A relevance in (0, 1) from a backend's score, so that any name hit (2 and more) ranks
-/// above every hit by text alone.
+/// above every hit by text alone (mail here; the store computes the same in SQL for files).
 fn squash(s: f64) -> f64 {
     let s = s.max(0.0);
     s / (1.0 + s)
@@ -128,6 +113,8 @@ fn run(c: &mut DbConn, ctx: &Ctx, user_id: &str, q: &Query) -> Result<Found> {
     Ok(found)
 }
 
+/// The folders and files: the store decides the reach, the rule, the criteria, the order and
+/// the page in one statement; only the page is read further.
 fn objects(
     c: &mut DbConn,
     ctx: &Ctx,
@@ -136,8 +123,6 @@ fn objects(
     words: &[String],
     found: &mut Found,
 ) -> Result<()> {
-    let rows = store::reachable(c, user_id)?;
-    let tree = Tree::new(&rows);
     let creator = match &q.creator_email {
         Some(e) => Some(
             coffer_store::users::by_email(c, e)?
@@ -146,97 +131,85 @@ fn objects(
         ),
         None => None,
     };
-    let tracked: Option<HashSet<String>> = match &q.tracking_id {
-        Some(t) => Some(store::tracked_files(c, t)?.into_iter().collect()),
-        None => None,
-    };
-    let under = q.under.as_deref().filter(|u| tree.by_id.contains_key(u));
-    if q.under.is_some() && under.is_none() {
-        // A folder the caller does not reach holds nothing they may find.
-        return Ok(());
-    }
-    // Everything the criteria other than text keep, that the caller may list.
-    let mut listed: Vec<Candidate> = Vec::new();
-    for r in &rows {
-        if r.system.as_deref() == Some("base") {
-            continue;
-        }
-        let folder = r.kind == "d";
-        if (folder && !q.folders) || (!folder && !q.files) {
-            continue;
-        }
-        let access = access_of(r);
-        if !content::permits(user_id, access, folder, &r.creator_id, Action::List) {
-            continue;
-        }
-        if q.shared_only && r.role_id.is_none() {
-            continue;
-        }
-        if let Some(u) = under {
-            if !tree.is_under(r, u) {
-                continue;
-            }
-        }
-        if let Some(p) = &q.path {
-            // A path overrides the other criteria.
-            if !p.hits(&tree.path(r)) {
-                continue;
-            }
-        } else if !keeps(q, r, folder, creator.as_deref(), tracked.as_ref()) {
-            continue;
-        }
-        listed.push(Candidate {
-            r,
-            access,
-            score: 0.0,
-            by_text: false,
-        });
-    }
-    let mut kept = if q.path.is_some() {
-        listed
-    } else {
-        by_text(c, user_id, q, words, listed)?
-    };
-    sort(&mut kept, q.order, q.descending);
-    let (fs, ds): (Vec<Candidate>, Vec<Candidate>) =
-        kept.into_iter().partition(|k| k.r.kind == "f");
-    found.total_files = fs.len() as i64;
-    found.total_folders = ds.len() as i64;
     let content_words = content_terms(q, words);
-    for k in page(&fs, q) {
-        let Some(o) = coffer_store::content::object(c, &k.r.id)? else {
+    let text_search = q.include_content && !q.name_only && !content_words.is_empty();
+    // Criteria only files have leave folders out when given; a folder name leaves files out.
+    // Coffer has no file locks: every file counts as unlocked (0).
+    let (files, folders) = if q.path.is_some() {
+        (q.files, q.folders)
+    } else {
+        (
+            q.files && q.folder_name.is_none() && q.locked.holds(0),
+            q.folders
+                && !(q.size.is_set()
+                    || q.locked.is_set()
+                    || !q.extensions.is_empty()
+                    || q.tracking_id.is_some()
+                    || q.file_name.is_some()
+                    || q.file_content.is_some()),
+        )
+    };
+    let search = store::ObjectSearch {
+        files,
+        folders,
+        shared_only: q.shared_only,
+        under: q.under.as_deref(),
+        path: q.path.as_ref().map(matching),
+        created: bounds(q.created),
+        modified: bounds(q.modified),
+        size: bounds(q.size),
+        creator_id: creator.as_deref(),
+        description: q.description.as_ref().map(matching),
+        file_name: q.file_name.as_deref(),
+        folder_name: q.folder_name.as_deref(),
+        extensions: &q.extensions,
+        tracking_id: q.tracking_id.as_deref(),
+        text: q.text.as_ref().map(matching),
+        content_terms: if text_search {
+            content_words.as_slice()
+        } else {
+            &[]
+        },
+        content_required: q.file_content.is_some(),
+        order: match q.order {
+            Order::Score => store::SortBy::Score,
+            Order::Name => store::SortBy::Name,
+            Order::Created => store::SortBy::Created,
+            Order::Modified => store::SortBy::Modified,
+        },
+        descending: q.descending,
+        offset: q.offset,
+        limit: q.limit,
+    };
+    let rule = rule(user_id);
+    let page = store::find_objects(c, user_id, &rule, &search)?;
+    found.total_files = page.total_files;
+    found.total_folders = page.total_folders;
+    for k in &page.files {
+        let Some(o) = coffer_store::content::object(c, &k.id)? else {
             continue;
         };
         found
             .files
-            .push(files::view(c, ctx, user_id, &o, k.access)?);
+            .push(files::view(c, ctx, user_id, &o, access_of(k.role_id))?);
         if k.by_text {
             if let Some(s) = store::snippet(c, DocKind::File, &o.id, &content_words)? {
                 found.highlights.insert(o.id.clone(), marked(&s));
             }
         }
     }
-    for k in page(&ds, q) {
-        let Some(o) = coffer_store::content::object(c, &k.r.id)? else {
+    for k in &page.folders {
+        let Some(o) = coffer_store::content::object(c, &k.id)? else {
             continue;
         };
         found
             .folders
-            .push(folders::view(c, ctx, user_id, &o, k.access)?);
+            .push(folders::view(c, ctx, user_id, &o, access_of(k.role_id))?);
     }
     if q.spell_check && !words.is_empty() {
-        let vocabulary: HashSet<String> = rows
+        let vocabulary: HashSet<String> = store::listable_names(c, user_id, &rule)?
             .iter()
-            .filter(|r| {
-                content::permits(
-                    user_id,
-                    access_of(r),
-                    r.kind == "d",
-                    &r.creator_id,
-                    Action::List,
-                )
-            })
-            .flat_map(|r| terms(&r.name_folded))
+            .flat_map(|n| terms(n))
             .collect();
         found.file_suggestions = suggest(words, &vocabulary).into_iter().collect();
     }
@@ -249,164 +222,6 @@ fn content_terms(q: &Query, words: &[String]) -> Vec<String> {
         Some(t) => terms(t),
         None => words.to_vec(),
     }
-}
-
-/// The criteria other than text and path.
-fn keeps(
-    q: &Query,
-    r: &Reachable,
-    folder: bool,
-    creator: Option<&str>,
-    tracked: Option<&HashSet<String>>,
-) -> bool {
-    if !q.created.holds(r.created_at) || !q.modified.holds(r.modified_at) {
-        return false;
-    }
-    if let Some(c) = creator {
-        if r.creator_id != c {
-            return false;
-        }
-    }
-    if let Some(d) = &q.description {
-        if !d.hits(&coffer_domain::content::fold_name(&r.description)) {
-            return false;
-        }
-    }
-    if let Some(n) = &q.folder_name {
-        if !folder || !r.name_folded.contains(n.as_str()) {
-            return false;
-        }
-    }
-    if folder {
-        // Criteria only files have leave folders out when given.
-        return !(q.size.is_set()
-            || q.locked.is_set()
-            || !q.extensions.is_empty()
-            || tracked.is_some()
-            || q.file_name.is_some()
-            || q.file_content.is_some());
-    }
-    if let Some(n) = &q.file_name {
-        if !r.name_folded.contains(n.as_str()) {
-            return false;
-        }
-    }
-    if q.folder_name.is_some() {
-        return false;
-    }
-    // Coffer has no file locks: every file counts as unlocked (0).
-    if !q.size.holds(r.size) || !q.locked.holds(0) {
-        return false;
-    }
-    if !q.extensions.is_empty() {
-        match extension(&r.name) {
-            Some(e) if q.extensions.contains(&e) => {}
-            _ => return false,
-        }
-    }
-    if let Some(t) = tracked {
-        if !t.contains(&r.id) {
-            return false;
-        }
-    }
-    true
-}
-
-/// Keeps what the text criteria find: a name (or, on `/rest/search`, a description) that
-/// matches, or a file whose text holds every word and that the caller may preview. Without
-/// text criteria everything listed is kept.
-fn by_text<'a>(
-    c: &mut DbConn,
-    user_id: &str,
-    q: &Query,
-    words: &[String],
-    listed: Vec<Candidate<'a>>,
-) -> Result<Vec<Candidate<'a>>> {
-    let content_words = content_terms(q, words);
-    let text_search = q.include_content && !q.name_only && !content_words.is_empty();
-    let mut scores: HashMap<String, f64> = HashMap::new();
-    if text_search {
-        let among: Vec<String> = listed
-            .iter()
-            .filter(|k| {
-                k.r.kind == "f"
-                    && content::permits(user_id, k.access, false, &k.r.creator_id, Action::Preview)
-            })
-            .map(|k| k.r.id.clone())
-            .collect();
-        if !among.is_empty() {
-            for h in store::matches(c, DocKind::File, &content_words, Some(&among))? {
-                scores.insert(h.ref_id, h.score);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for mut k in listed {
-        let content_hit = scores.get(&k.r.id).copied();
-        if q.file_content.is_some() && content_hit.is_none() {
-            continue;
-        }
-        let name_hit = match &q.text {
-            Some(t) => name_hits(t, k.r),
-            None => q.file_content.is_none(),
-        };
-        let text_given = q.text.is_some() || q.file_content.is_some();
-        if text_given && !name_hit && content_hit.is_none() {
-            continue;
-        }
-        k.by_text = content_hit.is_some();
-        k.score = match (name_hit && q.text.is_some(), content_hit) {
-            (true, s) => 2.0 + s.map_or(0.0, squash) + exactness(q.text.as_ref(), k.r),
-            (false, Some(s)) => squash(s),
-            (false, None) => 0.0,
-        };
-        out.push(k);
-    }
-    Ok(out)
-}
-
-/// Whether the name (or its description) answers the text criterion. Equality also takes the
-/// name without its extension.
-fn name_hits(t: &TextMatch, r: &Reachable) -> bool {
-    if t.hits(&r.name_folded) {
-        return true;
-    }
-    if t.op == TextOp::Eq {
-        if let Some((stem, _)) = r.name_folded.rsplit_once('.') {
-            if stem == t.folded {
-                return true;
-            }
-        }
-    }
-    t.op != TextOp::Eq
-        && !r.description.is_empty()
-        && t.hits(&coffer_domain::content::fold_name(&r.description))
-}
-
-/// A bonus for a name that is the text, or starts with it.
-fn exactness(t: Option<&TextMatch>, r: &Reachable) -> f64 {
-    match t {
-        Some(t) if r.name_folded == t.folded => 2.0,
-        Some(t) if r.name_folded.starts_with(&t.folded) => 1.0,
-        _ => 0.0,
-    }
-}
-
-fn sort(v: &mut [Candidate], order: Order, descending: bool) {
-    v.sort_by(|a, b| {
-        let by = match order {
-            Order::Score => a
-                .score
-                .partial_cmp(&b.score)
-                .unwrap_or(std::cmp::Ordering::Equal),
-            Order::Name => a.r.name_folded.cmp(&b.r.name_folded),
-            Order::Created => a.r.created_at.cmp(&b.r.created_at),
-            Order::Modified => a.r.modified_at.cmp(&b.r.modified_at),
-        };
-        let by = if descending { by.reverse() } else { by };
-        by.then_with(|| a.r.name_folded.cmp(&b.r.name_folded))
-            .then_with(|| a.r.id.cmp(&b.r.id))
-    });
 }
 
 fn page<'a, T>(v: &'a [T], q: &Query) -> &'a [T] {
@@ -598,6 +413,42 @@ mod tests {
         assert_eq!(suggest(&["zzzzzz".into()], &v), None);
         assert_eq!(distance("kitten", "sitting"), 3);
         assert_eq!(distance("abc", "abd"), 1);
+    }
+
+    #[test]
+    fn the_stores_rule_is_the_content_cores() {
+        // The store writes the rule as: the owner anything; a role what its sets say, but never
+        // a file someone else created when the role sees only its own.
+        let user = "u1";
+        let r = rule(user);
+        let held = |set: &[i64], id: i64| set.contains(&id);
+        let mut ids: Vec<i64> = coffer_domain::content::ROLES.iter().map(|r| r.id).collect();
+        ids.push(99);
+        for id in ids {
+            for folder in [true, false] {
+                for creator in [user, "u2"] {
+                    let hidden = held(&r.own_files_only, id) && !folder && creator != user;
+                    for (action, set) in [(Action::List, &r.list), (Action::Preview, &r.preview)] {
+                        assert_eq!(
+                            held(set, id) && !hidden,
+                            content::permits(user, Access::Role(id), folder, creator, action),
+                            "role {id}, folder {folder}, creator {creator}, {action:?}"
+                        );
+                        assert!(content::permits(
+                            user,
+                            Access::Owner,
+                            folder,
+                            creator,
+                            action
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(
+            !r.own_files_only.is_empty(),
+            "an Uploader sees only its own files"
+        );
     }
 
     #[test]

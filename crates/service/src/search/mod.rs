@@ -3,10 +3,10 @@
 //!
 //! `params` reads the two endpoints' query parameters into one [`Query`]; `find` answers it;
 //! `index` keeps the full-text index (the `search-extract` job, reindexing, the status). What a
-//! caller may find is decided by the content core's rule (`content::permits`) on every object
-//! the store says the caller reaches: by name what they may list, by text what they may
-//! preview. Mail is the caller's own mailbox and the shared mailboxes they are an active
-//! member of.
+//! caller may find is the content core's rule (`content::permits`): by name what they may list,
+//! by text what they may preview. `find::rule` turns it into the role sets the store writes into
+//! the one statement that finds folders and files. Mail is the caller's own mailbox, or with
+//! `sharedMailboxId` one shared mailbox they are an active member of.
 
 pub mod find;
 pub mod index;

@@ -1,0 +1,2 @@
+DROP FUNCTION coffer_fold(TEXT);
+DROP INDEX uploads_tracking;
