@@ -366,8 +366,9 @@ lines = [
     "cofferd: a fresh node on SQLite, the file in the user's My Folder. Best of %s run(s)."
     % (e["S_OPENSSH"], e["S_CIPHER"], e["S_REPS"]),
     "- (s1) put and (s2) get of one file of %d MiB (compared byte for byte after the get); "
-    "(s3) %d files of 4 KiB put in one session; (s4) cofferd's peak RSS (VmHWM, reset before "
-    "(s1)) over its runs." % (mib, files),
+    "(s3) %d files of 4 KiB put in one session; each time is the whole `sftp -b` run, the "
+    "session's set-up (connection, key exchange, sign-in) included; (s4) cofferd's peak RSS "
+    "(VmHWM, reset before (s1)) over its runs." % (mib, files),
     "",
     "### SFTP results",
     "",
