@@ -25,6 +25,10 @@
 #     100,000 seeded users; wrk on GET /rest/scim/Users with a selective and a broad filter
 #     (requests/s, p50, p99, against GET /health), and the peak RSS of a count=1000000 listing
 #     (VmHWM after clear_refs, above idle; target < 100 MiB and flat). Runs alone too.
+#   SFTP               scripts/bench-sftp.sh                  a section of docs/benchmarks.md
+#     cofferd's SFTP server against OpenSSH's sftp-server behind a throwaway sshd, the same
+#     client and cipher: a 1 GiB put (>= 60%) and get (>= 80%) and 1,000 puts of 4 KiB in one
+#     session (>= 50% of the peer's rate); cofferd's peak RSS < 150 MB. Runs alone too.
 #   activity log       scripts/bench-audit.sh                 a section of docs/benchmarks.md
 #     1,000,000 records: `cofferd audit verify`'s walk (>= 100,000 records/s), and the cost of
 #     recording on folder creates and uploads (<= 10%). Runs alone too.
@@ -51,6 +55,10 @@
 #   BENCH_ONLY=mail         only the mail benchmarks; rewrites only the page's mail section
 #   BENCH_ONLY=search       only the search benchmarks (scripts/bench-search.sh, (n)-(q): 100,000
 #                           files indexed and searched); rewrites only the page's search section
+#   BENCH_ONLY=sftp         only the SFTP benchmark (scripts/bench-sftp.sh); rewrites only the
+#                           page's SFTP section
+#   BENCH_SFTP=0            skip the SFTP benchmark; the page keeps its SFTP section
+#   BENCH_SFTP_MIB=1024     size of the SFTP put and get (more: scripts/bench-sftp.sh)
 #   BENCH_ONLY=content      only the content benchmarks (scripts/bench-content.sh): no peer, no
 #                           (a)-(e), no webhook or SCIM run; rewrites only the page's content section
 #   BENCH_UPLOAD_MIB=1024   size of the (f) upload and the (h) download, MiB (TMPDIR needs 3x free)
@@ -99,7 +107,8 @@ case ${BENCH_ONLY:-} in
   content) exec "$ROOT/scripts/bench-content.sh" ;;
   mail) exec "$ROOT/scripts/bench-mail.sh" ;;
   search) exec "$ROOT/scripts/bench-search.sh" ;;
-  *) die "BENCH_ONLY must be empty, content, mail or search" ;;
+  sftp) exec "$ROOT/scripts/bench-sftp.sh" ;;
+  *) die "BENCH_ONLY must be empty, content, mail, search or sftp" ;;
 esac
 CONTENT=${BENCH_CONTENT:-1}
 [[ $CONTENT == 0 || $CONTENT == 1 ]] || die "BENCH_CONTENT must be 0 or 1"
@@ -456,6 +465,14 @@ log "search: indexing ${BENCH_SEARCH_FILES:-100000} files, queries by content wo
 COFFERD_BIN=$BIN BENCH_SECONDS=$SECS BENCH_WARMUP=$WARMUP BENCH_OUT=$OUT BENCH_REPORT=$REPORT \
   BENCH_COFFERD_ENV=$COFFERD_EXTRA_ENV "$ROOT/scripts/bench-search.sh" ||
   info "the search benchmarks failed with exit $?; see their output"
+# --- SFTP ------------------------------------------------------------------------------------
+if [[ ${BENCH_SFTP:-1} == 1 ]]; then
+  log "SFTP: cofferd against OpenSSH's sftp-server, ${BENCH_SFTP_MIB:-1024} MiB and ${BENCH_SFTP_FILES:-1000} small files (scripts/bench-sftp.sh)"
+  COFFERD_BIN=$BIN BENCH_OUT=$OUT BENCH_REPORT=$REPORT "$ROOT/scripts/bench-sftp.sh" ||
+    info "the SFTP benchmark failed with exit $?; see its output"
+else
+  info "BENCH_SFTP=0: the SFTP benchmark skipped; the page keeps its SFTP section"
+fi
 # --- the activity log ------------------------------------------------------------------------
 log "activity log: verify over ${BENCH_AUDIT_RECORDS:-1000000} records, and the cost of recording"
 BENCH_REPORT="$ROOT/docs/benchmarks.md" "$ROOT/scripts/bench-audit.sh"

@@ -2,13 +2,16 @@
 // The link's reference is the recipient's credential: every call goes to
 // `/rest/requestFile/{ref}/...` with the reference in the path. A link that asks the recipient
 // to prove the address (`requireAuth`) is opened by a code mailed to it (`actions/sendCode`,
-// `actions/verifyCode`), which sets a session cookie for this origin only; a Coffer session
-// of the recipient works too, and then every call that changes something carries its CSRF token
-// (`X-XSRF-TOKEN`, the rule of Coffer's web sessions). The page reads the request and its
-// offered files, sends the chosen files in chunks of the size the server put on the page (a
-// file larger than one chunk goes in several), and sends the reply. Text from the server is
-// only ever set as text; the request's message, which may carry formatting, is copied element by
-// element from an inert parse, keeping only the formatting tags.
+// `actions/verifyCode`), which sets a session cookie for this origin only, and every call that
+// changes something carries that session's CSRF token (`X-RF-CSRF-TOKEN`, from the cookie
+// `coffer_rf_csrf`); a Coffer session of the recipient works too, and then such calls carry its
+// CSRF token (`X-XSRF-TOKEN`, the rule of Coffer's web sessions). What the link opens is put on
+// the page's main element as `data-state`, from the server's codes and fields, never from its
+// words. The page reads the request and its offered files, sends the chosen files in chunks of
+// the size the server put on the page (a file larger than one chunk goes in several), and sends
+// the reply. Text from the server is only ever set as text; the request's message, which may
+// carry formatting, is copied element by element from an inert parse, keeping only the
+// formatting tags.
 "use strict";
 (function () {
   var root = document.getElementById("request-file");
@@ -25,6 +28,14 @@
     return document.getElementById(id);
   }
 
+  // What the link opens, for people (the visible parts) and programs alike: `data-state` on
+  // the page's main element and on the request's element.
+  var main = document.querySelector("main");
+  function setState(state) {
+    root.setAttribute("data-state", state);
+    if (main) { main.setAttribute("data-state", state); }
+  }
+
   function show(id, visible) {
     $(id).hidden = !visible;
   }
@@ -34,11 +45,12 @@
     return p + (p.indexOf("?") < 0 ? "?" : "&") + "apiVersion=" + encodeURIComponent(version);
   }
 
-  // A refusal: the server's status, catalogue code and message.
-  function Refusal(status, code, message) {
+  // A refusal: the server's status, catalogue code, message and the field it names.
+  function Refusal(status, code, message, field) {
     this.status = status;
     this.code = code || "";
     this.message = message || ("The server answered " + status + ".");
+    this.field = field || "";
   }
 
   // The JSON of an answer, or a `Refusal`.
@@ -48,7 +60,7 @@
       try { body = text ? JSON.parse(text) : null; } catch (e) { body = null; }
       if (!r.ok) {
         var e0 = body && body.errors && body.errors[0];
-        throw new Refusal(r.status, e0 && e0.code, e0 && e0.message);
+        throw new Refusal(r.status, e0 && e0.code, e0 && e0.message, e0 && e0.field);
       }
       return body;
     });
@@ -70,6 +82,10 @@
     var xsrf = cookie("XSRF-TOKEN");
     if (method !== "GET" && xsrf && credentials !== "omit") {
       init.headers["X-XSRF-TOKEN"] = xsrf;
+    }
+    var rfCsrf = cookie("coffer_rf_csrf");
+    if (method !== "GET" && rfCsrf && credentials !== "omit") {
+      init.headers["X-RF-CSRF-TOKEN"] = rfCsrf;
     }
     if (body instanceof FormData) {
       init.body = body;
@@ -107,18 +123,18 @@
 
   function stateOf(e) {
     if (e.code === "ERR_ENTITY_REQUEST_FILE_EXPIRED") {
-      return /withdrawn/i.test(e.message) ? "withdrawn" : "expired";
+      return e.field === "withdrawn" ? "withdrawn" : "expired";
     }
     if (e.code === "ERR_ENTITY_DELETED") { return "deleted"; }
     if (e.code === "ERR_REQUEST_RATE_LIMITED") { return "limited"; }
-    if (e.code === "ERR_ACCESS_USER" && /another recipient/.test(e.message)) { return "other"; }
+    if (e.code === "ERR_ACCESS_USER" && e.field === "recipient") { return "other"; }
     if (e.status === 404 || e.code === "ERR_ACCESS_USER") { return "invalid"; }
     return "unavailable";
   }
 
   // The code step of a link that wants the recipient to prove the address.
   function askCode() {
-    root.setAttribute("data-state", "auth");
+    setState("auth");
     show("loading", false);
     show("request", false);
     show("state", false);
@@ -158,7 +174,7 @@
     var s = STATES[state] || STATES.unavailable;
     $("state-title").textContent = s[0];
     $("state-message").textContent = s[1];
-    root.setAttribute("data-state", state);
+    setState(state);
     show("loading", false);
     show("request", false);
     show("state", true);
@@ -243,7 +259,7 @@
     $("excluded").textContent = excluded.join(", ");
     show("excluded-row", excluded.length > 0);
     updateRemaining(rf);
-    root.setAttribute("data-state", rf.remaining === 0 ? "exhausted" : "active");
+    setState(rf.remaining === 0 ? "exhausted" : "active");
     show("loading", false);
     show("state", false);
     show("request", true);
@@ -262,7 +278,7 @@
     return call("GET", base + "", undefined).then(function (rf) {
       current = rf;
       updateRemaining(rf);
-      root.setAttribute("data-state", rf.remaining === 0 ? "exhausted" : "active");
+      setState(rf.remaining === 0 ? "exhausted" : "active");
       return rf;
     });
   }
@@ -299,27 +315,69 @@
       var wait = document.createElement("span");
       wait.className = "meta";
       li.appendChild(wait);
+      // How the file is viewed, for people and programs: `data-view` is `image`, `text`,
+      // `link` (a PDF or other type opened in its own tab) or `none`.
+      function viewed(kind) {
+        li.setAttribute("data-view", kind);
+      }
+      function noPreview() {
+        wait.textContent = "No preview available.";
+        viewed("none");
+      }
+      // The view in place: an image in the page, a text as text, anything else (a PDF) behind a
+      // "View" link. Every address is this server's, with the interface version.
+      function shown(p, link) {
+        var to = new URL(link, window.location.href);
+        if (to.origin !== window.location.origin) {
+          noPreview();
+          return;
+        }
+        var address = url(to.pathname + to.search);
+        var mime = p.mime || "";
+        if (mime.indexOf("image/") === 0) {
+          var img = document.createElement("img");
+          img.className = "image-view";
+          img.alt = name;
+          img.src = address;
+          li.replaceChild(img, wait);
+          viewed("image");
+          return;
+        }
+        if (p.type === "text") {
+          fetch(address, { credentials: credentials }).then(function (r) {
+            if (!r.ok) { throw new Refusal(r.status); }
+            return r.text();
+          }).then(function (text) {
+            var pre = document.createElement("pre");
+            pre.className = "text-view";
+            pre.textContent = text;
+            li.replaceChild(pre, wait);
+            viewed("text");
+          }, noPreview);
+          return;
+        }
+        var v = document.createElement("a");
+        v.className = "view";
+        v.href = address;
+        v.target = "_blank";
+        v.rel = "noopener noreferrer";
+        v.textContent = "View";
+        li.replaceChild(v, wait);
+        viewed("link");
+      }
       // A preview still being made is asked for again a while later (a few minutes at most).
       function preview(tries) {
         return call("GET", base + "/preview/" + encodeURIComponent(id)).then(function (p) {
           var link = p && (p.link || p.pdf);
           if (link) {
-            var v = document.createElement("a");
-            v.className = "view";
-            // A link to this server's API needs the interface version, as every call does.
-            var to = new URL(link, window.location.href);
-            v.href = to.origin === window.location.origin ? url(to.pathname + to.search) : to.href;
-            v.target = "_blank";
-            v.rel = "noopener noreferrer";
-            v.textContent = "View";
-            li.replaceChild(v, wait);
+            shown(p, link);
           } else if (p && p.status === "processing" && tries > 0) {
             wait.textContent = "Preview being prepared.";
             window.setTimeout(function () { preview(tries - 1); }, 3000);
           } else {
-            wait.textContent = "No preview available.";
+            noPreview();
           }
-        }, function () { wait.textContent = "No preview available."; });
+        }, noPreview);
       }
       preview(60);
       return li;

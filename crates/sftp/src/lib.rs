@@ -366,6 +366,12 @@ impl russh::server::Handler for Connection {
         channel: ChannelId,
         session: &mut Session,
     ) -> Result<(), Self::Error> {
+        // The client has sent all it will (OpenSSH's clients do so once every answer came): the
+        // session ends as a program's would, with its exit status first. `scp`, which speaks
+        // SFTP, takes a session that ends without one for a failure and exits 1 without a word,
+        // though every byte arrived.
+        session.exit_status_request(channel, 0)?;
+        session.eof(channel)?;
         session.close(channel)?;
         Ok(())
     }

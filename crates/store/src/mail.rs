@@ -244,6 +244,41 @@ pub fn expire(conn: &mut DbConn, now: i64) -> StoreResult<usize> {
     Ok(n)
 }
 
+/// Ends the queued messages of the email `email_id` to `to` (a link that was withdrawn): marked
+/// `expired` with `reason`, their bodies erased, unless a node is sending one right now (its
+/// outcome decides). The email is settled when this was its last open message. Returns how many
+/// messages ended.
+pub fn cancel(
+    conn: &mut DbConn,
+    email_id: &str,
+    to: &str,
+    now: i64,
+    reason: &str,
+) -> StoreResult<usize> {
+    let now_ms = now.saturating_mul(1000);
+    let n = db_run!(conn => diesel::update(mail_outbox::table
+        .filter(mail_outbox::email_id.eq(email_id))
+        .filter(mail_outbox::to_address.eq(to))
+        .filter(mail_outbox::state.eq("queued"))
+        .filter(
+            mail_outbox::lease_until
+                .is_null()
+                .or(mail_outbox::lease_until.lt(now_ms)),
+        ))
+        .set((
+            mail_outbox::state.eq("expired"),
+            mail_outbox::body.eq(""),
+            mail_outbox::lease_node.eq(None::<String>),
+            mail_outbox::lease_until.eq(None::<i64>),
+            mail_outbox::last_error.eq(reason),
+        ))
+        .execute(conn))?;
+    if n > 0 {
+        crate::emails::settle(conn, email_id, now)?;
+    }
+    Ok(n)
+}
+
 /// Which messages [`list`] shows.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {

@@ -30,12 +30,39 @@ pub fn by_ref_hash(conn: &mut DbConn, hash: &str) -> StoreResult<Option<RequestF
         .optional())?)
 }
 
+/// Withdraws a link: it takes nothing more, and the mail that carries it and was not sent yet
+/// never is (see [`crate::mail::cancel`]). Returns 0 when it was withdrawn already.
 pub fn withdraw(conn: &mut DbConn, id: i64, t: i64) -> StoreResult<usize> {
-    Ok(db_run!(conn => diesel::update(request_files::table
+    let n = db_run!(conn => diesel::update(request_files::table
         .find(id)
         .filter(request_files::withdrawn_at.is_null()))
         .set(request_files::withdrawn_at.eq(t))
-        .execute(conn))?)
+        .execute(conn))?;
+    if n > 0 {
+        if let Some(link) = by_id(conn, id)? {
+            crate::mail::cancel(conn, &link.email_id, &link.recipient, t, WITHDRAWN)?;
+        }
+    }
+    Ok(n)
+}
+
+/// The reason a link's unsent mail keeps in `last_error`.
+pub const WITHDRAWN: &str = "the link in the message was withdrawn before it was sent";
+
+/// The links a user made or that ask for them, still working at `t`: neither withdrawn nor
+/// past their last second.
+pub fn live_of_user(conn: &mut DbConn, user_id: &str, t: i64) -> StoreResult<Vec<RequestFile>> {
+    Ok(db_run!(conn => request_files::table
+        .filter(
+            request_files::actor_id
+                .eq(user_id)
+                .or(request_files::requestor_id.eq(user_id)),
+        )
+        .filter(request_files::withdrawn_at.is_null())
+        .filter(request_files::expire_at.ge(t))
+        .order(request_files::id.asc())
+        .select(RequestFile::as_select())
+        .load(conn))?)
 }
 
 /// Records the email the uploads went out in; false when another request did it first.

@@ -17,13 +17,28 @@ use std::time::Duration;
 
 const OUTSIDE: &str = "ext@partner.example";
 
-/// A call under `/rest` with the version header and, when given, a bearer token and cookie.
+/// A call under `/rest` with the version header and, when given, a bearer token and the code
+/// session's cookie (with the session's CSRF token, as the recipient's page sends it).
 fn call(
     app: &TestApp,
     method: &str,
     path: &str,
     token: Option<&str>,
     cookie: Option<&str>,
+    body: Option<Body>,
+) -> Resp {
+    let csrf = cookie.map(coffer_service::request_files::access::csrf_token);
+    session_call(app, method, path, token, cookie, csrf.as_deref(), body)
+}
+
+/// A call with the code session's cookie and whatever CSRF token is given (or none).
+fn session_call(
+    app: &TestApp,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    cookie: Option<&str>,
+    csrf: Option<&str>,
     body: Option<Body>,
 ) -> Resp {
     let auth = token.map(|t| format!("Bearer {t}"));
@@ -35,7 +50,27 @@ fn call(
     if let Some(c) = &cookie {
         headers.push(("Cookie", c));
     }
+    if let Some(t) = csrf {
+        headers.push(("X-RF-CSRF-TOKEN", t));
+    }
     app.send(method, path, &headers, body)
+}
+
+/// The code the outbox holds for `to` (the link's mail and the code's may share a second, so
+/// it is looked for in every message to the address rather than in the last by time).
+fn mailed_code(app: &TestApp, to: &str) -> String {
+    outbox(app, to)
+        .iter()
+        .rev()
+        .find_map(|m| {
+            m.body.split_whitespace().find(|w| {
+                w.trim_end_matches('.').len() == 6
+                    && w.trim_end_matches('.').chars().all(|c| c.is_ascii_digit())
+            })
+        })
+        .expect("a code in the outbox")
+        .trim_end_matches('.')
+        .to_string()
 }
 
 /// A call as someone holding only the reference.
@@ -236,8 +271,11 @@ fn a_folder_request_gives_each_recipient_a_link_that_takes_files_until_its_count
     assert_eq!(app.count("withdrawn_at IS NOT NULL", "request_files"), 1);
     let read = anon(&app, "GET", &format!("/rest/requestFile/{r2}"), None);
     assert_error(&read, 403, "ERR_ENTITY_REQUEST_FILE_EXPIRED");
+    // `field` tells a withdrawn link from one past its last day, for programs and the page.
+    assert_eq!(read.json()["errors"][0]["field"], "withdrawn");
     let late = send_file(&app, &r2, "late.pdf", b"x", None, None);
     assert_error(&late, 403, "ERR_ENTITY_REQUEST_FILE_EXPIRED");
+    assert_eq!(late.json()["errors"][0]["field"], "withdrawn");
     // Past its last day likewise.
     app.execute(&format!(
         "UPDATE request_files SET expire_at = {} WHERE id = {}",
@@ -246,6 +284,7 @@ fn a_folder_request_gives_each_recipient_a_link_that_takes_files_until_its_count
     ));
     let read = anon(&app, "GET", &format!("/rest/requestFile/{r}"), None);
     assert_error(&read, 403, "ERR_ENTITY_REQUEST_FILE_EXPIRED");
+    assert_eq!(read.json()["errors"][0]["field"], "expire");
     // A reference that is wrong, or not even shaped like one, is one answer.
     for bad in ["A".repeat(43), "nope".to_string()] {
         let read = anon(&app, "GET", &format!("/rest/requestFile/{bad}"), None);
@@ -520,11 +559,10 @@ fn require_auth_takes_the_recipient_signed_in_or_the_code_from_the_outbox() {
         401,
         "ERR_AUTH_REQUEST_FILE",
     );
-    assert_error(
-        &call(&app, "GET", &path, Some(&stranger), None, None),
-        403,
-        "ERR_ACCESS_USER",
-    );
+    let theirs = call(&app, "GET", &path, Some(&stranger), None, None);
+    assert_error(&theirs, 403, "ERR_ACCESS_USER");
+    // `field` tells the recipient's page this from an unknown reference.
+    assert_eq!(theirs.json()["errors"][0]["field"], "recipient");
     assert_error(
         &send_file(&app, &r, "a.txt", b"a", None, None),
         401,
@@ -699,6 +737,373 @@ fn require_auth_takes_the_recipient_signed_in_or_the_code_from_the_outbox() {
         422,
         "ERR_INVALID_PARAMETER",
     );
+}
+
+#[test]
+fn a_code_sessions_calls_that_change_something_need_its_csrf_token() {
+    let app = TestApp::spawn();
+    let (_, owner) = app.user_token("owner@example.com", Role::User);
+    let folder = mkdir(&app, &owner, &my_folder(&app, &owner), "Requests");
+    let offered = upload_ok(&app, &owner, &folder, "terms.txt", b"the terms");
+    let offered = offered["id"].as_str().unwrap().to_string();
+    app.run_jobs();
+    let links = ask(
+        &app,
+        &owner,
+        &folder,
+        json!({"to": [OUTSIDE], "subject": "signed", "requireAuth": true, "count": 2, "files": [offered]}),
+    );
+    let r = reference(&links[0]);
+    let path = format!("/rest/requestFile/{r}");
+    assert_eq!(
+        anon(&app, "POST", &format!("{path}/actions/sendCode"), None).status,
+        200
+    );
+    let code = mailed_code(&app, OUTSIDE);
+    let yes = anon(
+        &app,
+        "POST",
+        &format!("{path}/actions/verifyCode"),
+        Some(json!({"code": code})),
+    );
+    assert_eq!(yes.status, 200, "{}", yes.text);
+    let session = yes.json()["sessionToken"].as_str().unwrap().to_string();
+    let csrf = yes.json()["csrfToken"].as_str().unwrap().to_string();
+    // The page reads the token from its cookie: this origin's only, not HTTP-only.
+    assert_eq!(
+        yes.cookie_value("coffer_rf_csrf").as_deref(),
+        Some(csrf.as_str())
+    );
+    let set = yes
+        .cookies()
+        .into_iter()
+        .find(|c| c.starts_with("coffer_rf_csrf="))
+        .unwrap();
+    assert!(set.contains("SameSite=Strict"), "{set}");
+    assert!(!set.contains("HttpOnly"), "{set}");
+    assert_ne!(csrf, session);
+
+    // Reads need no token.
+    let got = session_call(&app, "GET", &path, None, Some(&session), None, None);
+    assert_eq!(got.status, 200, "{}", got.text);
+    // Every call that changes something: without the token, and with a wrong one, refused.
+    let file = |name: &str| {
+        let (ct, body) = multipart(&[("body", Some(name), b"bytes".as_slice())]);
+        Some(Body::Bytes(ct, body))
+    };
+    let wrong = coffer_service::request_files::access::csrf_token("another session");
+    for token in [None, Some(""), Some(wrong.as_str()), Some(session.as_str())] {
+        let refused = [
+            session_call(
+                &app,
+                "POST",
+                &format!("{path}/actions/file"),
+                None,
+                Some(&session),
+                token,
+                file("a.txt"),
+            ),
+            session_call(
+                &app,
+                "POST",
+                &format!("{path}/actions/initiateUpload"),
+                None,
+                Some(&session),
+                token,
+                Some(Body::Json(
+                    json!({"filename": "b.txt", "totalSize": 1, "totalChunks": 1}),
+                )),
+            ),
+            session_call(
+                &app,
+                "POST",
+                &format!("{path}/reply"),
+                None,
+                Some(&session),
+                token,
+                Some(Body::Json(json!({"body": "done"}))),
+            ),
+            session_call(
+                &app,
+                "POST",
+                &format!("{path}/comment/{offered}"),
+                None,
+                Some(&session),
+                token,
+                Some(Body::Json(json!({"contents": "nice"}))),
+            ),
+        ];
+        for resp in &refused {
+            assert_error(resp, 401, "ERR_AUTH_INVALID_CSRF");
+        }
+    }
+    // Nothing was kept: no file, no upload session, no comment, no reply.
+    assert_eq!(
+        names_in(&app, &owner, &folder),
+        vec!["terms.txt".to_string()]
+    );
+    assert_eq!(app.count("1 = 1", "uploads"), 0);
+    assert_eq!(app.count("1 = 1", "comments"), 0);
+    assert_eq!(app.count("subject = 'Re: signed'", "emails"), 0);
+    let left = session_call(&app, "GET", &path, None, Some(&session), None, None);
+    assert_eq!(left.json()["remaining"], 2);
+
+    // With the token they go through.
+    let up = session_call(
+        &app,
+        "POST",
+        &format!("{path}/actions/file"),
+        None,
+        Some(&session),
+        Some(&csrf),
+        file("a.txt"),
+    );
+    assert_eq!(up.status, 200, "{}", up.text);
+    let file_id = up.json()["id"].as_str().unwrap().to_string();
+    let upload = format!("{path}/uploads/{file_id}");
+    for token in [None, Some(wrong.as_str())] {
+        let del = session_call(&app, "DELETE", &upload, None, Some(&session), token, None);
+        assert_error(&del, 401, "ERR_AUTH_INVALID_CSRF");
+    }
+    assert_eq!(app.count("deleted_at IS NOT NULL", "objects"), 0);
+    let del = session_call(
+        &app,
+        "DELETE",
+        &upload,
+        None,
+        Some(&session),
+        Some(&csrf),
+        None,
+    );
+    assert_eq!(del.status, 204, "{}", del.text);
+    assert_eq!(app.count("deleted_at IS NOT NULL", "objects"), 1);
+    // A caller holding only the reference of a link without proof carries no session and so
+    // needs no token; a signed-in caller is held to its own rule, not this one.
+    let open = ask(
+        &app,
+        &owner,
+        &folder,
+        json!({"to": [OUTSIDE], "subject": "open"}),
+    );
+    let sent = send_file(&app, &reference(&open[0]), "b.txt", b"b", None, None);
+    assert_eq!(sent.status, 200, "{}", sent.text);
+}
+
+#[test]
+fn deleting_a_user_ends_their_links_only_when_the_options_say_so() {
+    let app = TestApp::spawn();
+    let admin = app.admin_token();
+    let (ann_id, ann) = app.user_token("ann@example.com", Role::User);
+    let (bob_id, bob) = app.user_token("bob@example.com", Role::User);
+    let link_of = |token: &str, to: &str| {
+        let folder = mkdir(&app, token, &my_folder(&app, token), "Incoming");
+        let links = ask(
+            &app,
+            token,
+            &folder,
+            json!({"to": [to], "subject": "Papers"}),
+        );
+        reference(&links[0])
+    };
+    let anns = link_of(&ann, "first@partner.example");
+    let bobs = link_of(&bob, "second@partner.example");
+    // The delivery pump is not running: both link mails wait in the outbox.
+    assert_eq!(outbox(&app, "first@partner.example")[0].state, "queued");
+
+    // Withdrawn with the account: the link answers as withdrawn and its mail never goes.
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/admin/users/{ann_id}"),
+        &admin,
+        Some(json!({"withdrawRequestFiles": true})),
+    );
+    assert_eq!(r.status, 204, "{}", r.text);
+    let gone = anon(&app, "GET", &format!("/rest/requestFile/{anns}"), None);
+    assert_error(&gone, 403, "ERR_ENTITY_REQUEST_FILE_EXPIRED");
+    assert_eq!(gone.json()["errors"][0]["field"], "withdrawn");
+    assert_error(
+        &send_file(&app, &anns, "late.txt", b"late", None, None),
+        403,
+        "ERR_ENTITY_REQUEST_FILE_EXPIRED",
+    );
+    let mail = &outbox(&app, "first@partner.example")[0];
+    assert_eq!(mail.state, "expired");
+    assert_eq!(mail.body, "", "the unsent link is erased");
+    assert_eq!(
+        mail.last_error.as_deref(),
+        Some(coffer_store::request_files::WITHDRAWN)
+    );
+    assert_eq!(
+        app.count(
+            &format!("subject = 'requestfile.link.delete' AND data LIKE '%{ann_id}%'"),
+            "events"
+        ),
+        1
+    );
+
+    // Without the option the link works until its own end, and its mail still goes.
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/users?id:in={bob_id}"),
+        &admin,
+        Some(json!({"withdrawRequestFiles": false})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let open = anon(&app, "GET", &format!("/rest/requestFile/{bobs}"), None);
+    assert_eq!(open.status, 200, "{}", open.text);
+    let sent = send_file(&app, &bobs, "report.txt", b"report", None, None);
+    assert_eq!(sent.status, 200, "{}", sent.text);
+    assert_eq!(outbox(&app, "second@partner.example")[0].state, "queued");
+    assert_eq!(
+        app.count("subject = 'requestfile.link.delete'", "events"),
+        1
+    );
+}
+
+/// A 1×1 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+#[test]
+fn a_view_only_file_is_viewed_in_place_and_never_served_to_be_saved() {
+    let app = TestApp::spawn();
+    let (_, owner) = app.user_token("owner@example.com", Role::User);
+    let top = my_folder(&app, &owner);
+    let folder = mkdir(&app, &owner, &top, "Requests");
+    let html = b"<h1>Terms</h1><script>alert(1)</script>".as_slice();
+    let pdf = b"%PDF-1.4\n%%EOF\n".as_slice();
+    let files: Vec<(String, &[u8])> = [
+        ("terms.txt", b"the terms\n".as_slice()),
+        ("page.html", html),
+        ("plan.png", PNG),
+        ("scan.pdf", pdf),
+        ("bundle.bin", b"\x00\x01 raw".as_slice()),
+    ]
+    .into_iter()
+    .map(|(name, bytes)| {
+        let f = upload_ok(&app, &owner, &top, name, bytes);
+        (f["id"].as_str().unwrap().to_string(), bytes)
+    })
+    .collect();
+    // The previews settle (the raw file gets none).
+    app.run_jobs();
+    let ids: Vec<&str> = files.iter().map(|(id, _)| id.as_str()).collect();
+    let links = ask(
+        &app,
+        &owner,
+        &folder,
+        json!({"to": [OUTSIDE], "subject": "view", "files": ids, "actionId": 1}),
+    );
+    let r = reference(&links[0]);
+    let view = |id: &str| {
+        anon(
+            &app,
+            "GET",
+            &format!("/rest/requestFile/{r}/sources/{id}/view"),
+            None,
+        )
+    };
+    for ((id, bytes), mime) in files.iter().zip([
+        "text/plain; charset=utf-8",
+        "text/plain; charset=utf-8",
+        "image/png",
+        "application/pdf",
+    ]) {
+        let v = view(id);
+        assert_eq!(v.status, 200, "{}", v.text);
+        assert_eq!(v.header("content-type"), Some(mime));
+        assert_eq!(v.bytes.as_slice(), *bytes, "{mime}");
+        assert!(
+            v.header("content-disposition")
+                .unwrap()
+                .starts_with("inline"),
+            "{:?}",
+            v.header("content-disposition")
+        );
+        assert_eq!(v.header("x-content-type-options"), Some("nosniff"));
+        assert!(v
+            .header("content-security-policy")
+            .unwrap()
+            .contains("sandbox"));
+        // The preview names the view, so the page shows it.
+        let p = anon(
+            &app,
+            "GET",
+            &format!("/rest/requestFile/{r}/preview/{id}"),
+            None,
+        );
+        assert_eq!(p.status, 200, "{}", p.text);
+        assert_eq!(p.json()["status"], "preview", "{}", p.text);
+        assert!(p.json()["link"].as_str().is_some(), "{}", p.text);
+        // And the file is never served to be saved.
+        assert_error(
+            &anon(
+                &app,
+                "GET",
+                &format!("/rest/requestFile/{r}/sources/{id}/content"),
+                None,
+            ),
+            403,
+            "ERR_ACCESS_USER",
+        );
+    }
+    // Text is shown as text whatever it was stored as: the markup is only its source.
+    let (text_id, html_id) = (&files[0].0, &files[1].0);
+    for id in [text_id, html_id] {
+        let p = anon(
+            &app,
+            "GET",
+            &format!("/rest/requestFile/{r}/preview/{id}"),
+            None,
+        )
+        .json();
+        assert_eq!(p["type"], "text");
+        assert_eq!(p["mime"], "text/plain; charset=utf-8");
+        assert!(p["link"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/sources/{id}/view")));
+    }
+    assert_error(
+        &anon(
+            &app,
+            "GET",
+            &format!("/rest/requestFile/{r}/sources/{html_id}/content?inline=true"),
+            None,
+        ),
+        403,
+        "ERR_ACCESS_USER",
+    );
+    // A type with no view: none, and the preview says so.
+    let raw = &files[4].0;
+    assert_error(&view(raw), 404, "ERR_ENTITY_NOT_FOUND");
+    let p = anon(
+        &app,
+        "GET",
+        &format!("/rest/requestFile/{r}/preview/{raw}"),
+        None,
+    )
+    .json();
+    assert_eq!(p["status"], "failed", "{p}");
+    assert!(p.get("link").is_none(), "{p}");
+    // Only the files of the link, and only while it is open.
+    let other = upload_ok(&app, &owner, &top, "private.txt", b"no");
+    assert_error(
+        &view(other["id"].as_str().unwrap()),
+        404,
+        "ERR_ENTITY_NOT_FOUND",
+    );
+    assert_eq!(
+        app.rest("DELETE", &format!("/rest/requestFile/{r}"), &owner, None)
+            .status,
+        200
+    );
+    assert_error(&view(text_id), 403, "ERR_ENTITY_REQUEST_FILE_EXPIRED");
 }
 
 #[test]

@@ -2,7 +2,10 @@
 //! registered key and only so, the view (My Folder and the folders shared with the user),
 //! transfers that come back byte-identical over REST and the other way round, versions, quota,
 //! the same role checks and events as REST, the changes a session may
-//! make, and paths that never leave the view. Needs `sftp` and `ssh-keygen`
+//! make, and paths that never leave the view; `scp` downloads and uploads, a put cut off midway
+//! that leaves nothing behind; puts scanned against a real clamd as REST uploads are (with
+//! `COFFER_TEST_CLAMD`, which `scripts/clamd-test-server.sh` sets; skipped with a note without
+//! it). Needs `sftp`, `scp` and `ssh-keygen`
 //! (`scripts/sftp-test-clients.sh` installs them; the tests run it when they are missing).
 
 use coffer_domain::Role;
@@ -24,7 +27,7 @@ struct Server {
 fn clients() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let present = ["sftp", "ssh-keygen"]
+        let present = ["sftp", "scp", "ssh-keygen"]
             .iter()
             .all(|c| Command::new(c).arg("-?").output().is_ok());
         if !present {
@@ -45,8 +48,12 @@ fn start() -> Server {
 }
 
 fn start_with(config: coffer_sftp::Config) -> Server {
+    serve(TestApp::spawn(), config)
+}
+
+/// The SFTP server in front of `app`.
+fn serve(app: TestApp, config: coffer_sftp::Config) -> Server {
     clients();
-    let app = TestApp::spawn();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let sftp = coffer_sftp::spawn(app.ctx.clone(), listener, config).expect("SFTP server");
     Server {
@@ -131,6 +138,38 @@ impl Server {
             .current_dir(self.dir.path())
             .output()
             .expect("running sftp (scripts/sftp-test-clients.sh installs it)")
+    }
+
+    /// Runs `scp` (which speaks SFTP, `-s`, the default of OpenSSH 9) as `u` with these
+    /// arguments after the connection's options.
+    fn scp(&self, u: &User, args: &[&str]) -> Output {
+        let mut options = self.ssh_options(&u.key, &u.email);
+        options.push("-s".into());
+        Command::new("scp")
+            .args(options)
+            .args(["-P", &self.port.to_string()])
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .expect("running scp (scripts/sftp-test-clients.sh installs it)")
+    }
+
+    /// Starts `sftp -b` with these commands as `u`, its bandwidth limited to `kbit` Kbit/s,
+    /// without waiting for it.
+    fn sftp_slow(&self, u: &User, commands: &str, kbit: u32) -> std::process::Child {
+        let batch = self.dir.path().join("slow-batch");
+        std::fs::write(&batch, commands).unwrap();
+        Command::new("sftp")
+            .args(self.ssh_options(&u.key, &u.email))
+            .args(["-l", &kbit.to_string()])
+            .args(["-P", &self.port.to_string(), "-b"])
+            .arg(&batch)
+            .arg("127.0.0.1")
+            .current_dir(self.dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("running sftp")
     }
 
     fn local(&self, name: &str) -> PathBuf {
@@ -464,4 +503,194 @@ fn passwords_sign_in_only_when_allowed() {
     failed(&run("wrong"));
     let out = ok(&run(&pw));
     assert!(listed(&out, "My Folder"), "{out}");
+}
+
+#[test]
+fn scp_fetches_and_sends_files_byte_identical() {
+    let s = start();
+    let u = s.user("gina@example.com");
+    let root = my_folder(&s.app, &u.token);
+    let over_rest = pattern(1024 * 1024 + 5, 6);
+    upload_ok(&s.app, &u.token, &root, "report.bin", &over_rest);
+    let small = b"a few bytes\n";
+    upload_ok(&s.app, &u.token, &root, "note.txt", small);
+
+    // A download, with the path as scp's SFTP mode takes it (no remote shell, so no quoting).
+    let remote = |name: &str| format!("127.0.0.1:/My Folder/{name}");
+    ok(&s.scp(&u, &[&remote("report.bin"), "got.bin"]));
+    assert_eq!(std::fs::read(s.local("got.bin")).unwrap(), over_rest);
+    ok(&s.scp(&u, &[&remote("note.txt"), "note.txt"]));
+    assert_eq!(std::fs::read(s.local("note.txt")).unwrap(), small);
+    assert_eq!(s.events("filesystem.file.download"), 2);
+    // A file that is not there fails, loudly.
+    let err = failed(&s.scp(&u, &[&remote("missing.bin"), "missing.bin"]));
+    assert!(err.contains("No such file"), "{err}");
+    assert!(!s.local("missing.bin").exists());
+
+    // An upload comes back over REST as it was sent.
+    let up = pattern(700_000, 7);
+    std::fs::write(s.local("up.bin"), &up).unwrap();
+    ok(&s.scp(&u, &["up.bin", &remote("up.bin")]));
+    let files = rest_files(&s.app, &u.token, &root);
+    let (_, id) = files.iter().find(|(n, _)| n == "up.bin").unwrap();
+    assert_eq!(rest_content(&s.app, &u.token, id), up);
+}
+
+#[test]
+fn a_put_cut_off_midway_leaves_no_file_and_no_staged_bytes() {
+    let s = start();
+    let u = s.user("hugo@example.com");
+    let root = my_folder(&s.app, &u.token);
+    upload_ok(&s.app, &u.token, &root, "kept.bin", &pattern(10_000, 8));
+    let storage = s.app.ctx.config.storage_url.clone().unwrap_or_default();
+    let local = coffer_tests::storage_name() == "local";
+    let staged = |dir: &str| -> Vec<u64> {
+        let Ok(entries) = std::fs::read_dir(Path::new(&storage).join(dir)) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .collect()
+    };
+    let blobs_before = s.app.count("1 = 1", "blobs");
+
+    // 8 MiB at 2 Mbit/s takes half a minute: the client is stopped once bytes are arriving.
+    std::fs::write(s.local("big.bin"), pattern(8 * 1024 * 1024, 9)).unwrap();
+    let mut child = s.sftp_slow(&u, "put big.bin \"/My Folder/big.bin\"\n", 2000);
+    if local {
+        coffer_tests::wait_until("bytes being staged", 60, || {
+            staged("tmp").iter().any(|&n| n > 0)
+        });
+    } else {
+        std::thread::sleep(std::time::Duration::from_secs(5));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the put ended before it was cut off"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    // The server notices the client went: the staged bytes go, and no file was made.
+    if local {
+        coffer_tests::wait_until("the staging swept", 60, || staged("tmp").is_empty());
+    }
+    // Time for the server to settle before the state is read (the sweep above on local
+    // storage; on object storage the upload's abort).
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let names: Vec<String> = rest_files(&s.app, &u.token, &root)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, vec!["kept.bin".to_string()]);
+    let out = ok(&s.sftp(&u, "ls -1 \"/My Folder\"\n"));
+    assert!(
+        listed(&out, "kept.bin") && !listed(&out, "big.bin"),
+        "{out}"
+    );
+    assert_eq!(s.app.count("name = 'big.bin'", "objects"), 0);
+    assert_eq!(s.app.count("1 = 1", "blobs"), blobs_before);
+    if local {
+        // Only the one kept file's bytes are stored.
+        let stored: u64 = walk_sizes(&Path::new(&storage).join("blobs"));
+        assert_eq!(stored, 10_000);
+    }
+    // The session that follows puts the whole file.
+    ok(&s.sftp(&u, "put big.bin \"/My Folder/big.bin\"\n"));
+    assert_eq!(rest_files(&s.app, &u.token, &root).len(), 2);
+}
+
+/// The bytes of every file under `dir`.
+fn walk_sizes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => walk_sizes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// The EICAR anti-virus test file: harmless, detected by every scanner.
+const EICAR: &[u8] = b"X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*";
+
+#[test]
+fn puts_are_scanned_like_rest_uploads_and_served_only_once_clean() {
+    let spec = match std::env::var("COFFER_TEST_CLAMD") {
+        Ok(v) if !v.is_empty() => v,
+        _ => {
+            eprintln!("COFFER_TEST_CLAMD is not set: SFTP scanning skipped (scripts/clamd-test-server.sh runs it)");
+            return;
+        }
+    };
+    let app = TestApp::builder()
+        .config(|c| c.scanner = Some(spec))
+        .spawn();
+    let s = serve(app, coffer_sftp::Config::default());
+    let u = s.user("ivy@example.com");
+    let root = my_folder(&s.app, &u.token);
+    std::fs::write(s.local("clean.txt"), b"nothing to see here").unwrap();
+    std::fs::write(s.local("eicar.com"), EICAR).unwrap();
+    ok(&s.sftp(
+        &u,
+        "put clean.txt \"/My Folder/clean.txt\"\nput eicar.com \"/My Folder/eicar.com\"\n",
+    ));
+    let files = rest_files(&s.app, &u.token, &root);
+    let id_of = |name: &str| files.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let (clean, bad) = (id_of("clean.txt"), id_of("eicar.com"));
+    for id in [&clean, &bad] {
+        let r = s
+            .app
+            .rest("GET", &format!("/rest/files/{id}"), &u.token, None);
+        assert_eq!(r.json()["avStatus"], "scanning", "{}", r.text);
+    }
+    // While being scanned, neither is read over SFTP (nor over REST).
+    let err = failed(&s.sftp(&u, "get \"/My Folder/clean.txt\" early.txt\n"));
+    assert!(!err.is_empty());
+    assert!(!s.local("early.txt").exists());
+    let r = s.app.rest(
+        "GET",
+        &format!("/rest/files/{clean}/content"),
+        &u.token,
+        None,
+    );
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (403, "ERR_ENTITY_NOT_SCANNED")
+    );
+
+    s.app.run_jobs();
+
+    // Clean: served over SFTP byte for byte. EICAR: infected for good, as a REST upload is.
+    ok(&s.sftp(&u, "get \"/My Folder/clean.txt\" later.txt\n"));
+    assert_eq!(
+        std::fs::read(s.local("later.txt")).unwrap(),
+        b"nothing to see here"
+    );
+    let r = s
+        .app
+        .rest("GET", &format!("/rest/files/{bad}"), &u.token, None);
+    assert_eq!(r.json()["avStatus"], "disallowed", "{}", r.text);
+    let r = s
+        .app
+        .rest("GET", &format!("/rest/files/{bad}/content"), &u.token, None);
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (403, "ERR_ENTITY_VIRUS_FOUND")
+    );
+    failed(&s.sftp(&u, "get \"/My Folder/eicar.com\" bad.com\n"));
+    assert!(!s.local("bad.com").exists());
+    assert_eq!(
+        s.app.count(
+            "av_status = 'disallowed' AND av_signature LIKE '%EICAR%'",
+            "file_versions"
+        ),
+        1
+    );
 }

@@ -409,13 +409,30 @@ fn administrators_manage_an_accounts_keys() {
         Some(json!({"name": "nope", "publicKey": ECDSA_256})),
     );
     assert_error(&r, 403, "ERR_ADMIN_ROLE_RANK_RESTRICTED");
+    // The interface answers a caller who is no administrator `ERR_ACCESS_USER` on all three,
+    // and nothing is made.
     let r = app.rest(
         "GET",
         &format!("/rest/admin/users/{uid}/userSshPublicKeys"),
         &user,
         None,
     );
-    assert_error(&r, 403, "ERR_ACCESS_ADMIN");
+    assert_error(&r, 403, "ERR_ACCESS_USER");
+    let r = app.rest(
+        "POST",
+        &format!("/rest/admin/users/{uid}/userSshPublicKeys/create"),
+        &user,
+        Some(json!({"name": "mine too", "publicKey": ECDSA_256})),
+    );
+    assert_error(&r, 403, "ERR_ACCESS_USER");
+    let r = app.rest(
+        "POST",
+        &format!("/rest/admin/users/{uid}/userSshPublicKeys/generate"),
+        &user,
+        Some(json!({"name": "mine too"})),
+    );
+    assert_error(&r, 403, "ERR_ACCESS_USER");
+    assert_eq!(keys(&app, &user).len(), 2);
     let r = app.rest(
         "POST",
         "/rest/admin/users/no-such-user/userSshPublicKeys/create",

@@ -708,6 +708,20 @@ pub(crate) async fn serve_as(
     d: files::Download,
     inline: bool,
 ) -> Result<HttpResponse, RestError> {
+    let inline = inline && rules::serve_inline(&d.mime);
+    serve_shown(st, req, served, d, inline).await
+}
+
+/// As [`serve_as`], shown in place when `inline` whatever the type: for a rendition the caller
+/// made safe to show (a text as `text/plain`, which `nosniff` keeps from being read as
+/// anything else).
+pub(crate) async fn serve_shown(
+    st: &AppState,
+    req: &HttpRequest,
+    served: Served<'_>,
+    d: files::Download,
+    inline: bool,
+) -> Result<HttpResponse, RestError> {
     let etag = rules::etag(&d.blob, &d.version_id);
     let if_none = req
         .headers()
@@ -764,7 +778,6 @@ pub(crate) async fn serve_as(
             coffer_service::mail::record_download(&st.ctx, actor, recipient, email_id, &d).await?;
         }
     }
-    let inline = inline && rules::serve_inline(&d.mime);
     let mut res = HttpResponse::build(status);
     res.insert_header((header::ETAG, etag))
         .insert_header((header::ACCEPT_RANGES, "bytes"))

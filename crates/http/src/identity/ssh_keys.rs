@@ -3,7 +3,7 @@
 
 use crate::plumbing::body::{Body, Input};
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{int_id, AccountAdmin, Caller, QueryPairs};
+use crate::plumbing::extract::{int_id, Caller, KeyAdmin, QueryPairs};
 use crate::plumbing::respond::{created, listing, Envelope};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::http::StatusCode;
@@ -137,9 +137,9 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(get, path = "/rest/admin/users/{id}/userSshPublicKeys", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<SshKeyView>, description = "Every key of the account, deleted ones too (`deleted`), oldest first"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: an administrator's account for a helpdesk administrator; `ERR_ENTITY_DELETED`: a deleted account; `ERR_SYSTEM_ROLE_SFTP_DISABLED`, `ERR_PROFILE_SFTP_DISABLED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/rest/admin/users/{id}/userSshPublicKeys", tag = "users", params(("id" = String, Path, description = "A user id")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<SshKeyView>, description = "Every key of the account, deleted ones too (`deleted`), oldest first"), (status = 403, description = "`ERR_ACCESS_USER`: the caller is no system or helpdesk administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: an administrator's account for a helpdesk administrator; `ERR_ENTITY_DELETED`: a deleted account; `ERR_SYSTEM_ROLE_SFTP_DISABLED`, `ERR_PROFILE_SFTP_DISABLED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
 pub async fn admin_list(
-    AccountAdmin(c): AccountAdmin,
+    KeyAdmin(c): KeyAdmin,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
@@ -151,9 +151,9 @@ pub async fn admin_list(
     Ok(listing(Envelope::Metadata, &l))
 }
 
-#[utoipa::path(post, path = "/rest/admin/users/{id}/userSshPublicKeys/create", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = SshKeyBody), responses((status = 201, body = SshKeyView, description = "The registered key, with `Location`"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: an administrator's account for a helpdesk administrator; `ERR_ENTITY_DELETED`: a deleted account; `ERR_SYSTEM_ROLE_SFTP_DISABLED`, `ERR_PROFILE_SFTP_DISABLED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`; `ERR_INVALID_PARAMETER`: a name over 50 characters, a key that is not one OpenSSH line of an accepted type and size, or a key registered already; `ERR_SSH_PUBLIC_KEY_EXISTS`: a key of this name exists")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/admin/users/{id}/userSshPublicKeys/create", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = SshKeyBody), responses((status = 201, body = SshKeyView, description = "The registered key, with `Location`"), (status = 403, description = "`ERR_ACCESS_USER`: the caller is no system or helpdesk administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: an administrator's account for a helpdesk administrator; `ERR_ENTITY_DELETED`: a deleted account; `ERR_SYSTEM_ROLE_SFTP_DISABLED`, `ERR_PROFILE_SFTP_DISABLED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`; `ERR_INVALID_PARAMETER`: a name over 50 characters, a key that is not one OpenSSH line of an accepted type and size, or a key registered already; `ERR_SSH_PUBLIC_KEY_EXISTS`: a key of this name exists")), security(("bearer" = [])))]
 pub async fn admin_create(
-    AccountAdmin(c): AccountAdmin,
+    KeyAdmin(c): KeyAdmin,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,
@@ -169,9 +169,9 @@ pub async fn admin_create(
     Ok(created(StatusCode::CREATED, location(&st, &k), &k))
 }
 
-#[utoipa::path(post, path = "/rest/admin/users/{id}/userSshPublicKeys/generate", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = SshKeyGenerateBody), responses((status = 201, body = GeneratedKey, description = "The new pair (the private key is not kept), with `Location` of the registered key"), (status = 403, description = "`ERR_ACCESS_ADMIN`; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: an administrator's account for a helpdesk administrator; `ERR_ENTITY_DELETED`: a deleted account; `ERR_SYSTEM_ROLE_SFTP_DISABLED`, `ERR_PROFILE_SFTP_DISABLED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`; `ERR_INVALID_PARAMETER`: a name over 50 characters; `ERR_SSH_PUBLIC_KEY_EXISTS`: a key of this name exists"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`: too many generated keys (`Retry-After`)")), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/rest/admin/users/{id}/userSshPublicKeys/generate", tag = "users", params(("id" = String, Path, description = "A user id")), request_body(content = SshKeyGenerateBody), responses((status = 201, body = GeneratedKey, description = "The new pair (the private key is not kept), with `Location` of the registered key"), (status = 403, description = "`ERR_ACCESS_USER`: the caller is no system or helpdesk administrator; `ERR_ADMIN_ROLE_RANK_RESTRICTED`: an administrator's account for a helpdesk administrator; `ERR_ENTITY_DELETED`: a deleted account; `ERR_SYSTEM_ROLE_SFTP_DISABLED`, `ERR_PROFILE_SFTP_DISABLED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_STRING`; `ERR_INVALID_PARAMETER`: a name over 50 characters; `ERR_SSH_PUBLIC_KEY_EXISTS`: a key of this name exists"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`: too many generated keys (`Retry-After`)")), security(("bearer" = [])))]
 pub async fn admin_generate(
-    AccountAdmin(c): AccountAdmin,
+    KeyAdmin(c): KeyAdmin,
     st: Data<AppState>,
     id: Path<String>,
     QueryPairs(q): QueryPairs,

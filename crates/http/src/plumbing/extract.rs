@@ -252,6 +252,28 @@ role_extractor!(
     InternalCaller, ErrorCode::NotInternalDomain
 );
 
+/// An account administrator (as [`AccountAdmin`]) for the SSH-key calls under
+/// `/rest/admin/users/{id}/userSshPublicKeys`, whose interface answers anyone else 403
+/// `ERR_ACCESS_USER` (not `ERR_ACCESS_ADMIN` as the other `/rest/admin/users*` calls do).
+pub struct KeyAdmin(pub auth::AccountAdmin);
+
+impl FromRequest for KeyAdmin {
+    type Error = RestError;
+    type Future = BoxFut<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let caller = Caller::from_request(req, payload);
+        Box::pin(async move {
+            let Caller(c) = caller.await?;
+            auth::AccountAdmin::check(c).map(KeyAdmin).ok_or_else(|| {
+                RestError(ApiError::new(ErrorCode::AccessUser).with_message(
+                    "Insufficient access permissions (a system or helpdesk administrator's call).",
+                ))
+            })
+        })
+    }
+}
+
 /// A user administrator (system or helpdesk administrator), who keeps the organisation's
 /// external distribution lists; anyone else gets 403 `ERR_ACCESS_DENIED` with a `redirectUrl`
 /// (the server's home page), as the interface gives it for those calls.

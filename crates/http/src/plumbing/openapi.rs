@@ -196,6 +196,7 @@ impl Modify for BearerAuth {
         crate::request_files::sources,
         crate::request_files::source,
         crate::request_files::source_content,
+        crate::request_files::source_view,
         crate::request_files::uploads_list,
         crate::request_files::upload,
         crate::request_files::delete_upload,

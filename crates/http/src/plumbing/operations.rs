@@ -60,6 +60,7 @@ pub const TEXTS: &[Text] = &[
     ("get", "/rest/requestFile/{ref}/sources", "List the offered files", "The files offered with the link, each with what the recipient may do with it (view; download when the link allows it and the file is scanned clean)."),
     ("get", "/rest/requestFile/{ref}/sources/{object_id}", "Read an offered file", "One file offered with the link."),
     ("get", "/rest/requestFile/{ref}/sources/{object_id}/content", "Download an offered file", "An offered file's content, on a link that lets its files be downloaded; a view-only link shows images, PDF, audio and video in place (`inline`) and serves nothing else."),
+    ("get", "/rest/requestFile/{ref}/sources/{object_id}/view", "View an offered file", "An offered file as it is viewed in place, also on a view-only link: an image, PDF, audio or video file itself, a text file's text as plain text (markup shown as its source), or else the preview made from it; never served to be saved. A file with none of these has no view."),
     ("get", "/rest/requestFile/{ref}/uploads", "List what arrived", "The files that arrived through the link, on a link that asks the recipient to prove the address."),
     ("get", "/rest/requestFile/{ref}/uploads/{object_id}", "Read a file that arrived", "One file that arrived through the link, by the name its sender gave it."),
     ("delete", "/rest/requestFile/{ref}/uploads/{object_id}", "Take back a file", "Takes back a file that arrived through the link: it goes to the requestor's trash and the link takes one file more."),

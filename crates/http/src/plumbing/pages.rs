@@ -639,7 +639,9 @@ pub mod request_file {
             "{STYLE}[hidden]{{display:none!important}}\
              ul.progress{{list-style:none;padding:0}}ul.progress li{{margin:.4rem 0}}\
              ul.progress progress{{width:40%;vertical-align:middle}}ul.progress li.failed .state{{color:#a00}}\
-             input[type=file]{{margin:.4rem 0}}textarea{{min-height:5rem}}"
+             input[type=file]{{margin:.4rem 0}}textarea{{min-height:5rem}}\
+             img.image-view{{display:block;max-width:100%;max-height:24rem;margin:.4rem 0}}\
+             pre.text-view{{max-height:24rem;overflow:auto;white-space:pre-wrap;border:1px solid #ccc;padding:.5rem}}"
         )
     }
 

@@ -172,6 +172,8 @@ pub struct DeleteOptionsBody {
     pub retain_data: Option<bool>,
     pub retain_permission_to_shared_data: Option<bool>,
     pub withdraw_file_links: Option<bool>,
+    /// End the request-file links the user made (as their withdrawal does; mail carrying them
+    /// not sent yet never is). Default false: they work until their own last day.
     pub withdraw_request_files: Option<bool>,
     /// The user (id) who receives the retained data.
     pub retain_to_user: Option<String>,

@@ -4,13 +4,14 @@
 //! The calls under `/rest/requestFile/{ref}` are the recipient's: the reference opens them,
 //! with no bearer token for a link without `requireAuth`; a bearer token or the session a code
 //! opened (cookie [`coffer_service::request_files::SESSION_COOKIE`]) proves the recipient where
-//! it is required. The version header is needed as everywhere under `/rest`. The recipient's
-//! HTML page, which calls these, is `page`.
+//! it is required; a call that changes something with that session's cookie also carries the
+//! session's CSRF token ([`CSRF_HEADER`]). The version header is needed as everywhere under
+//! `/rest`. The recipient's HTML page, which calls these, is `page`.
 
 pub mod page;
 
 use crate::content::transfer::{
-    field_body, is_multipart, rest_multipart_error, serve_as, text_field, Served,
+    field_body, is_multipart, rest_multipart_error, serve_as, serve_shown, text_field, Served,
 };
 use crate::plumbing::body::{Body, Input};
 use crate::plumbing::error::RestError;
@@ -70,6 +71,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         web::resource("/requestFile/{ref}/sources/{object_id}/content")
             .route(web::get().to(source_content)),
     )
+    .service(
+        web::resource("/requestFile/{ref}/sources/{object_id}/view")
+            .route(web::get().to(source_view)),
+    )
     .service(web::resource("/requestFile/{ref}/uploads").route(web::get().to(uploads_list)))
     .service(
         web::resource("/requestFile/{ref}/uploads/{object_id}")
@@ -91,6 +96,38 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/requestFile/{ref}/actions/verifyCode").route(web::post().to(verify_code)),
     );
+}
+
+/// The header a call that changes something carries the code session's CSRF token in.
+pub const CSRF_HEADER: &str = "X-RF-CSRF-TOKEN";
+
+/// The cookie the page reads the code session's CSRF token from (not HTTP-only, unlike the
+/// session's own; `SameSite=Strict`, so only this origin's pages see it).
+pub const CSRF_COOKIE: &str = "coffer_rf_csrf";
+
+/// The CSRF rule of the code session: a call that changes something (an upload, taking one
+/// back, a comment, the reply) and comes with the session's cookie carries the session's CSRF
+/// token in [`CSRF_HEADER`], else 401 `ERR_AUTH_INVALID_CSRF` before anything is read or kept.
+/// `SameSite=Strict` alone would leave the session to the browser's judgement of what is the
+/// same site. A signed-in caller is not held to it: a bearer token is no ambient credential,
+/// and a Coffer session passed its own CSRF rule in the extractor.
+fn check_csrf(req: &HttpRequest, who: &MaybeCaller) -> Result<(), RestError> {
+    if matches!(who, MaybeCaller::Caller(_)) {
+        return Ok(());
+    }
+    let Some(session) = req.cookie(SESSION_COOKIE).filter(|c| !c.value().is_empty()) else {
+        return Ok(());
+    };
+    let presented = req
+        .headers()
+        .get(CSRF_HEADER)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    if access::csrf_matches(session.value(), presented) {
+        Ok(())
+    } else {
+        Err(ApiError::new(ErrorCode::AuthInvalidCsrf).into())
+    }
 }
 
 /// Who calls: the reference, a signed-in caller if any, the code session if any, the address.
@@ -208,6 +245,9 @@ pub struct CodeSessionView {
     session_token: String,
     /// Seconds it lasts.
     expires_in: i64,
+    /// The session's CSRF token (also set as the cookie `coffer_rf_csrf`): calls that change
+    /// something and send the session's cookie carry it in the header `X-RF-CSRF-TOKEN`.
+    csrf_token: String,
 }
 
 #[utoipa::path(post, path = "/rest/folders/{id}/actions/requestFile", tag = "requestFile", params(("id" = String, Path, description = "The folder the files are to arrive in")), request_body(content = FolderRequestBody), responses((status = 200, body = crate::plumbing::schema::WithMetadata<svc::RequestFileView>, description = "One link per recipient; each recipient is sent theirs by mail"), (status = 403, description = "`ERR_ACCESS_USER`: the caller may not add files to the folder; `ERR_ENTITY_DELETED`; `ERR_ENTITY_IS_SECURE_FOLDER`: the folder, or a file offered, is in a secure folder; `ERR_ENTITY_IS_BASE_DIR`, `ERR_ENTITY_IS_MY_DIR`; `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`: a file offered; `ERR_INPUT_EMAIL_IS_DISTRIBUTION_LIST`: a recipient; `ERR_SYSTEM_REQUEST_FILE_DISABLED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such folder or offered file, or one the caller does not see"), (status = 422, description = "`ERR_INPUT_REQUIRED`: `to`, `subject`; `ERR_INVALID_PARAMETER`: an address, the subject's length, `count`, `actionId`, `showToken`; `ERR_INPUT_INVALID_DATE`: `expire`; `ERR_INPUT_HYPERLINK`, `ERR_INPUT_HTML_TAGS_INVALID`: `body`")), security(("bearer" = [])))]
@@ -383,6 +423,32 @@ pub async fn source_content(
     serve_as(&st, &req, Served::RequestFile { link_id }, d, inline).await
 }
 
+#[utoipa::path(get, path = "/rest/requestFile/{ref}/sources/{object_id}/view", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference"), ("object_id" = String, Path, description = "An offered file"), ("Range" = Option<String>, Header, description = "One byte range")), responses((status = 200, description = "The file as it is viewed in place, on any link (a view-only one too), `Content-Disposition: inline`, in a sandbox, never sniffed: an image, PDF, audio or video file itself; a text file's text as `text/plain; charset=utf-8` (HTML, XML and scripts too, shown as their source); else the preview made from the file (a PNG thumbnail or a PDF)", content(("image/*"), ("application/pdf"), ("text/plain"), ("audio/*"), ("video/*"))), (status = 206, description = "The range asked for", content(("image/*"), ("application/pdf"), ("text/plain"), ("audio/*"), ("video/*"))), (status = 304, description = "Not modified"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`"), (status = 403, description = "`ERR_ACCESS_USER`: an unknown reference; `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: not a file offered with the link, or one with no view (no image, PDF or text, and no preview made of it)"), (status = 416, description = "`ERR_INVALID_PARAMETER`: the range lies outside the content"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`")), security(("bearer" = []), ()))]
+pub async fn source_view(
+    who: MaybeCaller,
+    st: Data<AppState>,
+    req: HttpRequest,
+    path: Path<(String, String)>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &ListSpec::PLAIN)?;
+    let (reference, id) = path.into_inner();
+    let v = visitor(&st, &req, who, reference);
+    let (mut d, rendition, link_id) =
+        blocking(&st, move |ctx| recipient::source_view(ctx, &v, &id)).await?;
+    let served = Served::RequestFile { link_id };
+    match rendition {
+        recipient::Rendition::Text => {
+            // The text, never the type it was stored as: nothing in it is rendered or run.
+            d.mime = recipient::TEXT_VIEW_MIME.to_string();
+            serve_shown(&st, &req, served, d, true).await
+        }
+        recipient::Rendition::Native | recipient::Rendition::Made => {
+            serve_as(&st, &req, served, d, true).await
+        }
+    }
+}
+
 #[utoipa::path(get, path = "/rest/requestFile/{ref}/uploads", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<svc::RequestFileUploadView>, description = "What arrived through the link, oldest first"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`"), (status = 403, description = "`ERR_ACCESS_USER`: the link does not ask for sign-in (`requireAuth`), or an unknown reference; `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a reference with a control character in it"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`")), security(("bearer" = []), ()))]
 pub async fn uploads_list(
     who: MaybeCaller,
@@ -414,7 +480,7 @@ pub async fn upload(
     Ok(HttpResponse::Ok().json(blocking(&st, move |ctx| recipient::upload(ctx, &v, &id)).await?))
 }
 
-#[utoipa::path(delete, path = "/rest/requestFile/{ref}/uploads/{object_id}", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference"), ("object_id" = String, Path, description = "A file that arrived through the link")), responses((status = 204, description = "The file went to the requestor's trash; the link takes one more"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`"), (status = 403, description = "`ERR_ACCESS_USER`: the link does not ask for sign-in, or an unknown reference; `ERR_ENTITY_LOCKED`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`")), security(("bearer" = []), ()))]
+#[utoipa::path(delete, path = "/rest/requestFile/{ref}/uploads/{object_id}", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference"), ("object_id" = String, Path, description = "A file that arrived through the link")), responses((status = 204, description = "The file went to the requestor's trash; the link takes one more"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`; `ERR_AUTH_INVALID_CSRF`: the call came with the code session's cookie but without its CSRF token in `X-RF-CSRF-TOKEN`"), (status = 403, description = "`ERR_ACCESS_USER`: the link does not ask for sign-in, or an unknown reference; `ERR_ENTITY_LOCKED`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`")), security(("bearer" = []), ()))]
 pub async fn delete_upload(
     who: MaybeCaller,
     st: Data<AppState>,
@@ -424,6 +490,7 @@ pub async fn delete_upload(
 ) -> Result<HttpResponse, RestError> {
     list::parse(&q, &ListSpec::PLAIN)?;
     let (reference, id) = path.into_inner();
+    check_csrf(&req, &who)?;
     let v = visitor(&st, &req, who, reference);
     blocking(&st, move |ctx| recipient::delete_upload(ctx, &v, &id)).await?;
     Ok(HttpResponse::NoContent().finish())
@@ -444,7 +511,7 @@ pub async fn upload_content(
     serve_as(&st, &req, Served::RequestFile { link_id }, d, false).await
 }
 
-#[utoipa::path(post, path = "/rest/requestFile/{ref}/reply", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference")), request_body(content = ReplyBody), responses((status = 201, description = "The requestor has an email in the inbox; a link to an inbox sent its files with it and takes no more"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`; `ERR_ENTITY_REQUEST_FILE_NO_FILE_UPLOADED`: nothing arrived yet; `ERR_ENTITY_REQUEST_FILE_UPLOAD_LIMIT_REACHED`: the files were sent already"), (status = 422, description = "`ERR_INPUT_HYPERLINK`, `ERR_INPUT_HTML_TAGS_INVALID`, `ERR_INVALID_PARAMETER`: `body`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a reference with a control character in it"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`")), security(("bearer" = []), ()))]
+#[utoipa::path(post, path = "/rest/requestFile/{ref}/reply", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference")), request_body(content = ReplyBody), responses((status = 201, description = "The requestor has an email in the inbox; a link to an inbox sent its files with it and takes no more"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`; `ERR_AUTH_INVALID_CSRF`: the call came with the code session's cookie but without its CSRF token in `X-RF-CSRF-TOKEN`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`; `ERR_ENTITY_REQUEST_FILE_NO_FILE_UPLOADED`: nothing arrived yet; `ERR_ENTITY_REQUEST_FILE_UPLOAD_LIMIT_REACHED`: the files were sent already"), (status = 422, description = "`ERR_INPUT_HYPERLINK`, `ERR_INPUT_HTML_TAGS_INVALID`, `ERR_INVALID_PARAMETER`: `body`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a reference with a control character in it"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`")), security(("bearer" = []), ()))]
 pub async fn reply(
     who: MaybeCaller,
     st: Data<AppState>,
@@ -455,12 +522,13 @@ pub async fn reply(
 ) -> Result<HttpResponse, RestError> {
     let b = body?;
     list::parse(&q, &ListSpec::PLAIN)?;
+    check_csrf(&req, &who)?;
     let v = visitor(&st, &req, who, reference.into_inner());
     blocking(&st, move |ctx| recipient::reply(ctx, &v, b.body.as_deref())).await?;
     Ok(HttpResponse::Created().finish())
 }
 
-#[utoipa::path(post, path = "/rest/requestFile/{ref}/actions/initiateUpload", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference")), request_body(content = crate::plumbing::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; send the chunks to its `uploadUrl`, which carries the reference"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`; `ERR_ENTITY_REQUEST_FILE_UPLOAD_LIMIT_REACHED`: the link takes no more files; `ERR_ENTITY_RESTRICTED_EXTENSION`: the extension is refused"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: `totalSize` exceeds the requestor's quota"), (status = 422, description = "`ERR_INPUT_REQUIRED`: `filename`; `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`, `ERR_INVALID_PARAMETER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a reference with a control character in it"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`")), security(("bearer" = []), ()))]
+#[utoipa::path(post, path = "/rest/requestFile/{ref}/actions/initiateUpload", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference")), request_body(content = crate::plumbing::schema::InitiateUploadBody), responses((status = 201, body = coffer_service::content::views::UploadView, description = "The upload session; send the chunks to its `uploadUrl`, which carries the reference"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`; `ERR_AUTH_INVALID_CSRF`: the call came with the code session's cookie but without its CSRF token in `X-RF-CSRF-TOKEN`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`; `ERR_ENTITY_REQUEST_FILE_UPLOAD_LIMIT_REACHED`: the link takes no more files; `ERR_ENTITY_RESTRICTED_EXTENSION`: the extension is refused"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: `totalSize` exceeds the requestor's quota"), (status = 422, description = "`ERR_INPUT_REQUIRED`: `filename`; `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_MIN_VALUE`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`, `ERR_INVALID_PARAMETER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a reference with a control character in it"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`")), security(("bearer" = []), ()))]
 pub async fn initiate_upload(
     who: MaybeCaller,
     st: Data<AppState>,
@@ -475,12 +543,13 @@ pub async fn initiate_upload(
     if input.filename.is_empty() {
         return Err(ApiError::field(ErrorCode::InputRequired, "filename").into());
     }
+    check_csrf(&req, &who)?;
     let v = visitor(&st, &req, who, reference.into_inner());
     let u = blocking(&st, move |ctx| recipient::initiate_upload(ctx, &v, &input)).await?;
     Ok(HttpResponse::Created().json(u))
 }
 
-#[utoipa::path(post, path = "/rest/requestFile/{ref}/actions/file", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference")), request_body(content = crate::plumbing::schema::FileUploadBody, content_type = "multipart/form-data"), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file as it arrived, by the name the recipient gave it (the same name again makes a new version)"), (status = 400, description = "`ERR_REQUEST_INVALID_JSON`: not multipart"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`; `ERR_ENTITY_REQUEST_FILE_UPLOAD_LIMIT_REACHED`; `ERR_ENTITY_RESTRICTED_EXTENSION`"), (status = 408, description = "`ERR_REQUEST_TIMEOUT`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: past the requestor's quota"), (status = 422, description = "`ERR_INPUT_REQUIRED`: `body`; `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a reference with a control character in it"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`"), (status = 503, description = "`ERR_SERVICE_UNAVAILABLE`: the content was freed while it was stored; send it again")), security(("bearer" = []), ()))]
+#[utoipa::path(post, path = "/rest/requestFile/{ref}/actions/file", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference")), request_body(content = crate::plumbing::schema::FileUploadBody, content_type = "multipart/form-data"), responses((status = 200, body = coffer_service::content::views::FileView, description = "The file as it arrived, by the name the recipient gave it (the same name again makes a new version)"), (status = 400, description = "`ERR_REQUEST_INVALID_JSON`: not multipart"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`; `ERR_AUTH_INVALID_CSRF`: the call came with the code session's cookie but without its CSRF token in `X-RF-CSRF-TOKEN`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`; `ERR_ENTITY_REQUEST_FILE_UPLOAD_LIMIT_REACHED`; `ERR_ENTITY_RESTRICTED_EXTENSION`"), (status = 408, description = "`ERR_REQUEST_TIMEOUT`"), (status = 413, description = "`ERR_SYSTEM_NO_STORAGE_AVAILABLE`: past the requestor's quota"), (status = 422, description = "`ERR_INPUT_REQUIRED`: `body`; `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_INVALID_DATE`, `ERR_LICENSE_MAX_UPLOAD_SIZE`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: a reference with a control character in it"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`"), (status = 503, description = "`ERR_SERVICE_UNAVAILABLE`: the content was freed while it was stored; send it again")), security(("bearer" = []), ()))]
 pub async fn upload_file(
     who: MaybeCaller,
     st: Data<AppState>,
@@ -495,6 +564,7 @@ pub async fn upload_file(
             .with_message("The upload must be sent as multipart/form-data with the file in `body`.")
             .into());
     }
+    check_csrf(&req, &who)?;
     let v = visitor(&st, &req, who, reference.into_inner());
     let length = req
         .headers()
@@ -572,7 +642,7 @@ pub async fn upload_file(
     }
 }
 
-#[utoipa::path(post, path = "/rest/requestFile/{ref}/comment/{object_id}", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference"), ("object_id" = String, Path, description = "An offered file, or (on a link that asks for sign-in) one that arrived through it")), request_body(content = crate::plumbing::schema::CommentBody), responses((status = 200, body = coffer_service::content::views::CommentView, description = "The new comment: by the recipient's account, or by the requestor's with the recipient's address before the text"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: not a file of the link"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_MAX_VALUE`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INVALID_PARAMETER` (parentId)"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`")), security(("bearer" = []), ()))]
+#[utoipa::path(post, path = "/rest/requestFile/{ref}/comment/{object_id}", tag = "requestFile", params(("ref" = String, Path, description = "The link's reference"), ("object_id" = String, Path, description = "An offered file, or (on a link that asks for sign-in) one that arrived through it")), request_body(content = crate::plumbing::schema::CommentBody), responses((status = 200, body = coffer_service::content::views::CommentView, description = "The new comment: by the recipient's account, or by the requestor's with the recipient's address before the text"), (status = 401, description = "`ERR_AUTH_REQUEST_FILE`; `ERR_AUTH_INVALID_CSRF`: the call came with the code session's cookie but without its CSRF token in `X-RF-CSRF-TOKEN`"), (status = 403, description = "`ERR_ACCESS_USER`, `ERR_ENTITY_DELETED`, `ERR_ENTITY_REQUEST_FILE_EXPIRED`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: not a file of the link"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_MAX_VALUE`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INVALID_PARAMETER` (parentId)"), (status = 429, description = "`ERR_REQUEST_RATE_LIMITED`")), security(("bearer" = []), ()))]
 pub async fn comment(
     who: MaybeCaller,
     st: Data<AppState>,
@@ -586,6 +656,7 @@ pub async fn comment(
     let contents = body.contents;
     let parent = body.parent_id;
     let (reference, id) = path.into_inner();
+    check_csrf(&req, &who)?;
     let v = visitor(&st, &req, who, reference);
     Ok(HttpResponse::Ok().json(
         blocking(&st, move |ctx| {
@@ -641,10 +712,20 @@ pub async fn verify_code(
         .same_site(SameSite::Strict)
         .max_age(CookieDuration::seconds(access::SESSION_LIFETIME))
         .finish();
+    let csrf_token = access::csrf_token(&token);
+    // Readable by the page, which echoes it in the header; sent to this origin only.
+    let csrf = Cookie::build(CSRF_COOKIE, csrf_token.clone())
+        .path("/")
+        .secure(st.secure_cookies)
+        .same_site(SameSite::Strict)
+        .max_age(CookieDuration::seconds(access::SESSION_LIFETIME))
+        .finish();
     let mut res = HttpResponse::Ok().json(CodeSessionView {
         session_token: token,
         expires_in: access::SESSION_LIFETIME,
+        csrf_token,
     });
     let _ = res.add_cookie(&cookie);
+    let _ = res.add_cookie(&csrf);
     Ok(res)
 }

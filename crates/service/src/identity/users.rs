@@ -262,7 +262,8 @@ fn delete_as(
 }
 
 /// Deletes one account inside the caller's transaction: it can no longer sign in, its tokens
-/// and sessions end, and `remoteWipe` asks its devices to wipe.
+/// and sessions end, `remoteWipe` asks its devices to wipe, and `withdrawRequestFiles` ends the
+/// request-file links it made.
 pub fn delete_one(
     c: &mut DbConn,
     id: &str,
@@ -275,6 +276,20 @@ pub fn delete_one(
     coffer_store::web_sessions::delete_for_user(c, id, None)?;
     if opts.remote_wipe {
         coffer_store::devices::request_wipe_for_user(c, id, t)?;
+    }
+    if opts.withdraw_request_files {
+        // Ended as their maker's withdrawal ends them: they answer as withdrawn, and the mail
+        // that carries them and was not sent yet never is. Without the option they work until
+        // their own last day (the files they bring still land in the account's folders).
+        for link in coffer_store::request_files::live_of_user(c, id, t)? {
+            coffer_store::request_files::withdraw(c, link.id, t)?;
+            events::record(
+                c,
+                "requestfile.link.delete",
+                actor,
+                serde_json::json!({"id": link.id, "requestorId": link.requestor_id, "recipient": link.recipient, "userDeleted": id}),
+            )?;
+        }
     }
     events::record(
         c,

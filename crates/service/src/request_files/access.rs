@@ -191,3 +191,22 @@ pub fn verify_code(ctx: &Ctx, v: &Visitor, code: &str) -> Result<String> {
 
 /// How long a session a code opened lasts, in seconds.
 pub const SESSION_LIFETIME: i64 = SESSION_SECS;
+
+/// What the session's CSRF token is derived from: the session token under a prefix of its own,
+/// so that the CSRF token, which the page may read, never equals the session's stored hash.
+fn csrf_input(session: &str) -> String {
+    format!("rf-csrf:{session}")
+}
+
+/// The CSRF token of a code session: a hash of the session's token, so it needs no storage and
+/// only whoever holds the session token (or the answer that opened it) can tell it. A call that
+/// changes something and that the session's cookie authorises carries it in a header, which a
+/// page of another site cannot set.
+pub fn csrf_token(session: &str) -> String {
+    hash_token(&csrf_input(session))
+}
+
+/// Whether `presented` is the CSRF token of `session` (compared in constant time).
+pub fn csrf_matches(session: &str, presented: &str) -> bool {
+    !presented.is_empty() && coffer_oauth::secrets::verify_token(&csrf_input(session), presented)
+}

@@ -167,10 +167,6 @@ pub(crate) fn not_found() -> Error {
     ApiError::new(ErrorCode::EntityNotFound).into()
 }
 
-fn expired() -> Error {
-    ApiError::new(ErrorCode::EntityRequestFileExpired).into()
-}
-
 /// Every refusal of a reference: unknown, malformed, another's. One answer for all.
 fn unknown() -> Error {
     denied("the link is not known")
@@ -220,7 +216,10 @@ fn role(c: &mut DbConn, link: &RequestFile, v: &Visitor, t: i64) -> Result<Role>
         if has_session(c, v.session.as_deref(), link, t)? {
             return Ok(Role::Recipient);
         }
-        return Err(denied("the link is for another recipient"));
+        // `field` tells the recipient's page this case from an unknown reference.
+        return Err(ApiError::field(ErrorCode::AccessUser, "recipient")
+            .with_message("Insufficient access permissions (the link is for another recipient).")
+            .into());
     }
     if !link.require_auth || has_session(c, v.session.as_deref(), link, t)? {
         return Ok(Role::Recipient);
@@ -259,13 +258,19 @@ fn fresh(c: &mut DbConn, id: i64) -> Result<RequestFile> {
 /// `ERR_ENTITY_DELETED`). An exhausted link is still open: it is read, it takes no file.
 fn check_open(c: &mut DbConn, link: &RequestFile, t: i64) -> Result<()> {
     if link.withdrawn_at.is_some() {
-        // The same code as an expired link; the message tells the recipient's page which.
-        return Err(ApiError::new(ErrorCode::EntityRequestFileExpired)
-            .with_message("The request file link was withdrawn by its requestor.")
-            .into());
+        // The same code as an expired link; `field` tells a program (and the recipient's page)
+        // which, the message tells a person.
+        return Err(
+            ApiError::field(ErrorCode::EntityRequestFileExpired, "withdrawn")
+                .with_message("The request file link was withdrawn by its requestor.")
+                .into(),
+        );
     }
     if link.expire_at < t {
-        return Err(expired());
+        let code = ErrorCode::EntityRequestFileExpired;
+        return Err(ApiError::field(code, "expire")
+            .with_message(code.message())
+            .into());
     }
     if link.kind == "folder" {
         let folder = match &link.folder_id {

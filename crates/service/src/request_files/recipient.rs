@@ -146,29 +146,121 @@ pub fn source(ctx: &Ctx, v: &Visitor, object_id: &str) -> Result<FileView> {
     })
 }
 
-/// `GET /rest/requestFile/{ref}/preview/{object_id}`: the preview of an offered file. Where the
-/// preview is the file itself (a type shown in place) its link is the file's content through
-/// the link, shown in place; a preview made from the file has its state only.
+/// What the view of an offered file (`…/sources/{object_id}/view`) serves: never the file to
+/// save, always something a browser shows in place without running anything of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rendition {
+    /// The file itself, a type browsers show safely (images, PDF, audio, video).
+    Native,
+    /// A text file's text, as `text/plain` (whatever type it was stored as), so that nothing in
+    /// it is rendered or run.
+    Text,
+    /// The preview made from the file (a PNG thumbnail or a PDF from the converter).
+    Made,
+}
+
+/// The type the text of a file is shown as.
+pub const TEXT_VIEW_MIME: &str = "text/plain; charset=utf-8";
+
+/// Whether a file of type `mime` is shown as its text: any `text/*`, the structured text
+/// formats commonly sent as files, and SVG and XHTML (markup that could run script if it were
+/// rendered, so only its source is shown).
+fn shown_as_text(mime: &str) -> bool {
+    let base = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    base.starts_with("text/")
+        || matches!(
+            base.as_str(),
+            "application/json"
+                | "application/xml"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "image/svg+xml"
+                | "application/xhtml+xml"
+        )
+}
+
+/// How an offered file is viewed, if it can be: from its stored type, else its made preview
+/// once ready. `None`: no view (the page says "no preview").
+fn rendition_of(
+    ctx: &Ctx,
+    link: &RequestFile,
+    object_id: &str,
+) -> Result<(Download, Option<Rendition>)> {
+    let d = ctx.read(|c| {
+        let o = file_of(c, link, object_id, false)?;
+        super::download_of(c, &o, &o.name.clone())
+    })?;
+    if coffer_domain::content::serve_inline(&d.mime) {
+        return Ok((d, Some(Rendition::Native)));
+    }
+    if shown_as_text(&d.mime) {
+        return Ok((d, Some(Rendition::Text)));
+    }
+    let made = crate::content::files::preview(ctx, &link.requestor_id, object_id)?;
+    let ready = made.status == "preview" && !made.native;
+    Ok((d, ready.then_some(Rendition::Made)))
+}
+
+/// `GET /rest/requestFile/{ref}/preview/{object_id}`: the preview of an offered file, with the
+/// address that shows it through the link when it can be viewed: the file's content in place
+/// for a type browsers show safely, else the link's view of it (its text, or the preview made
+/// from it).
 pub fn preview(ctx: &Ctx, v: &Visitor, object_id: &str) -> Result<PreviewView> {
     let (link, _) = open_link(ctx, v)?;
-    ctx.read(|c| file_of(c, &link, object_id, false).map(drop))?;
+    let (d, rendition) = rendition_of(ctx, &link, object_id)?;
     let mut p = crate::content::files::preview(ctx, &link.requestor_id, object_id)?;
-    // Only where the content route serves the file in place, so the link never answers 403.
-    let in_place = p.native
-        && p.mime
-            .as_deref()
-            .is_some_and(coffer_domain::content::serve_inline);
-    let shown = in_place.then(|| {
-        format!(
-            "{}/rest/requestFile/{}/sources/{}/content?inline=true",
-            ctx.config.base_url, v.reference, object_id
-        )
-    });
+    let base = format!(
+        "{}/rest/requestFile/{}/sources/{}",
+        ctx.config.base_url, v.reference, object_id
+    );
+    let shown = match rendition {
+        // The file is its own preview, whatever was made of it: the content route serves it in
+        // place, so the link never answers 403.
+        Some(Rendition::Native) => {
+            p.status = "preview".into();
+            p.kind = Some("native".into());
+            p.mime = Some(d.mime);
+            p.native = true;
+            Some(format!("{base}/content?inline=true"))
+        }
+        Some(Rendition::Text) => {
+            p.status = "preview".into();
+            p.kind = Some("text".into());
+            p.mime = Some(TEXT_VIEW_MIME.into());
+            p.native = false;
+            Some(format!("{base}/view"))
+        }
+        Some(Rendition::Made) => Some(format!("{base}/view")),
+        None => None,
+    };
     p.link = shown.clone();
     p.view_url = shown.clone();
     p.content_url = shown;
     p.pdf = None;
     Ok(p)
+}
+
+/// `GET /rest/requestFile/{ref}/sources/{object_id}/view`: an offered file as the recipient
+/// views it in place, on any link (a view-only one included): the rendition and what it is.
+/// A file with no view: 404 `ERR_ENTITY_NOT_FOUND`.
+pub fn source_view(ctx: &Ctx, v: &Visitor, object_id: &str) -> Result<(Download, Rendition, i64)> {
+    let (link, _) = open_link(ctx, v)?;
+    let (d, rendition) = rendition_of(ctx, &link, object_id)?;
+    match rendition {
+        Some(Rendition::Made) => {
+            let made = crate::content::files::preview_content(ctx, &link.requestor_id, object_id)?;
+            Ok((made, Rendition::Made, link.id))
+        }
+        Some(r) => Ok((d, r, link.id)),
+        None => Err(ApiError::new(ErrorCode::EntityNotFound)
+            .with_message("The file has no view: it is not an image, a PDF or text, and no preview was made of it.")
+            .into()),
+    }
 }
 
 /// `GET /rest/requestFile/{ref}/sources/{object_id}/content`: an offered file's content, for a

@@ -26,7 +26,13 @@ const PNG: &[u8] = &[
 /// that state (`active`, `exhausted`, `expired`, …).
 fn settled(browser: &Driver) -> String {
     let root = browser.find("#request-file[data-ready=true]");
-    browser.attribute(&root, "data-state")
+    let state = browser.attribute(&root, "data-state");
+    // The page's main element carries the same state, for whoever reads the page.
+    assert_eq!(
+        browser.attribute(&browser.find("main"), "data-state"),
+        state
+    );
+    state
 }
 
 /// The console messages that are errors or name the page's policy: none is expected.
@@ -356,13 +362,23 @@ fn a_link_that_wants_proof_of_the_address_opens_with_the_mailed_code() {
     let home = my_folder(&app, &token);
     let folder = mkdir(&app, &token, &home, "Incoming");
     let offered = upload_ok(&app, &token, &home, "plan.png", PNG);
-    // The offered file may be viewed, not downloaded.
+    let notes = upload_ok(
+        &app,
+        &token,
+        &home,
+        "notes.html",
+        b"<b>Read</b> me <script>alert(1)</script>",
+    );
+    let archive = upload_ok(&app, &token, &home, "bundle.zip", b"PK\x03\x04 not much");
+    // The previews settle (the archive has none).
+    app.run_jobs();
+    // The offered files may be viewed, not downloaded.
     let link = request(
         &app,
         &token,
         &folder,
         json!({"to": [OUTSIDE], "subject": "Proof first", "requireAuth": true,
-               "files": [offered["id"]], "actionId": 1}),
+               "files": [offered["id"], notes["id"], archive["id"]], "actionId": 1}),
     );
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("id.txt");
@@ -399,8 +415,13 @@ fn a_link_that_wants_proof_of_the_address_opens_with_the_mailed_code() {
         browser.attribute(&browser.find("#request-file"), "data-state") == "active"
     });
     assert_eq!(browser.text(&browser.find("#subject")), "Proof first");
-    // A view-only file: its name, and no download link.
-    let item = browser.find("#source-list li.source");
+    // View-only files: their names, no download link, and each shown in place as it can be:
+    // the image in the page, the markup as its text (nothing of it run), the archive not at all.
+    eventually("the views", || {
+        browser.script("return document.querySelectorAll('#source-list li[data-view]').length")
+            == json!(3)
+    });
+    let item = browser.find("#source-list li[data-view=image]");
     assert!(browser
         .text(&item)
         .starts_with(&format!("plan.png ({} bytes, view only)", PNG.len())));
@@ -408,6 +429,30 @@ fn a_link_that_wants_proof_of_the_address_opens_with_the_mailed_code() {
         browser.script("return document.querySelectorAll('#source-list a.download').length"),
         json!(0)
     );
+    let views = browser.script(
+        "return [...document.querySelectorAll('#source-list li.source')].map(li => li.querySelector('.name').textContent + ':' + li.getAttribute('data-view')).sort()",
+    );
+    assert_eq!(
+        views,
+        json!(["bundle.zip:none", "notes.html:text", "plan.png:image"])
+    );
+    eventually("the image drawn", || {
+        browser.script("return document.querySelector('#source-list img.image-view').naturalWidth")
+            == json!(1)
+    });
+    assert_eq!(
+        browser.text(&browser.find("#source-list pre.text-view")),
+        "<b>Read</b> me <script>alert(1)</script>"
+    );
+    assert_eq!(
+        browser.script(
+            "return document.querySelectorAll('#source-list li b, #source-list li script').length"
+        ),
+        json!(0)
+    );
+    assert!(browser
+        .text(&browser.find("#source-list li[data-view=none]"))
+        .contains("No preview available."));
 
     browser.type_into(&browser.find("#files"), file.to_str().unwrap());
     browser.click(&browser.find("#send"));
