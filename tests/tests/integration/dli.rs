@@ -435,10 +435,10 @@ fn a_user_s_mail_is_read_with_the_trash_and_every_recipient_and_attachment() {
             .map(|e| e["id"].as_str().unwrap().to_string())
             .collect()
     };
-    assert_eq!(ids("deleted=true"), [id.clone()]);
-    assert_eq!(ids("deleted=false"), [other.clone()]);
-    assert_eq!(ids("bucket=sent"), [other.clone()]);
-    assert_eq!(ids(&format!("senderId={ann}")), [id.clone()]);
+    assert_eq!(ids("deleted=true"), vec![id.as_str()]);
+    assert_eq!(ids("deleted=false"), vec![other.as_str()]);
+    assert_eq!(ids("bucket=sent"), vec![other.as_str()]);
+    assert_eq!(ids(&format!("senderId={ann}")), vec![id.as_str()]);
     assert_eq!(ids("limit=1&offset=1&orderBy=date:asc").len(), 1);
     // The sender's mailbox shows the blind copy with `with=recipients`.
     let r = get(

@@ -534,7 +534,9 @@ pub async fn export_list(
             .filter_map(|v| v.as_text().map(str::to_string));
         match (f.field, f.op) {
             ("user_id", _) => eq.user_ids.extend(texts),
-            ("status", Op::Contains) => eq.status_contains = texts.last(),
+            ("status", Op::Contains) => {
+                eq.status_contains = f.value().as_text().map(str::to_string)
+            }
             ("status", _) => eq.statuses.extend(texts),
             _ => {}
         }
