@@ -9,7 +9,11 @@
 #     each with the activity log on and off (a benchmark-only switch), best round of each;
 #     target: the log costs at most 10% of the throughput;
 #   - BENCH_AUDIT_RECORDS (default 1,000,000) records appended through the server's own append,
-#     then the walk of `cofferd audit verify` timed; target: >= 100,000 records/s.
+#     then the walk of `cofferd audit verify` timed; target: >= 100,000 records/s;
+#   - a DLI `activities` export of that user over a year (all those records) made by the job
+#     worker in the same process, its peak RSS measured as VmHWM (reset through
+#     /proc/self/clear_refs before the job, as scripts/bench-content.sh does for cofferd) and its
+#     CSV's records counted; target: < 150 MB.
 # It rewrites the activity-log section of docs/benchmarks.md (BENCH_REPORT), between the
 # markers it writes, and leaves the rest of the page as it is.
 #

@@ -270,6 +270,7 @@ impl TestApp {
         ctx.jobs.register(coffer_service::search::index::JOBS);
         ctx.jobs.register(coffer_service::dli::upkeep::JOBS);
         ctx.jobs.register(coffer_service::sources::transfer::JOBS);
+        ctx.jobs.register(coffer_service::dli::exports::JOBS);
         ctx.upload_completion
             .set(coffer_service::mail::attach_uploaded);
         ctx.upload_completion

@@ -361,6 +361,8 @@ impl Bucket {
 #[derive(Debug, Clone)]
 pub struct MailQuery {
     pub bucket: Option<Bucket>,
+    /// Without a bucket: the trash too (an investigation sees it), not only what is outside it.
+    pub with_trashed: bool,
     pub read: Option<bool>,
     pub statuses: Vec<String>,
     pub sender_ids: Vec<String>,
@@ -392,6 +394,7 @@ pub fn list(conn: &mut DbConn, owner: &str, q: &MailQuery) -> StoreResult<Page<(
                 Some(other) => b
                     .filter(mailbox_entries::trashed_at.is_null())
                     .filter(mailbox_entries::bucket.eq(other.as_str())),
+                None if q.with_trashed => b,
                 None => b.filter(mailbox_entries::trashed_at.is_null()),
             };
             if let Some(r) = q.read {

@@ -21,6 +21,7 @@ pub mod contacts;
 pub mod content;
 pub mod deliveries;
 pub mod devices;
+pub mod dli_exports;
 pub mod emails;
 pub mod events;
 pub mod external_dls;

@@ -923,3 +923,21 @@ diesel::table! {
         updated_at -> BigInt,
     }
 }
+
+diesel::table! {
+    dli_exports (id) {
+        id -> BigInt,
+        user_id -> Text,
+        requested_by -> Text,
+        kind -> Text,
+        start_day -> Text,
+        end_day -> Text,
+        status -> Text,
+        attempts -> BigInt,
+        file_name -> Nullable<Text>,
+        blob_id -> Nullable<Text>,
+        size -> Nullable<BigInt>,
+        generated_at -> Nullable<BigInt>,
+        created_at -> BigInt,
+    }
+}

@@ -7,6 +7,10 @@
 //!   uploads over HTTP, in rounds alternating the log on and off (the process-wide switch
 //!   `coffer_service::audit::record::set_enabled`, which only benchmarks turn off), the best
 //!   round of each compared: the log may cost at most 10% of the throughput.
+//! - Export: a DLI `activities` export of the seeded user over a year (all N records), asked for
+//!   over HTTP and made by the job worker in this process; the process' peak RSS (VmHWM, reset
+//!   through `/proc/self/clear_refs` before the job) must stay under 150 MB, and the CSV must
+//!   hold every record (counted by streaming it back from the blob store).
 //!
 //! `cargo run --release -p coffer-tests --bin audit-bench [N] [REPORT]`
 //! (`scripts/bench-audit.sh` runs it); it rewrites the activity-log section of REPORT (default
@@ -14,12 +18,45 @@
 //! verify run.
 
 use coffer_service::audit::{record, verify};
-use coffer_tests::{mkdir, my_folder, TestApp};
+use coffer_tests::{mkdir, my_folder, unix_now, TestApp};
+use futures_util::StreamExt;
 use serde_json::json;
 use std::time::Instant;
 
 const BEGIN: &str = "<!-- audit-bench -->";
 const END: &str = "<!-- /audit-bench -->";
+
+/// A field of `/proc/self/status` in kB (`VmHWM`, `VmRSS`); 0 where there is none.
+fn vm(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(str::to_string))
+        .and_then(|v| v.split_whitespace().next().and_then(|n| n.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// The lines of a stored blob, streamed.
+fn lines_of(app: &TestApp, blob: &str) -> usize {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(async {
+            let mut read = app
+                .ctx
+                .storage
+                .get(&blob.parse().expect("blob key"), None)
+                .await
+                .expect("the export's blob")
+                .stream;
+            let mut n = 0;
+            while let Some(chunk) = read.next().await {
+                n += chunk.expect("read").iter().filter(|b| **b == b'\n').count();
+            }
+            n
+        })
+}
 
 /// Operations per second of `ops` calls of `f`, the best of `rounds` rounds with the log on and
 /// with it off, alternating.
@@ -109,6 +146,49 @@ fn main() {
         rep.records
     );
 
+    // The export: one user's activities over a year, made by the job worker (the uploads'
+    // own jobs first, so that the job run measured is the export's alone).
+    app.run_jobs();
+    coffer_service::identity::settings::set(&app.ctx, "dliEnabled", "true", None).expect("licence");
+    let end = &coffer_service::rfc3339(unix_now())[..10];
+    let start = &coffer_service::rfc3339(unix_now() - 364 * 86_400)[..10];
+    let r = app.rest(
+        "POST",
+        &format!("/rest/dli/exports/users/{user}"),
+        &token,
+        Some(json!({"startDate": start, "endDate": end, "types": ["activities"]})),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let export: i64 = r.json()["data"][0]["id"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .expect("the export's id");
+    let hwm_reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let rss_before = vm("VmRSS");
+    let t = Instant::now();
+    app.run_jobs();
+    let esecs = t.elapsed().as_secs_f64();
+    let hwm_mb = vm("VmHWM") as f64 / 1024.0;
+    let e = app
+        .ctx
+        .with_conn(|c| Ok(coffer_store::dli_exports::by_id(c, export)?))
+        .expect("read the export")
+        .expect("the export");
+    assert_eq!(e.status, "completed", "{e:?}");
+    let rows = lines_of(&app, e.blob_id.as_deref().expect("its blob")) - 1;
+    assert!(rows >= n, "the CSV holds {rows} records of {n}");
+    println!(
+        "export: {rows} records, {:.1} MB of CSV in {esecs:.1} s; VmHWM {hwm_mb:.1} MB \
+         (VmRSS {:.1} MB before{})",
+        e.size.unwrap_or(0) as f64 / 1e6,
+        rss_before as f64 / 1024.0,
+        if hwm_reset {
+            ", peak reset"
+        } else {
+            ", peak since start: could not reset"
+        }
+    );
+
     let commit = std::process::Command::new("git")
         .args(["rev-parse", "--short", "HEAD"])
         .output()
@@ -132,13 +212,16 @@ fn main() {
          | verify, records/s | {vrate:.0} | ≥ 100,000 | **{}** |\n\
          | folder creates/s, log on / off | {f_on:.0} / {f_off:.0} ({:.1}% cost) | ≤ 10% | **{}** |\n\
          | 4 KiB uploads/s, log on / off | {u_on:.0} / {u_off:.0} ({:.1}% cost) | ≤ 10% | **{}** |\n\
-         | activities export of one user over a year, peak RSS | not run: exports are not implemented yet | < 150 MB | **FAIL** |\n\
+         | activities export of one user over a year ({rows} records, {:.1} s), peak RSS{} | {hwm_mb:.1} MB | < 150 MB | **{}** |\n\
          {END}\n",
         verdict(vrate >= 100_000.0),
         cost(f_on, f_off),
         verdict(cost(f_on, f_off) <= 10.0),
         cost(u_on, u_off),
         verdict(cost(u_on, u_off) <= 10.0),
+        esecs,
+        if hwm_reset { "" } else { " (since start: the peak could not be reset)" },
+        verdict(hwm_mb < 150.0),
     );
     let old = std::fs::read_to_string(&report).unwrap_or_default();
     let new = match (old.find(BEGIN), old.find(END)) {

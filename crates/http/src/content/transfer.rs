@@ -698,6 +698,8 @@ pub(crate) enum Served<'a> {
         recipient: Option<&'a str>,
         email_id: &'a str,
     },
+    /// Content whose read the service recorded itself (a DLI export).
+    Recorded,
 }
 
 /// As [`serve`], recording the download as `served` says.
@@ -777,6 +779,7 @@ pub(crate) async fn serve_shown(
         } => {
             coffer_service::mail::record_download(&st.ctx, actor, recipient, email_id, &d).await?;
         }
+        Served::Recorded => {}
     }
     let mut res = HttpResponse::build(status);
     res.insert_header((header::ETAG, etag))

@@ -1,20 +1,27 @@
-//! DLI (`/rest/dli`): the activity reads and the file and folder reads of an investigation,
-//! for system administrators while the licence stand-in `dliEnabled` is on (`docs/dli.md`).
+//! DLI (`/rest/dli`): the activity reads, the file and folder reads, the mail reads and the
+//! exports of an investigation, for system administrators while the licence stand-in
+//! `dliEnabled` is on (`docs/dli.md`).
 
+use crate::content::transfer::{serve_as, Served};
+use crate::plumbing::body::{Body, Input};
 use crate::plumbing::error::RestError;
-use crate::plumbing::extract::{Caller, QueryPairs};
-use crate::plumbing::respond::{listing, Envelope};
+use crate::plumbing::extract::{int_id, Caller, QueryPairs};
+use crate::plumbing::respond::{links, listing, whole, Envelope};
 use crate::plumbing::state::{blocking, AppState};
 use actix_web::dev::Payload;
 use actix_web::web::{self, Data, Path};
 use actix_web::{FromRequest, HttpRequest, HttpResponse};
-use coffer_domain::list::{self, Dir, ListQuery, ListSpec};
+use coffer_domain::list::{self, Dir, FieldSpec, Kind, ListQuery, ListSpec, Op};
 use coffer_errors::{ApiError, ErrorCode};
 use coffer_service::dli::activities::{self as acts, Query, Scope};
+use coffer_service::dli::exports::{self, ExportView};
 use coffer_service::dli::{self as svc, objects};
 use coffer_service::platform::auth;
+use coffer_service::platform::views::Listed;
+use serde::Deserialize;
 use std::future::Future;
 use std::pin::Pin;
+use utoipa::ToSchema;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/dli/users/{id}/activities").route(web::get().to(user_activities)))
@@ -37,7 +44,22 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/dli/files/{id}/versions/{version_id}/content")
                 .route(web::get().to(version_content)),
-        );
+        )
+        .service(web::resource("/dli/files/{id}/preview").route(web::get().to(preview)))
+        .service(
+            web::resource("/dli/files/{id}/preview/content").route(web::get().to(preview_content)),
+        )
+        .service(web::resource("/dli/users/{id}/mail").route(web::get().to(user_mail)))
+        .service(web::resource("/dli/mail/{id}/recipients").route(web::get().to(mail_recipients)))
+        .service(web::resource("/dli/mail/{id}/attachments").route(web::get().to(mail_attachments)))
+        .service(web::resource("/dli/exports").route(web::get().to(export_list)))
+        .service(web::resource("/dli/exports/users/{id}").route(web::post().to(export_create)))
+        .service(
+            web::resource("/dli/exports/{id}")
+                .route(web::get().to(export_get))
+                .route(web::delete().to(export_delete)),
+        )
+        .service(web::resource("/dli/exports/{id}/content").route(web::get().to(export_content)));
 }
 
 /// A system administrator admitted to DLI: 403 `ERR_LICENSE_DLI` first while `dliEnabled` is
@@ -107,13 +129,15 @@ fn day(field: &str, v: &str) -> Result<i64, RestError> {
         .map_err(|_| ApiError::field(ErrorCode::InputInvalidDate, field).into())
 }
 
-/// The query of an activity read.
-fn activity_query(q: &ListQuery) -> Result<Query, RestError> {
-    let start = q
-        .extra("startDate")
-        .map(|v| day("startDate", v))
-        .transpose()?;
-    let end = q.extra("endDate").map(|v| day("endDate", v)).transpose()?;
+/// A range of days (`startDate`, `endDate`) as the Unix times of their midnights: each a
+/// `YYYY-MM-DD` day (422 `ERR_INPUT_INVALID_DATE`), the start not after today
+/// (`ERR_INPUT_DATE_NOT_BEFORE`), the end not before the start (`ERR_INPUT_DATE_NOT_AFTER`).
+fn day_range(
+    start: Option<&str>,
+    end: Option<&str>,
+) -> Result<(Option<i64>, Option<i64>), RestError> {
+    let start = start.map(|v| day("startDate", v)).transpose()?;
+    let end = end.map(|v| day("endDate", v)).transpose()?;
     let today = coffer_service::now().div_euclid(86_400) * 86_400;
     if start.is_some_and(|s| s > today) {
         return Err(ApiError::field(ErrorCode::InputDateNotBefore, "startDate").into());
@@ -123,6 +147,12 @@ fn activity_query(q: &ListQuery) -> Result<Query, RestError> {
             return Err(ApiError::field(ErrorCode::InputDateNotAfter, "endDate").into());
         }
     }
+    Ok((start, end))
+}
+
+/// The query of an activity read.
+fn activity_query(q: &ListQuery) -> Result<Query, RestError> {
+    let (start, end) = day_range(q.extra("startDate"), q.extra("endDate"))?;
     let days_back = match q.extra("noDayBack") {
         Some(v) => Some(
             v.parse::<i64>()
@@ -323,4 +353,312 @@ pub async fn version_content(
         false,
     )
     .await
+}
+
+#[utoipa::path(get, path = "/rest/dli/files/{id}/preview", tag = "dli", params(("id" = String, Path, description = "A file id (in the trash too)")), responses((status = 200, body = coffer_service::content::views::PreviewView, description = "The preview of the current version, with addresses under `/rest/dli`"), (status = 403, description = "`ERR_LICENSE_DLI`, `ERR_ACCESS_USER`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn preview(
+    DliAdmin(admin): DliAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &ListSpec::PLAIN)?;
+    let id = id.into_inner();
+    Ok(
+        HttpResponse::Ok()
+            .json(blocking(&st, move |ctx| objects::preview(ctx, &admin, &id)).await?),
+    )
+}
+
+#[utoipa::path(get, path = "/rest/dli/files/{id}/preview/content", tag = "dli", params(("id" = String, Path, description = "A file id (in the trash too)"), ("Range" = Option<String>, Header, description = "One byte range")), responses((status = 200, description = "The preview made from the current version, shown in place: a PNG thumbnail or a PDF", content(("image/png"), ("application/pdf"))), (status = 206, description = "The range asked for", content(("image/png"), ("application/pdf"))), (status = 304, description = "Not modified"), (status = 403, description = "`ERR_LICENSE_DLI`, `ERR_ACCESS_USER`, `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such file, or no preview was made from it"), (status = 416, description = "`ERR_INVALID_PARAMETER`")), security(("bearer" = [])))]
+pub async fn preview_content(
+    DliAdmin(admin): DliAdmin,
+    st: Data<AppState>,
+    req: HttpRequest,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &ListSpec::PLAIN)?;
+    let id = id.into_inner();
+    let me = admin.user_id().to_string();
+    let d = blocking(&st, move |ctx| objects::preview_content(ctx, &admin, &id)).await?;
+    serve_as(&st, &req, Served::File(&me), d, true).await
+}
+
+/// A user's mail: the mail list's filters, without a shared mailbox.
+pub const MAIL: ListSpec = ListSpec {
+    extra_params: &["returnCustomWebForm", "customWebFormOnly"],
+    ..crate::mail::LIST
+};
+
+#[utoipa::path(get, path = "/rest/dli/users/{id}/mail", tag = "dli", params(("id" = String, Path, description = "A user id (a deleted user's too)"), ("deleted" = Option<bool>, Query, description = "`true`: only mail in the trash; `false`: only mail outside it; absent: both")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::mail::MailView>, description = "The user's mail as their mailbox shows it, the trash too (default order `date:desc`)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 403, description = "`ERR_LICENSE_DLI`, `ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such user"), (status = 422, description = "`ERR_INPUT_INVALID_DATE`, `ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
+pub async fn user_mail(
+    DliAdmin(admin): DliAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &MAIL)?;
+    let mut m = crate::mail::mail_query(&q)?;
+    // An investigation sees the trash too, unless `deleted` chooses one side.
+    m.with_trashed = !q.filters.iter().any(|f| f.field == "deleted");
+    let with = q.with.iter().any(|w| w == "recipients");
+    let id = id.into_inner();
+    let l = blocking(&st, move |ctx| {
+        svc::mail::of_user(ctx, &admin, &id, &m, with)
+    })
+    .await?;
+    Ok(listing(Envelope::Metadata, &l))
+}
+
+/// An email's recipients.
+pub const RECIPIENTS: ListSpec = ListSpec {
+    filters: &[FieldSpec {
+        name: "type",
+        kind: Kind::Int,
+        ops: &[Op::Eq, Op::In],
+    }],
+    order_fields: &["userId", "type"],
+    default_order: ("type", Dir::Asc),
+    default_limit: 1000,
+    max_limit: 1000,
+    with_fields: &[],
+    extra_params: &[],
+    bulk: false,
+};
+
+#[utoipa::path(get, path = "/rest/dli/mail/{id}/recipients", tag = "dli", params(("id" = String, Path, description = "An email id (anyone's)"), ("type" = Option<i64>, Query, description = "Only recipients of this type: 0 to, 1 cc, 2 bcc (also `type:in`)")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::mail::RecipientView>, description = "The recipients, bcc ones too"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 403, description = "`ERR_LICENSE_DLI`, `ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
+pub async fn mail_recipients(
+    DliAdmin(admin): DliAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &RECIPIENTS)?;
+    let kinds: Vec<i64> = q
+        .filters
+        .iter()
+        .flat_map(|f| f.values.iter().filter_map(list::Value::as_int))
+        .collect();
+    let id = id.into_inner();
+    let mut all = blocking(&st, move |ctx| svc::mail::recipients(ctx, &admin, &id)).await?;
+    all.retain(|r| kinds.is_empty() || kinds.contains(&i64::from(r.kind)));
+    // A stable sort keeps the order the recipients were given in within a type or user.
+    if q.order.0 == "userId" {
+        all.sort_by(|a, b| a.user_id.cmp(&b.user_id));
+    } else {
+        all.sort_by_key(|r| r.kind);
+    }
+    if q.order.1 == Dir::Desc {
+        all.reverse();
+    }
+    let total = all.len() as i64;
+    let items = all
+        .into_iter()
+        .skip(q.offset.max(0) as usize)
+        .take(q.limit.max(0) as usize)
+        .collect();
+    Ok(listing(
+        Envelope::Metadata,
+        &Listed {
+            items,
+            total,
+            offset: q.offset,
+            limit: q.limit,
+        },
+    ))
+}
+
+#[utoipa::path(get, path = "/rest/dli/mail/{id}/attachments", tag = "dli", params(("id" = String, Path, description = "An email id (anyone's)")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<coffer_service::mail::AttachmentView>, description = "The email's files in their order, withdrawn ones too"), (status = 403, description = "`ERR_LICENSE_DLI`, `ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
+pub async fn mail_attachments(
+    DliAdmin(admin): DliAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &crate::mail::ATTACHMENTS)?;
+    let id = id.into_inner();
+    let l = blocking(&st, move |ctx| {
+        svc::mail::attachments(ctx, &admin, &id, q.offset, q.limit)
+    })
+    .await?;
+    Ok(listing(Envelope::Metadata, &l))
+}
+
+/// The list of exports.
+pub const EXPORTS: ListSpec = ListSpec {
+    filters: &[
+        FieldSpec {
+            name: "user_id",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::In],
+        },
+        FieldSpec {
+            name: "status",
+            kind: Kind::Text,
+            ops: &[Op::Eq, Op::Contains],
+        },
+    ],
+    order_fields: &[],
+    default_order: ("id", Dir::Desc),
+    default_limit: 100,
+    max_limit: 1000,
+    with_fields: &[],
+    extra_params: &[],
+    bulk: false,
+};
+
+fn with_links(st: &AppState, mut v: ExportView, on: bool) -> ExportView {
+    if on {
+        v.links = Some(links(st.base_url(), "dli/exports", &v.id));
+    }
+    v
+}
+
+#[utoipa::path(get, path = "/rest/dli/exports", tag = "dli", params(("user_id" = Option<String>, Query, description = "Only the exports of this user (also `user_id:in`)"), ("status" = Option<String>, Query, description = "Only exports in this state: `inprocess`, `completed`, `nodata`, `error` (also `status:contains`)")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<ExportView>, description = "The exports, newest first"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 403, description = "`ERR_LICENSE_DLI`, `ERR_ACCESS_USER`"), (status = 422, description = "`ERR_INPUT_INVALID_FORMAT`")), security(("bearer" = [])))]
+pub async fn export_list(
+    DliAdmin(admin): DliAdmin,
+    st: Data<AppState>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &EXPORTS)?;
+    let mut eq = exports::ExportQuery {
+        offset: q.offset,
+        limit: q.limit,
+        ..Default::default()
+    };
+    for f in &q.filters {
+        let texts = f
+            .values
+            .iter()
+            .filter_map(|v| v.as_text().map(str::to_string));
+        match (f.field, f.op) {
+            ("user_id", _) => eq.user_ids.extend(texts),
+            ("status", Op::Contains) => {
+                eq.status_contains = f.value().as_text().map(str::to_string)
+            }
+            ("status", _) => eq.statuses.extend(texts),
+            _ => {}
+        }
+    }
+    let on = q.links();
+    let l = blocking(&st, move |ctx| exports::list(ctx, &admin, &eq)).await?;
+    let l = Listed {
+        items: l
+            .items
+            .into_iter()
+            .map(|v| with_links(&st, v, on))
+            .collect(),
+        ..l
+    };
+    Ok(listing(Envelope::Metadata, &l))
+}
+
+/// `POST /rest/dli/exports/users/{id}`.
+#[derive(ToSchema, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExportBody {
+    /// The first day, `YYYY-MM-DD` (UTC), not after today.
+    #[schema(format = Date)]
+    pub start_date: String,
+    /// The last day, included, `YYYY-MM-DD`, not before `startDate`.
+    #[schema(format = Date)]
+    pub end_date: String,
+    /// What to export, at least one of `activities`, `files`, `emails`: one export each.
+    #[schema(schema_with = export_types)]
+    pub types: Vec<String>,
+    /// Include HATEOAS links in the answer.
+    pub add_links: Option<bool>,
+}
+
+impl Input for ExportBody {}
+
+/// `types`: at least one of the export types.
+fn export_types() -> utoipa::openapi::schema::Array {
+    utoipa::openapi::schema::ArrayBuilder::new()
+        .items(
+            utoipa::openapi::ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::Type::String)
+                .enum_values(Some(exports::TYPES.iter().copied())),
+        )
+        .min_items(Some(1))
+        .build()
+}
+
+#[utoipa::path(post, path = "/rest/dli/exports/users/{id}", tag = "dli", params(("id" = String, Path, description = "A user id (a deleted user's too)")), request_body(content = ExportBody), responses((status = 200, body = crate::plumbing::schema::WithMetadata<ExportView>, description = "The new exports, one per type, `inprocess`"), (status = 403, description = "`ERR_LICENSE_DLI`, `ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such user"), (status = 422, description = "`ERR_INPUT_REQUIRED`, `ERR_INPUT_NOT_ARRAY`, `ERR_INPUT_NOT_IN_LIST`, `ERR_INPUT_INVALID_DATE`, `ERR_INPUT_DATE_NOT_BEFORE`, `ERR_INPUT_DATE_NOT_AFTER`, `ERR_INPUT_NOT_STRING`, `ERR_INPUT_NOT_BOOLEAN`, `ERR_INPUT_INVALID_FORMAT`, `ERR_INPUT_ATTRIBUTE_FORBIDDEN`")), security(("bearer" = [])))]
+pub async fn export_create(
+    DliAdmin(admin): DliAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+    Body(body): Body<ExportBody>,
+) -> Result<HttpResponse, RestError> {
+    let body = body?;
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    if body.types.is_empty() {
+        return Err(ApiError::field(ErrorCode::InputRequired, "types").into());
+    }
+    if body
+        .types
+        .iter()
+        .any(|t| !exports::TYPES.contains(&t.as_str()))
+    {
+        return Err(ApiError::field(ErrorCode::InputNotInList, "types").into());
+    }
+    day_range(Some(body.start_date.as_str()), Some(body.end_date.as_str()))?;
+    let on = body.add_links.unwrap_or(false) || q.links();
+    let id = id.into_inner();
+    let made = blocking(&st, move |ctx| {
+        exports::create(
+            ctx,
+            &admin,
+            &id,
+            &body.start_date,
+            &body.end_date,
+            &body.types,
+        )
+    })
+    .await?;
+    let made = made.into_iter().map(|v| with_links(&st, v, on)).collect();
+    Ok(whole(Envelope::Metadata, made))
+}
+
+#[utoipa::path(get, path = "/rest/dli/exports/{id}", tag = "dli", params(("id" = i64, Path, description = "An export's id")), responses((status = 200, body = ExportView, description = "The export"), (status = 403, description = "`ERR_LICENSE_DLI`, `ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn export_get(
+    DliAdmin(admin): DliAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &ListSpec::PLAIN)?;
+    let id = int_id(&id)?;
+    let v = blocking(&st, move |ctx| exports::get(ctx, &admin, id)).await?;
+    Ok(HttpResponse::Ok().json(with_links(&st, v, q.links())))
+}
+
+#[utoipa::path(delete, path = "/rest/dli/exports/{id}", tag = "dli", params(("id" = i64, Path, description = "An export's id")), responses((status = 204, description = "The export and its file are gone"), (status = 403, description = "`ERR_LICENSE_DLI`, `ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`")), security(("bearer" = [])))]
+pub async fn export_delete(
+    DliAdmin(admin): DliAdmin,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &ListSpec::PLAIN)?;
+    let id = int_id(&id)?;
+    blocking(&st, move |ctx| exports::delete(ctx, &admin, id)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(get, path = "/rest/dli/exports/{id}/content", tag = "dli", params(("id" = i64, Path, description = "An export's id"), ("Range" = Option<String>, Header, description = "One byte range")), responses((status = 200, description = "The export's file: a CSV (`activities`) or a ZIP with `manifest.csv` (`files`, `emails`)", content(("text/csv"), ("application/zip"))), (status = 206, description = "The range asked for", content(("text/csv"), ("application/zip"))), (status = 304, description = "Not modified"), (status = 403, description = "`ERR_LICENSE_DLI`, `ERR_ACCESS_USER`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such export, or one not `completed` (no content yet)"), (status = 416, description = "`ERR_INVALID_PARAMETER`")), security(("bearer" = [])))]
+pub async fn export_content(
+    DliAdmin(admin): DliAdmin,
+    st: Data<AppState>,
+    req: HttpRequest,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &ListSpec::PLAIN)?;
+    let id = int_id(&id)?;
+    let d = blocking(&st, move |ctx| exports::content(ctx, &admin, id)).await?;
+    serve_as(&st, &req, Served::Recorded, d, false).await
 }

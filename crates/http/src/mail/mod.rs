@@ -154,9 +154,10 @@ fn invalid_filter(detail: &str) -> RestError {
 }
 
 /// Turns the list query into what the store selects.
-fn mail_query(q: &ListQuery) -> Result<MailQuery, RestError> {
+pub(crate) fn mail_query(q: &ListQuery) -> Result<MailQuery, RestError> {
     let mut m = MailQuery {
         bucket: None,
+        with_trashed: false,
         read: None,
         statuses: Vec::new(),
         sender_ids: Vec::new(),

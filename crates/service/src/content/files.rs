@@ -537,50 +537,58 @@ pub fn preview(ctx: &Ctx, user_id: &str, id: &str) -> Result<super::views::Previ
         let v = version_of(c, &o, &vid)?;
         scanned(&v)?;
         let base = &ctx.config.base_url;
-        // (address, type, MIME) of a ready preview.
-        let shown = match (v.preview_status.as_str(), &v.preview_blob_id) {
-            ("ready", Some(_)) => {
-                let (kind, mime) = if coffer_extract::is_thumbnailable(&v.mime) {
-                    ("image", "image/png")
-                } else {
-                    ("pdf", "application/pdf")
-                };
-                Some((
-                    format!("{base}/rest/files/{}/preview/content", o.id),
-                    kind,
-                    mime.to_string(),
-                ))
-            }
-            ("ready", None) => Some((
-                format!("{base}/rest/files/{}/content?inline=true", o.id),
-                "native",
-                v.mime.clone(),
-            )),
-            _ => None,
-        };
-        let status = match v.preview_status.as_str() {
-            "ready" => "preview",
-            "failed" => "failed",
-            _ => "processing",
-        };
-        let native = shown.as_ref().is_some_and(|(_, k, _)| *k == "native");
-        let pdf = shown
-            .as_ref()
-            .filter(|(_, _, m)| m == "application/pdf")
-            .map(|(l, _, _)| l.clone());
-        Ok(super::views::PreviewView {
-            file_id: o.id.clone(),
-            version_id: v.id.clone(),
-            status: status.into(),
-            kind: shown.as_ref().map(|(_, k, _)| k.to_string()),
-            mime: shown.as_ref().map(|(_, _, m)| m.clone()),
-            native,
-            link: shown.as_ref().map(|(l, _, _)| l.clone()),
-            view_url: shown.as_ref().map(|(l, _, _)| l.clone()),
-            pdf,
-            content_url: shown.map(|(l, _, _)| l),
-        })
+        Ok(preview_view(
+            &o,
+            &v,
+            format!("{base}/rest/files/{}/preview/content", o.id),
+            format!("{base}/rest/files/{}/content?inline=true", o.id),
+        ))
     })
+}
+
+/// The preview of version `v` of file `o`: `made` is the address that serves a preview made
+/// from it (a PNG thumbnail or a PDF), `native` the one that shows the file itself.
+pub fn preview_view(
+    o: &Object,
+    v: &FileVersion,
+    made: String,
+    native: String,
+) -> super::views::PreviewView {
+    // (address, type, MIME) of a ready preview.
+    let shown = match (v.preview_status.as_str(), &v.preview_blob_id) {
+        ("ready", Some(_)) => {
+            let (kind, mime) = if coffer_extract::is_thumbnailable(&v.mime) {
+                ("image", "image/png")
+            } else {
+                ("pdf", "application/pdf")
+            };
+            Some((made, kind, mime.to_string()))
+        }
+        ("ready", None) => Some((native, "native", v.mime.clone())),
+        _ => None,
+    };
+    let status = match v.preview_status.as_str() {
+        "ready" => "preview",
+        "failed" => "failed",
+        _ => "processing",
+    };
+    let native = shown.as_ref().is_some_and(|(_, k, _)| *k == "native");
+    let pdf = shown
+        .as_ref()
+        .filter(|(_, _, m)| m == "application/pdf")
+        .map(|(l, _, _)| l.clone());
+    super::views::PreviewView {
+        file_id: o.id.clone(),
+        version_id: v.id.clone(),
+        status: status.into(),
+        kind: shown.as_ref().map(|(_, k, _)| k.to_string()),
+        mime: shown.as_ref().map(|(_, _, m)| m.clone()),
+        native,
+        link: shown.as_ref().map(|(l, _, _)| l.clone()),
+        view_url: shown.as_ref().map(|(l, _, _)| l.clone()),
+        pdf,
+        content_url: shown.map(|(l, _, _)| l),
+    }
 }
 
 /// Decides serving the preview made for a file's current version (a PNG thumbnail of an
@@ -592,30 +600,35 @@ pub fn preview_content(ctx: &Ctx, user_id: &str, id: &str) -> Result<Download> {
         let vid = o.current_version_id.clone().ok_or_else(super::not_found)?;
         let v = version_of(c, &o, &vid)?;
         scanned(&v)?;
-        let blob_id = match (v.preview_status.as_str(), &v.preview_blob_id) {
-            ("ready", Some(b)) => b.clone(),
-            _ => return Err(super::not_found()),
-        };
-        let blob = coffer_store::content::blob(c, &blob_id)?.ok_or_else(super::not_found)?;
-        let (mime, ext) = if coffer_extract::is_thumbnailable(&v.mime) {
-            ("image/png", "png")
-        } else {
-            ("application/pdf", "pdf")
-        };
-        let stem = match o.name.rsplit_once('.') {
-            Some((stem, _)) if !stem.is_empty() => stem,
-            _ => o.name.as_str(),
-        };
-        Ok(Download {
-            file_id: o.id.clone(),
-            version_id: v.id.clone(),
-            name: format!("{stem}.{ext}"),
-            mime: mime.to_string(),
-            size: blob.size,
-            blob: blob.id,
-            owner_id: o.owner_id.clone(),
-            preview: true,
-        })
+        preview_download(c, &o, &v)
+    })
+}
+
+/// The preview made for version `v` of file `o`, to serve; 404 when it has none.
+pub fn preview_download(c: &mut DbConn, o: &Object, v: &FileVersion) -> Result<Download> {
+    let blob_id = match (v.preview_status.as_str(), &v.preview_blob_id) {
+        ("ready", Some(b)) => b.clone(),
+        _ => return Err(super::not_found()),
+    };
+    let blob = coffer_store::content::blob(c, &blob_id)?.ok_or_else(super::not_found)?;
+    let (mime, ext) = if coffer_extract::is_thumbnailable(&v.mime) {
+        ("image/png", "png")
+    } else {
+        ("application/pdf", "pdf")
+    };
+    let stem = match o.name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem,
+        _ => o.name.as_str(),
+    };
+    Ok(Download {
+        file_id: o.id.clone(),
+        version_id: v.id.clone(),
+        name: format!("{stem}.{ext}"),
+        mime: mime.to_string(),
+        size: blob.size,
+        blob: blob.id,
+        owner_id: o.owner_id.clone(),
+        preview: true,
     })
 }
 

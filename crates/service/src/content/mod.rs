@@ -7,7 +7,7 @@
 //! that does not exist; a known object the caller lacks a permission on answers 403.
 
 pub mod backup;
-mod blobs;
+pub(crate) mod blobs;
 pub mod check;
 pub mod files;
 pub mod folders;

@@ -1,14 +1,18 @@
 //! DLI (`docs/dli.md`): the investigation reads of `/rest/dli` for system administrators, behind
-//! the licence stand-in `dliEnabled`: a user's, a file's or a folder's activities (`activities`)
-//! and the metadata of files and folders, deleted ones too (`objects`). Every read is itself an
-//! activity record (type `admin`); a refused one is recorded as unsuccessful. The area also runs
-//! the activity log's upkeep job (`upkeep`: checkpoints and retention), which needs the job
-//! worker of the content core that the log itself sits below.
+//! the licence stand-in `dliEnabled`: a user's, a file's or a folder's activities (`activities`),
+//! the metadata, content and previews of files and folders, deleted ones too (`objects`), a
+//! user's mail and an email's recipients and attachments (`mail`), and exports of a user's
+//! activities, files or emails made by a job (`exports`). Every read is itself an activity
+//! record (type `admin`); a refused one is recorded as unsuccessful. The area also runs the
+//! activity log's upkeep job (`upkeep`: checkpoints and retention), which needs the job worker
+//! of the content core that the log itself sits below.
 //!
 //! This module holds what those files share: admission (licence, then role) and the record of a
 //! read.
 
 pub mod activities;
+pub mod exports;
+pub mod mail;
 pub mod objects;
 pub mod upkeep;
 
@@ -51,6 +55,18 @@ pub fn record_read(
     id: &str,
 ) -> Result<()> {
     let data = json!({"operation": what, "objectKind": kind, "objectId": id});
+    crate::audit::record::append(
+        c,
+        &format!("dli.{kind}.read"),
+        Some(admin.user_id()),
+        &data,
+        true,
+    )
+}
+
+/// Records a DLI read of a list of `kind` (no one object) by `admin`.
+pub fn record_list(c: &mut DbConn, admin: &SystemAdmin, what: &str, kind: &str) -> Result<()> {
+    let data = json!({"operation": what, "objectKind": kind});
     crate::audit::record::append(
         c,
         &format!("dli.{kind}.read"),

@@ -1,8 +1,8 @@
 //! The metadata reads of files and folders for an investigation: a file or folder as its owner
-//! sees it, its path, a file's versions and content, whether in the trash or not.
+//! sees it, its path, a file's versions, content and preview, whether in the trash or not.
 
 use crate::content::files::{self, Download};
-use crate::content::views::{FileView, FolderView, PathItem, VersionView};
+use crate::content::views::{FileView, FolderView, PathItem, PreviewView, VersionView};
 use crate::platform::auth::SystemAdmin;
 use crate::platform::views::Listed;
 use crate::{Ctx, Result};
@@ -136,5 +136,52 @@ pub fn content(
         blob: blob.id,
         owner_id: o.owner_id.clone(),
         preview: false,
+    })
+}
+
+/// The current version of a file (in the trash too) whose content may be shown: 403
+/// `ERR_ENTITY_NOT_SCANNED` while it is scanned, `ERR_ENTITY_VIRUS_FOUND` when found infected.
+fn shown_version(
+    c: &mut coffer_store::DbConn,
+    id: &str,
+) -> Result<(
+    coffer_store::models::Object,
+    coffer_store::models::FileVersion,
+)> {
+    let o = super::object(c, id, false)?;
+    let vid = o
+        .current_version_id
+        .clone()
+        .ok_or_else(|| crate::Error::from(ApiError::new(ErrorCode::EntityNotFound)))?;
+    let v = version_of(c, &o.id, &vid)?;
+    files::scanned(&v)?;
+    Ok((o, v))
+}
+
+/// `GET /rest/dli/files/{id}/preview`: the preview of the file's current version as the
+/// content preview answers it, also for a file in the trash; its addresses are the DLI ones
+/// (`…/preview/content` for a preview made from the file, `…/content` for the file itself).
+pub fn preview(ctx: &Ctx, admin: &SystemAdmin, id: &str) -> Result<PreviewView> {
+    ctx.write(|c| {
+        let (o, v) = shown_version(c, id)?;
+        super::record_read(c, admin, "file preview", "file", id)?;
+        let base = format!("{}/rest/dli/files/{}", ctx.config.base_url, o.id);
+        Ok(files::preview_view(
+            &o,
+            &v,
+            format!("{base}/preview/content"),
+            format!("{base}/content"),
+        ))
+    })
+}
+
+/// `GET /rest/dli/files/{id}/preview/content`: the preview made from the file's current
+/// version, to serve in place; 404 when none was made.
+pub fn preview_content(ctx: &Ctx, admin: &SystemAdmin, id: &str) -> Result<Download> {
+    ctx.write(|c| {
+        let (o, v) = shown_version(c, id)?;
+        let d = files::preview_download(c, &o, &v)?;
+        super::record_read(c, admin, "file preview content", "file", id)?;
+        Ok(d)
     })
 }

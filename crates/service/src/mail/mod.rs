@@ -245,8 +245,9 @@ fn person(c: &mut DbConn, cache: &mut HashMap<String, PersonView>, id: &str) -> 
     Ok(p)
 }
 
-/// The views of listed entries.
-pub(super) fn views(
+/// The views of listed entries, as the mailbox of `viewer` shows them (bcc recipients only on
+/// mail it sent).
+pub fn views(
     c: &mut DbConn,
     rows: &[(Entry, Email)],
     with_recipients: bool,
@@ -332,7 +333,8 @@ pub(super) fn views(
     Ok(out)
 }
 
-fn recipient_views(
+/// The views of an email's recipients; bcc ones only when `show_bcc`.
+pub fn recipient_views(
     c: &mut DbConn,
     people: &mut HashMap<String, PersonView>,
     list: Vec<Recipient>,
@@ -421,13 +423,23 @@ pub fn list(
 ) -> Result<Listed<MailView>> {
     ctx.read(|c| {
         let owner = mailbox(c, caller, shared)?;
-        let page = store::list(c, &owner, q)?;
-        Ok(Listed {
-            items: views(c, &page.items, with_recipients, &owner)?,
-            total: page.total,
-            offset: q.offset,
-            limit: q.limit,
-        })
+        page_of(c, &owner, q, with_recipients)
+    })
+}
+
+/// A page of `owner`'s mailbox as it shows it, in the caller's transaction.
+pub fn page_of(
+    c: &mut DbConn,
+    owner: &str,
+    q: &MailQuery,
+    with_recipients: bool,
+) -> Result<Listed<MailView>> {
+    let page = store::list(c, owner, q)?;
+    Ok(Listed {
+        items: views(c, &page.items, with_recipients, owner)?,
+        total: page.total,
+        offset: q.offset,
+        limit: q.limit,
     })
 }
 
@@ -475,22 +487,32 @@ pub fn attachments(
 ) -> Result<Listed<AttachmentView>> {
     ctx.read(|c| {
         let (_, e) = entry_of(c, caller, id)?;
-        let all = store::attachments(c, &e.id)?;
-        let total = all.len() as i64;
-        let mut items = Vec::new();
-        for a in all
-            .iter()
-            .skip(offset.max(0) as usize)
-            .take(limit.max(0) as usize)
-        {
-            items.push(attachment_view(c, a)?);
-        }
-        Ok(Listed {
-            items,
-            total,
-            offset,
-            limit,
-        })
+        attachment_page(c, &e.id, offset, limit)
+    })
+}
+
+/// A page of an email's attachments in their order, in the caller's transaction.
+pub fn attachment_page(
+    c: &mut DbConn,
+    email_id: &str,
+    offset: i64,
+    limit: i64,
+) -> Result<Listed<AttachmentView>> {
+    let all = store::attachments(c, email_id)?;
+    let total = all.len() as i64;
+    let mut items = Vec::new();
+    for a in all
+        .iter()
+        .skip(offset.max(0) as usize)
+        .take(limit.max(0) as usize)
+    {
+        items.push(attachment_view(c, a)?);
+    }
+    Ok(Listed {
+        items,
+        total,
+        offset,
+        limit,
     })
 }
 

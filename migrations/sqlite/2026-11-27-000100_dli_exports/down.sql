@@ -1,0 +1,2 @@
+DROP INDEX file_versions_creator;
+DROP TABLE dli_exports;
