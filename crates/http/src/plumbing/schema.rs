@@ -1623,13 +1623,21 @@ pub struct NotificationBody {
 
 impl Input for NotificationBody {}
 
-/// A flag sent as an integer: 0 or 1 (another integer answers `ERR_INPUT_NOT_IN_LIST`).
+/// A flag sent as an integer: 0 or 1 (another integer answers `ERR_INPUT_NOT_IN_LIST`); `null`
+/// is the same as leaving it out, as for every body field.
 fn zero_or_one() -> utoipa::openapi::Object {
     utoipa::openapi::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::Type::Integer)
+        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+            utoipa::openapi::schema::Type::Integer,
+            utoipa::openapi::schema::Type::Null,
+        ]))
         .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
             utoipa::openapi::KnownFormat::Int64,
         )))
-        .enum_values(Some([0, 1]))
+        .enum_values(Some([
+            serde_json::json!(0),
+            serde_json::json!(1),
+            serde_json::Value::Null,
+        ]))
         .build()
 }
