@@ -8,10 +8,9 @@
 //! used; otherwise the tests start one through the script themselves, kept until the test
 //! process ends, so `cargo test --workspace` needs no set-up by hand.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use coffer_sources::{
     webdav, Connector, Credentials, Limits, RemotePath, SourceError, WebDavOptions,
@@ -27,24 +26,16 @@ struct Server {
     root: PathBuf,
 }
 
-/// The script's process when the tests started it: its stdin stays open for as long as the
-/// test process lives, and its command ends (so the script stops the server) when it closes.
-static STARTED: Mutex<Option<Child>> = Mutex::new(None);
+#[path = "support/webdav_server.rs"]
+mod webdav_server;
 
 fn server() -> &'static Server {
     static SERVER: OnceLock<Server> = OnceLock::new();
     SERVER.get_or_init(|| {
-        let vars: Vec<(String, String)> = if std::env::var_os("COFFER_TEST_WEBDAV_URL").is_some() {
-            std::env::vars().collect()
-        } else {
-            start_through_the_script()
-        };
-        let var = |name: &str| {
-            vars.iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_else(|| panic!("{name} is not set"))
-        };
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/webdav-test-server.sh");
+        let vars = webdav_server::vars(&script);
+        let var = |name: &str| webdav_server::var(&vars, name);
         Server {
             url: Url::parse(&var("COFFER_TEST_WEBDAV_URL")).unwrap(),
             digest_url: Url::parse(&var("COFFER_TEST_WEBDAV_DIGEST_URL")).unwrap(),
@@ -53,36 +44,6 @@ fn server() -> &'static Server {
             root: PathBuf::from(var("COFFER_TEST_WEBDAV_ROOT")),
         }
     })
-}
-
-fn start_through_the_script() -> Vec<(String, String)> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/webdav-test-server.sh");
-    let mut child = Command::new("bash")
-        .arg(&script)
-        .args(["run", "--", "bash", "-c"])
-        .arg("env | grep '^COFFER_TEST_WEBDAV_'; echo END; exec cat >/dev/null")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
-    let stdout = child.stdout.take().unwrap();
-    let mut vars = Vec::new();
-    for line in BufReader::new(stdout).lines() {
-        let line = line.unwrap();
-        if line == "END" {
-            break;
-        }
-        if let Some((name, value)) = line.split_once('=') {
-            vars.push((name.to_owned(), value.to_owned()));
-        }
-    }
-    assert!(
-        !vars.is_empty(),
-        "{} did not start the WebDAV server",
-        script.display()
-    );
-    *STARTED.lock().unwrap() = Some(child);
-    vars
 }
 
 fn options() -> WebDavOptions {

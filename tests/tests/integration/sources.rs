@@ -12,10 +12,8 @@ use coffer_service::sources::OperatorDir;
 use coffer_tests::{assert_error, me, TestApp};
 use serde_json::{json, Value};
 use sha3::Digest as _;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 fn sha3(b: &[u8]) -> String {
     hex::encode(sha3::Sha3_256::digest(b))
@@ -969,24 +967,15 @@ struct Dav {
     root: PathBuf,
 }
 
-/// The script's process when these tests started it: its stdin stays open for as long as the
-/// test process lives, and the script stops the server when it closes.
-static STARTED: Mutex<Option<Child>> = Mutex::new(None);
+#[path = "../../../crates/sources/tests/support/webdav_server.rs"]
+mod webdav_server;
 
 fn dav() -> &'static Dav {
     static DAV: OnceLock<Dav> = OnceLock::new();
     DAV.get_or_init(|| {
-        let vars: Vec<(String, String)> = if std::env::var_os("COFFER_TEST_WEBDAV_URL").is_some() {
-            std::env::vars().collect()
-        } else {
-            start_webdav()
-        };
-        let var = |name: &str| {
-            vars.iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_else(|| panic!("{name} is not set"))
-        };
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/webdav-test-server.sh");
+        let vars = webdav_server::vars(&script);
+        let var = |name: &str| webdav_server::var(&vars, name);
         Dav {
             url: var("COFFER_TEST_WEBDAV_URL"),
             user: var("COFFER_TEST_WEBDAV_USER"),
@@ -994,36 +983,6 @@ fn dav() -> &'static Dav {
             root: PathBuf::from(var("COFFER_TEST_WEBDAV_ROOT")),
         }
     })
-}
-
-fn start_webdav() -> Vec<(String, String)> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/webdav-test-server.sh");
-    let mut child = Command::new("bash")
-        .arg(&script)
-        .args(["run", "--", "bash", "-c"])
-        .arg("env | grep '^COFFER_TEST_WEBDAV_'; echo END; exec cat >/dev/null")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
-    let stdout = child.stdout.take().unwrap();
-    let mut vars = Vec::new();
-    for line in BufReader::new(stdout).lines() {
-        let line = line.unwrap();
-        if line == "END" {
-            break;
-        }
-        if let Some((name, value)) = line.split_once('=') {
-            vars.push((name.to_owned(), value.to_owned()));
-        }
-    }
-    assert!(
-        !vars.is_empty(),
-        "{} did not start the WebDAV server",
-        script.display()
-    );
-    *STARTED.lock().unwrap() = Some(child);
-    vars
 }
 
 /// A folder of the share for one test (tests share the server), and its URL.
