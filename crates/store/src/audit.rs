@@ -212,8 +212,11 @@ pub fn of_user_after(
         .filter(activity_users::user_id.eq(user_id))
         .filter(activity_users::created_at.ge(since))
         .filter(activity_users::created_at.lt(until))
-        .filter(activities::seq.gt(after))
-        .order(activities::seq.asc())
+        // Bounded and ordered by the user's own index (`(user_id, seq)`): bounded and ordered
+        // by the joined `activities.seq`, the database gathered and sorted every remaining
+        // record for each page, which made an export of many pages quadratic.
+        .filter(activity_users::seq.gt(after))
+        .order(activity_users::seq.asc())
         .limit(limit)
         .select(Activity::as_select())
         .load(conn))?)

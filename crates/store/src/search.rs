@@ -232,6 +232,13 @@ fn among_roles(col: &str, ids: &[i64]) -> String {
 /// `content::nearest_membership` does for one object). System folders of other users are
 /// never reached. Trashing marks a whole subtree, so a trashed object's descendants are left
 /// out with it.
+///
+/// The reach is computed once (`MATERIALIZED`) even though the full-text hits and the
+/// candidates both read it, and every step down names the walked rows first (`CROSS JOIN`,
+/// which SQLite takes as the join order), so the step looks children up by `parent_id`.
+/// Without both, SQLite's planner inlined the walk into the hits' `IN` list and built a
+/// throwaway index over all objects at every step: a search over 100,000 files took 17 s
+/// instead of 50 ms.
 fn reach_sql(user: &str, paths: bool) -> String {
     let (top_path, step_path) = if paths {
         (
@@ -250,15 +257,15 @@ fn reach_sql(user: &str, paths: bool) -> String {
                  AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
                UNION ALL \
                SELECT o.id, own.path || '/' || o.name_folded, own.depth + 1 \
-               FROM objects o JOIN own ON o.parent_id = own.id \
-               WHERE own.depth < 4096 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE), \
-             reach(id, role_id, path) AS ( \
+               FROM own CROSS JOIN objects o \
+               WHERE o.parent_id = own.id AND own.depth < 4096 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE), \
+             reach(id, role_id, path) AS MATERIALIZED ( \
                SELECT id, CAST(NULL AS BIGINT), path FROM own \
                UNION ALL SELECT id, role_id, path FROM down)"
         )
     } else {
         format!(
-            "reach(id, role_id, path) AS ( \
+            "reach(id, role_id, path) AS MATERIALIZED ( \
                SELECT o.id, CAST(NULL AS BIGINT), CAST('' AS TEXT) FROM objects o \
                WHERE o.owner_id = {user} AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
                  AND (o.system IS NULL OR o.system <> 'base') \
@@ -276,8 +283,8 @@ fn reach_sql(user: &str, paths: bool) -> String {
            FROM grants g JOIN objects o ON o.id = g.id \
            UNION ALL \
            SELECT o.id, down.role_id, {step_path}, down.depth + 1 \
-           FROM objects o JOIN down ON o.parent_id = down.id \
-           WHERE down.depth < 4096 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
+           FROM down CROSS JOIN objects o \
+           WHERE o.parent_id = down.id AND down.depth < 4096 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
              AND o.system IS NULL AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = o.id)), \
          {own}"
     )
@@ -378,8 +385,8 @@ pub fn find_objects(
             "sub(id, depth) AS ( \
                SELECT id, CAST(0 AS BIGINT) FROM objects WHERE parent_id = {u} \
                UNION ALL \
-               SELECT o.id, sub.depth + 1 FROM objects o JOIN sub ON o.parent_id = sub.id \
-               WHERE sub.depth < 4096)"
+               SELECT o.id, sub.depth + 1 FROM sub CROSS JOIN objects o \
+               WHERE o.parent_id = sub.id AND sub.depth < 4096)"
         ));
         // A folder out of the caller's reach holds nothing they may find.
         wh.push(format!(
