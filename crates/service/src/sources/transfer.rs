@@ -301,8 +301,13 @@ async fn bring_in(ctx: &Ctx, t: &Transfer) -> Result<String> {
     }
 }
 
+/// The size of the pieces a remote file is read in.
+const PIECE: usize = 256 * 1024;
+
 /// A blocking reader as a stream of pieces: a thread of its own reads it into a small channel,
-/// so the async side never blocks on the remote.
+/// so the async side never blocks on the remote. Each piece is filled before it is sent: the
+/// blob store batches pieces by their length, and a piece holding a few KiB of a larger
+/// allocation would keep the whole allocation alive (many times the bytes in flight).
 fn reader_stream(
     mut body: Box<dyn std::io::Read + Send>,
 ) -> std::pin::Pin<
@@ -314,20 +319,33 @@ fn reader_stream(
 > {
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(4);
     std::thread::spawn(move || loop {
-        let mut buf = vec![0u8; 256 * 1024];
-        match body.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                buf.truncate(n);
-                if tx.blocking_send(Ok(bytes::Bytes::from(buf))).is_err() {
+        let mut buf = vec![0u8; PIECE];
+        let mut filled = 0;
+        let mut failed = None;
+        while filled < PIECE {
+            match body.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    failed = Some(e);
                     break;
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                let _ = tx.blocking_send(Err(e));
+        }
+        let end = filled < PIECE;
+        if filled > 0 {
+            buf.truncate(filled);
+            if tx.blocking_send(Ok(bytes::Bytes::from(buf))).is_err() {
                 break;
             }
+        }
+        if let Some(e) = failed {
+            let _ = tx.blocking_send(Err(e));
+            break;
+        }
+        if end {
+            break;
         }
     });
     Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
