@@ -29,6 +29,10 @@
 #     cofferd's SFTP server against OpenSSH's sftp-server behind a throwaway sshd, the same
 #     client and cipher: a 1 GiB put (>= 60%) and get (>= 80%) and 1,000 puts of 4 KiB in one
 #     session (>= 50% of the peer's rate); cofferd's peak RSS < 150 MB. Runs alone too.
+#   external sources   scripts/bench-sources.sh               a section of docs/benchmarks.md
+#     a WebDAV server (WsgiDAV, scripts/webdav-test-server.sh) as a source: a 1 GiB transfer
+#     into Coffer (>= 60% of curl's MiB/s from the same server), the listing of a source folder
+#     of 1,000 files (wrk, p99 < 100 ms), cofferd's peak RSS < 150 MB. Runs alone too.
 #   activity log       scripts/bench-audit.sh                 a section of docs/benchmarks.md
 #     1,000,000 records: `cofferd audit verify`'s walk (>= 100,000 records/s), and the cost of
 #     recording on folder creates and uploads (<= 10%). Runs alone too.
@@ -59,6 +63,10 @@
 #                           page's SFTP section
 #   BENCH_SFTP=0            skip the SFTP benchmark; the page keeps its SFTP section
 #   BENCH_SFTP_MIB=1024     size of the SFTP put and get (more: scripts/bench-sftp.sh)
+#   BENCH_ONLY=sources      only the external sources benchmark (scripts/bench-sources.sh);
+#                           rewrites only the page's external sources section
+#   BENCH_SOURCES=0         skip the external sources benchmark; the page keeps its section
+#   BENCH_SOURCES_MIB=1024  size of the sources transfer (more: scripts/bench-sources.sh)
 #   BENCH_ONLY=content      only the content benchmarks (scripts/bench-content.sh): no peer, no
 #                           (a)-(e), no webhook or SCIM run; rewrites only the page's content section
 #   BENCH_UPLOAD_MIB=1024   size of the (f) upload and the (h) download, MiB (TMPDIR needs 3x free)
@@ -108,7 +116,8 @@ case ${BENCH_ONLY:-} in
   mail) exec "$ROOT/scripts/bench-mail.sh" ;;
   search) exec "$ROOT/scripts/bench-search.sh" ;;
   sftp) exec "$ROOT/scripts/bench-sftp.sh" ;;
-  *) die "BENCH_ONLY must be empty, content, mail, search or sftp" ;;
+  sources) exec "$ROOT/scripts/bench-sources.sh" ;;
+  *) die "BENCH_ONLY must be empty, content, mail, search, sftp or sources" ;;
 esac
 CONTENT=${BENCH_CONTENT:-1}
 [[ $CONTENT == 0 || $CONTENT == 1 ]] || die "BENCH_CONTENT must be 0 or 1"
@@ -472,6 +481,14 @@ if [[ ${BENCH_SFTP:-1} == 1 ]]; then
     info "the SFTP benchmark failed with exit $?; see its output"
 else
   info "BENCH_SFTP=0: the SFTP benchmark skipped; the page keeps its SFTP section"
+fi
+# --- external sources ------------------------------------------------------------------------
+if [[ ${BENCH_SOURCES:-1} == 1 ]]; then
+  log "external sources: a ${BENCH_SOURCES_MIB:-1024} MiB transfer from WebDAV against curl, a remote listing (scripts/bench-sources.sh)"
+  COFFERD_BIN=$BIN BENCH_SECONDS=$SECS BENCH_WARMUP=$WARMUP BENCH_OUT=$OUT BENCH_REPORT=$REPORT \
+    "$ROOT/scripts/bench-sources.sh" || info "the external sources benchmark failed with exit $?; see its output"
+else
+  info "BENCH_SOURCES=0: the external sources benchmark skipped; the page keeps its section"
 fi
 # --- the activity log ------------------------------------------------------------------------
 log "activity log: verify over ${BENCH_AUDIT_RECORDS:-1000000} records, and the cost of recording"

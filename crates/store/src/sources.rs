@@ -291,3 +291,16 @@ pub fn set_transfer_state(
         .execute(conn))?,
     )
 }
+
+/// The latest completed transfer into Coffer that made the object `object_id` (a file a check-in
+/// returns to its source).
+pub fn transfer_into(conn: &mut DbConn, object_id: &str) -> StoreResult<Option<Transfer>> {
+    Ok(db_run!(conn => source_transfers::table
+        .filter(source_transfers::object_id.eq(object_id))
+        .filter(source_transfers::direction.eq("in"))
+        .filter(source_transfers::state.eq(2))
+        .order((source_transfers::updated_at.desc(), source_transfers::id.desc()))
+        .select(Transfer::as_select())
+        .first(conn)
+        .optional())?)
+}

@@ -5,7 +5,8 @@
 //! `scripts/webdav-test-server.sh` (its variables when `COFFER_TEST_WEBDAV_URL` is set, else the
 //! tests start it through the script): credentials checked, stored encrypted and never shown, a
 //! source that needs new credentials, browsing, a transfer in with its fingerprint, a transfer
-//! past the quota, and the addresses and repeats that are refused.
+//! past the quota, and the addresses and repeats that are refused; writes and deletes through a
+//! held lock, check-ins of transferred files, and the site search no source offers.
 
 use coffer_domain::Role;
 use coffer_service::sources::OperatorDir;
@@ -1304,4 +1305,439 @@ fn source_addresses_must_be_public_unless_allowed() {
     );
     assert_error(&r, 422, "ERR_INPUT_REQUIRED");
     assert_eq!(app.count("1 = 1", "sources"), 0);
+}
+
+#[test]
+fn no_source_offers_a_site_search_and_a_marked_source_asks_for_credentials_first() {
+    let d = dav();
+    let (url, _) = dav_folder("sites");
+    let app = TestApp::builder()
+        .config(|c| {
+            c.sources.allow_private = true;
+            c.sources.dirs = vec![OperatorDir {
+                name: "shared".into(),
+                root: std::env::temp_dir(),
+                writable: false,
+            }];
+        })
+        .spawn();
+    let (_, token) = app.user_token("sites@example.com", Role::User);
+    let dir = shared(&app, &token)["id"].as_str().unwrap().to_string();
+    let r = app.rest(
+        "GET",
+        &format!("/rest/sources/{dir}/query?query=team&include_kw=true&limit=10&offset=0"),
+        &token,
+        None,
+    );
+    assert_error(&r, 403, "ERR_SITE_SEARCH");
+
+    // A WebDAV source without the credentials its server wants: marked by the first call.
+    let s = ok(
+        &app.rest(
+            "POST",
+            "/rest/sources",
+            &token,
+            Some(json!({"name": "Sites", "sourceUrl": url, "sourceTypeId": "1"})),
+        ),
+        201,
+    );
+    let sid = s["id"].as_str().unwrap().to_string();
+    assert_error(
+        &app.rest(
+            "GET",
+            &format!("/rest/sources/{sid}/children"),
+            &token,
+            None,
+        ),
+        403,
+        "ERR_AUTH_EC_UPDATE_TOKEN",
+    );
+    let query = format!("/rest/sources/{sid}/query?query=team");
+    assert_error(
+        &app.rest("GET", &query, &token, None),
+        403,
+        "ERR_AUTH_EC_UPDATE_TOKEN",
+    );
+    ok(
+        &app.rest(
+            "POST",
+            &format!("/rest/sources/{sid}/auth"),
+            &token,
+            Some(json!({"login": d.user, "password": d.password})),
+        ),
+        200,
+    );
+    assert_error(
+        &app.rest("GET", &query, &token, None),
+        403,
+        "ERR_SITE_SEARCH",
+    );
+
+    // Parameters are checked before anything else; a source the caller cannot see is unknown.
+    for bad in ["include_kw=maybe", "include_container=2"] {
+        let r = app.rest(
+            "GET",
+            &format!("/rest/sources/{sid}/query?{bad}"),
+            &token,
+            None,
+        );
+        assert_error(&r, 422, "ERR_INPUT_NOT_BOOLEAN");
+    }
+    let r = app.rest(
+        "GET",
+        &format!("/rest/sources/{sid}/query?sort=name"),
+        &token,
+        None,
+    );
+    assert_eq!(r.status, 400, "{}", r.text);
+    let (_, other) = app.user_token("sites-other@example.com", Role::User);
+    assert_error(
+        &app.rest("GET", &query, &other, None),
+        404,
+        "ERR_ENTITY_NOT_FOUND",
+    );
+    assert_error(
+        &app.rest("GET", "/rest/sources/no-such-source/query", &token, None),
+        404,
+        "ERR_ENTITY_NOT_FOUND",
+    );
+}
+
+/// The WebDAV source `name` over `url` of a new user, with the test server's login.
+fn dav_source(app: &TestApp, email: &str, name: &str, url: &str) -> (String, String, String) {
+    let d = dav();
+    let (user, token) = app.user_token(email, Role::User);
+    let s = ok(
+        &app.rest(
+            "POST",
+            "/rest/sources",
+            &token,
+            Some(json!({"name": name, "sourceUrl": url, "sourceTypeId": "1", "username": d.user, "password": d.password})),
+        ),
+        201,
+    );
+    (user, token, s["id"].as_str().unwrap().to_string())
+}
+
+#[test]
+fn the_holder_of_a_webdav_lock_replaces_and_deletes_the_file_through_it() {
+    let (url, folder) = dav_folder("held");
+    std::fs::write(folder.join("plan.txt"), b"first plan").unwrap();
+    std::fs::write(folder.join("gone.txt"), b"to go").unwrap();
+    let app = dav_app();
+    let (user, token, sid) = dav_source(&app, "holder@example.com", "Held", &url);
+    let plan = child(&app, &token, &sid, "plan.txt");
+    let gone = child(&app, &token, &sid, "gone.txt");
+    for id in [&plan, &gone] {
+        ok(
+            &app.rest(
+                "PATCH",
+                &format!("/rest/sources/actions/lock?id:in={id}"),
+                &token,
+                None,
+            ),
+            200,
+        );
+    }
+    // The server holds its own lock for each: a write without its token is refused there.
+    assert_eq!(
+        app.count(
+            &format!("user_id = '{user}' AND remote_token IS NOT NULL"),
+            "source_locks"
+        ),
+        2
+    );
+    let d = dav();
+    let put = std::process::Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT"])
+        .args(["-u", &format!("{}:{}", d.user, d.password)])
+        .args(["--data-binary", "sneaked in", &format!("{url}plan.txt")])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&put.stdout), "423");
+
+    // The holder replaces the file through the lock, which stays.
+    let r = send_file(
+        &app,
+        &token,
+        &format!("/rest/sources/actions/files/{plan}"),
+        "plan.txt",
+        b"second plan",
+    );
+    assert_eq!(ok(&r, 200)["status"], "2", "{}", r.text);
+    assert_eq!(
+        std::fs::read(folder.join("plan.txt")).unwrap(),
+        b"second plan"
+    );
+    let f = ok(
+        &app.rest("GET", &format!("/rest/sources/files/{plan}"), &token, None),
+        200,
+    );
+    assert_eq!(f["locked"], true, "{f}");
+
+    // And deletes one it holds with forceDelete, the lock going with the file.
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/sources/files/{gone}"),
+        &token,
+        None,
+    );
+    assert_error(&r, 422, "ERR_FILE_IS_IN_USE_BY_CURRENT_USER");
+    ok(
+        &app.rest(
+            "DELETE",
+            &format!("/rest/sources/files/{gone}?forceDelete=true"),
+            &token,
+            None,
+        ),
+        200,
+    );
+    assert!(!folder.join("gone.txt").exists());
+    assert_eq!(app.count(&format!("user_id = '{user}'"), "source_locks"), 1);
+}
+
+#[test]
+fn another_users_lock_on_a_directory_file_refuses_a_replace() {
+    let (app, dir) = with_dir();
+    let (_, ann) = app.user_token("ann-lock@example.com", Role::User);
+    let (_, bob) = app.user_token("bob-lock@example.com", Role::User);
+    let sid = shared(&app, &ann)["id"].as_str().unwrap().to_string();
+    let docs = child(&app, &ann, &sid, "docs");
+    let a = child(&app, &ann, &docs, "a.txt");
+    ok(
+        &app.rest(
+            "PATCH",
+            &format!("/rest/sources/actions/lock?id:in={a}"),
+            &ann,
+            None,
+        ),
+        200,
+    );
+    let r = send_file(
+        &app,
+        &bob,
+        &format!("/rest/sources/actions/files/{a}"),
+        "a.txt",
+        b"bob was here",
+    );
+    assert_error(&r, 403, "ERR_ENTITY_LOCKED");
+    assert_eq!(
+        std::fs::read(dir.path().join("root/docs/a.txt")).unwrap(),
+        b"hello from the directory"
+    );
+    // Its holder writes (a directory has no lock of its own to go through).
+    let r = send_file(
+        &app,
+        &ann,
+        &format!("/rest/sources/actions/files/{a}"),
+        "a.txt",
+        b"ann's words",
+    );
+    assert_eq!(ok(&r, 200)["status"], "2");
+    assert_eq!(
+        std::fs::read(dir.path().join("root/docs/a.txt")).unwrap(),
+        b"ann's words"
+    );
+}
+
+#[test]
+fn a_transferred_file_is_checked_back_into_its_webdav_source() {
+    let (url, folder) = dav_folder("checkin");
+    std::fs::write(folder.join("report.txt"), b"draft one").unwrap();
+    let app = dav_app();
+    let (user, token, sid) = dav_source(&app, "checkin@example.com", "Reports", &url);
+    let report = child(&app, &token, &sid, "report.txt");
+    ok(
+        &app.rest(
+            "PATCH",
+            &format!("/rest/sources/actions/lock?id:in={report}"),
+            &token,
+            None,
+        ),
+        200,
+    );
+    let t = transfer_in(&app, &token, &report);
+    let file = t["fileHandle"].as_str().unwrap().to_string();
+
+    // A new version in Coffer, then the check-in writes it back through the caller's lock.
+    let mine = me(&app, &token)["syncdirId"].as_str().unwrap().to_string();
+    let edited: Vec<u8> = (0..150_000u32).map(|i| (i % 83) as u8).collect();
+    let r = send_file(
+        &app,
+        &token,
+        &format!("/rest/folders/{mine}/actions/file"),
+        "report.txt",
+        &edited,
+    );
+    assert_eq!(ok(&r, 200)["id"], file.as_str(), "{}", r.text);
+    app.run_jobs();
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/files/{file}/actions/return"),
+        &token,
+        None,
+    );
+    let v = ok(&r, 200);
+    assert_eq!(
+        (
+            v["id"].clone(),
+            v["name"].clone(),
+            v["size"].clone(),
+            v["locked"].clone()
+        ),
+        (
+            json!(report),
+            json!("report.txt"),
+            json!(150_000),
+            json!(false)
+        ),
+        "{v}"
+    );
+    assert_eq!(std::fs::read(folder.join("report.txt")).unwrap(), edited);
+    // The lock was given back (Coffer's and the server's), the copy went to the trash.
+    assert_eq!(app.count(&format!("user_id = '{user}'"), "source_locks"), 0);
+    let d = dav();
+    let put = std::process::Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT"])
+        .args(["-u", &format!("{}:{}", d.user, d.password)])
+        .args(["--data-binary", "free again", &format!("{url}report.txt")])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(
+            &*String::from_utf8_lossy(&put.stdout),
+            "200" | "201" | "204"
+        ),
+        "{:?}",
+        put
+    );
+    assert_eq!(
+        app.count(
+            &format!("id = '{file}' AND trashed_with IS NOT NULL"),
+            "objects"
+        ),
+        1
+    );
+    assert_eq!(
+        app.count(
+            "subject = 'source.transfer.complete' AND data LIKE '%\"direction\":\"out\"%'",
+            "events"
+        ),
+        1
+    );
+    // Once in the trash it is not returned again; a file that never came from a source is not
+    // returnable at all.
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/files/{file}/actions/return"),
+        &token,
+        None,
+    );
+    assert_error(&r, 403, "ERR_ENTITY_DELETED");
+    let r = send_file(
+        &app,
+        &token,
+        &format!("/rest/folders/{mine}/actions/file"),
+        "local.txt",
+        b"made here",
+    );
+    let local = ok(&r, 200)["id"].as_str().unwrap().to_string();
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/files/{local}/actions/return"),
+        &token,
+        None,
+    );
+    assert_error(&r, 422, "ERR_INVALID_PARAMETER");
+    assert_eq!(r.json()["errors"][0]["field"], "id", "{}", r.text);
+}
+
+#[test]
+fn a_check_in_needs_the_sources_credentials_and_its_lock_free_of_others() {
+    let (app, dir) = with_dir();
+    let (_, ann) = app.user_token("ann-in@example.com", Role::User);
+    let (_, bob) = app.user_token("bob-in@example.com", Role::User);
+    let sid = shared(&app, &ann)["id"].as_str().unwrap().to_string();
+    let docs = child(&app, &ann, &sid, "docs");
+    let a = child(&app, &ann, &docs, "a.txt");
+    let t = transfer_in(&app, &ann, &a);
+    let file = t["fileHandle"].as_str().unwrap().to_string();
+    // Bob holds the remote file: nothing is written, the copy stays.
+    ok(
+        &app.rest(
+            "PATCH",
+            &format!("/rest/sources/actions/lock?id:in={a}"),
+            &bob,
+            None,
+        ),
+        200,
+    );
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/files/{file}/actions/return"),
+        &ann,
+        None,
+    );
+    assert_error(&r, 403, "ERR_ENTITY_LOCKED");
+    // Bob cannot return Ann's file either: he does not see it.
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/files/{file}/actions/return"),
+        &bob,
+        None,
+    );
+    assert_error(&r, 404, "ERR_ENTITY_NOT_FOUND");
+    ok(
+        &app.rest(
+            "PATCH",
+            &format!("/rest/sources/actions/unlock?id:in={a}"),
+            &bob,
+            None,
+        ),
+        200,
+    );
+    std::fs::write(dir.path().join("root/docs/a.txt"), b"changed remotely").unwrap();
+    let v = ok(
+        &app.rest(
+            "PATCH",
+            &format!("/rest/files/{file}/actions/return"),
+            &ann,
+            None,
+        ),
+        200,
+    );
+    assert_eq!(v["size"], 24, "{v}");
+    assert_eq!(
+        std::fs::read(dir.path().join("root/docs/a.txt")).unwrap(),
+        b"hello from the directory"
+    );
+}
+
+#[test]
+fn a_check_in_to_a_source_that_needs_credentials_asks_for_them() {
+    let (url, folder) = dav_folder("checkin-auth");
+    std::fs::write(folder.join("memo.txt"), b"memo").unwrap();
+    let app = dav_app();
+    let (_, token, sid) = dav_source(&app, "checkin-auth@example.com", "Memos", &url);
+    let memo = child(&app, &token, &sid, "memo.txt");
+    let t = transfer_in(&app, &token, &memo);
+    let file = t["fileHandle"].as_str().unwrap().to_string();
+    app.ctx
+        .write(|c| Ok(coffer_store::sources::set_needs_auth(c, &sid)?))
+        .unwrap();
+    let r = app.rest(
+        "PATCH",
+        &format!("/rest/files/{file}/actions/return"),
+        &token,
+        None,
+    );
+    assert_error(&r, 403, "ERR_AUTH_EC_UPDATE_TOKEN");
+    assert_eq!(std::fs::read(folder.join("memo.txt")).unwrap(), b"memo");
+    assert_eq!(
+        app.count(
+            &format!("id = '{file}' AND trashed_with IS NULL"),
+            "objects"
+        ),
+        1
+    );
 }

@@ -47,6 +47,32 @@ pub const SOURCES: ListSpec = ListSpec {
     bulk: false,
 };
 
+/// `GET /rest/sources/{id}/query`: the parameters of a site search.
+pub const SITE_QUERY: ListSpec = ListSpec {
+    extra_params: &["include_kw", "include_container", "query", "search_type"],
+    ..SOURCES
+};
+
+/// The sites a site search found (`SearchSharePointSitesResult`). No source Coffer connects to
+/// has sites, so no answer carries one; the type documents the shape clients read.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct SiteSearchView {
+    pub sites: Vec<SiteView>,
+}
+
+/// A site of a document-management source (`Site`).
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteView {
+    pub id: String,
+    pub name: String,
+    pub url: String,
+    /// Whether the site is one of the caller's sources already.
+    pub is_added: bool,
+    pub ecm_type_id: String,
+    pub repository: String,
+}
+
 const CONTENT_WITH: &[&str] = &["rootId", "pathIds", "sourceTypeId", "parent"];
 
 const DATES: &[Op] = &[Op::Eq, Op::Gt, Op::Gte, Op::Lt, Op::Lte];
@@ -194,6 +220,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(set_auth)),
         )
         .service(web::resource("/sources/{id}/authStatus").route(web::get().to(auth_status)))
+        .service(web::resource("/sources/{id}/query").route(web::get().to(site_search)))
         .service(web::resource("/sources/{id}/children").route(web::get().to(children)))
         .service(web::resource("/sources/{id}/folders").route(web::get().to(folders)))
         .service(web::resource("/sources/{id}/files").route(web::get().to(files)))
@@ -204,7 +231,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(initiate_download)),
         )
         .service(web::resource("/sources/{id}/actions/file").route(web::post().to(upload)))
-        .service(web::resource("/sources/actions/files/{id}").route(web::post().to(replace)));
+        .service(web::resource("/sources/actions/files/{id}").route(web::post().to(replace)))
+        .service(web::resource("/files/{id}/actions/return").route(web::patch().to(return_file)));
 }
 
 #[utoipa::path(get, path = "/rest/sourceTypes", tag = "sources", responses((status = 200, body = crate::plumbing::schema::WithMetadata<SourceTypeView>, description = "The source types: WebDAV (`userCanSet`) and server directories (the operator's)"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`")), security(("bearer" = [])))]
@@ -401,6 +429,24 @@ pub async fn auth_status(
     let id = id.into_inner();
     blocking(&st, move |ctx| manage::auth_status(ctx, c.user_id(), &id)).await?;
     Ok(HttpResponse::Ok().finish())
+}
+
+#[utoipa::path(get, path = "/rest/sources/{id}/query", tag = "sources", params(("id" = String, Path, description = "A source's id"), ("query" = Option<String>, Query, description = "The text a site's name contains"), ("include_kw" = Option<bool>, Query, description = "Include Coffer's own sources"), ("include_container" = Option<bool>, Query, description = "Include container sites"), ("search_type" = Option<String>, Query, description = "How the source searches")), responses((status = 200, body = SiteSearchView, description = "The sites found (never: no source Coffer connects to has sites)"), (status = 403, description = "`ERR_SITE_SEARCH`: the source has no site search (WebDAV servers and server directories have none); `ERR_AUTH_EC_UPDATE_TOKEN`: the source's server refused the stored credentials (answered first)"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such source of the caller's"), (status = 422, description = "`ERR_INPUT_NOT_BOOLEAN` (`include_kw`, `include_container`)")), security(("bearer" = [])))]
+pub async fn site_search(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q = list::parse(&q, &SITE_QUERY)?;
+    for flag in ["include_kw", "include_container"] {
+        if let Some(v) = q.extra(flag) {
+            list::parse_bool(flag, v)?;
+        }
+    }
+    let id = id.into_inner();
+    let found = blocking(&st, move |ctx| manage::site_search(ctx, c.user_id(), &id)).await?;
+    match found {}
 }
 
 #[utoipa::path(post, path = "/rest/sources/auth", tag = "sources", request_body(content = CloudAuthBody), responses((status = 200, description = "The cloud sign-in completed (never: Coffer has no cloud provider configured)"), (status = 422, description = "`ERR_INPUT_REQUIRED`; `ERR_INVALID_PARAMETER`: no sign-in is pending with this `state`")), security(("bearer" = [])))]
@@ -996,4 +1042,16 @@ impl std::io::Read for ChannelReader {
         self.current = self.current.slice(n..);
         Ok(n)
     }
+}
+
+#[utoipa::path(patch, path = "/rest/files/{id}/actions/return", tag = "sources", params(("id" = String, Path, description = "A Coffer file a transfer brought in from a source")), responses((status = 200, body = SourceContentView, description = "Checked in: the file's current version written over the remote file (through the caller's lock, which is then given back), the Coffer copy moved to the trash; the remote file (`SourceFile`)"), (status = 403, description = "`ERR_AUTH_EC_UPDATE_TOKEN`: the source's server refused the stored credentials; `ERR_ENTITY_LOCKED`: another user holds the remote file locked; `ERR_ACCESS_USER`: the caller may not download or delete the file, or the source takes no writes; `ERR_ENTITY_DELETED`: the file is in the trash; `ERR_ENTITY_NOT_SCANNED`, `ERR_ENTITY_VIRUS_FOUND`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such file of the caller's"), (status = 422, description = "`ERR_INVALID_PARAMETER` (`id`): the file was not transferred in from a source of the caller's"), (status = 503, description = "`ERR_SERVICE_UNAVAILABLE`: the source did not answer")), security(("bearer" = [])))]
+pub async fn return_file(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    list::parse(&q, &ListSpec::PLAIN)?;
+    let v = transfer::return_file(&st.ctx, c.user_id(), &id).await?;
+    Ok(HttpResponse::Ok().json(v))
 }

@@ -547,20 +547,20 @@ pub fn delete_file(ctx: &Ctx, user_id: &str, id: &str, force: bool) -> Result<()
             path.as_str(),
         )?)
     })?;
-    match lock {
+    let deleted = match lock {
         Some(l) if l.user_id != user_id => {
             return Err(ApiError::new(ErrorCode::FileIsInUseByOtherUser).into())
         }
         Some(_) if !force => return Err(ApiError::new(ErrorCode::FileIsInUseByCurrentUser).into()),
-        Some(l) => {
-            if let Some(token) = &l.remote_token {
-                // The remote lock would refuse the delete; a failure here shows in the delete.
-                let _ = conn.unlock(&path, token);
-            }
-        }
-        None => {}
-    }
-    conn.delete(&path).map_err(|e| super::remote(ctx, &s, e))?;
+        // The caller's remote lock goes with the file: the delete names its token, so nobody
+        // can take the file between an unlock and the delete.
+        Some(SourceLock {
+            remote_token: Some(token),
+            ..
+        }) => conn.delete_locked(&path, &token),
+        _ => conn.delete(&path),
+    };
+    deleted.map_err(|e| super::remote(ctx, &s, e))?;
     forget(ctx, user_id, &s, &path, "source.file.delete")
 }
 

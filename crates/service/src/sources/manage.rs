@@ -1,6 +1,6 @@
 //! The sources themselves: their types (`/rest/sourceTypes`), a user's sources and the
 //! operator's directories (`/rest/sources`), their credentials (`/rest/sources/{id}/auth`,
-//! `authStatus`), pins (`/rest/users/me/pins`), and the re-sealing of every stored credential
+//! `authStatus`), the site search no source of Coffer's offers (`/rest/sources/{id}/query`), pins (`/rest/users/me/pins`), and the re-sealing of every stored credential
 //! under a new key (`cofferd secrets rotate`).
 
 use super::{Login, Named, SecretKey, TYPE_DIRECTORY, TYPE_WEBDAV};
@@ -339,6 +339,23 @@ pub fn auth_status(ctx: &Ctx, user_id: &str, id: &str) -> Result<()> {
     let s = ctx.read(|c| super::source(c, ctx, user_id, id))?;
     let connector = super::connect(ctx, &s)?;
     connector.check().map_err(|e| super::remote(ctx, &s, e))
+}
+
+/// `GET /rest/sources/{id}/query`: a search of the sites of a document-management source.
+/// Neither kind of source Coffer connects to (a WebDAV server, a server directory) has sites,
+/// so a source the caller may use answers 403 `ERR_SITE_SEARCH`; one whose server refused the
+/// stored credentials answers 403 `ERR_AUTH_EC_UPDATE_TOKEN` first, as every call on such a
+/// source does, from the stored mark and without asking the server.
+pub fn site_search(ctx: &Ctx, user_id: &str, id: &str) -> Result<std::convert::Infallible> {
+    let s = ctx.read(|c| super::source(c, ctx, user_id, id))?;
+    if let Named::User(src) = &s {
+        if src.needs_auth {
+            return Err(ApiError::new(ErrorCode::AuthEcUpdateToken).into());
+        }
+    }
+    Err(ApiError::new(ErrorCode::SiteSearch)
+        .with_message("This source has no sites to search.")
+        .into())
 }
 
 /// `POST /rest/sources/auth`: the end of a cloud provider's sign-in. Coffer has no cloud

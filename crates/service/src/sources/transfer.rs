@@ -7,7 +7,9 @@
 //! quota), 4 the remote failed, 5 the scanner refused the content. A node that dies mid-way
 //! leaves the job's lease to run out and another node runs it again. Writing a file out to a
 //! source (`actions/file`, `actions/files/{id}`) happens within its request and is recorded the
-//! same way, completed or failed.
+//! same way, completed or failed; so does a check-in (`PATCH /rest/files/{id}/actions/return`),
+//! which writes a transferred file back over the remote file it came from. A write over a file
+//! the caller holds locked goes through the lock's remote token.
 
 use super::content_id;
 use crate::content::files::{self, Stored, Target};
@@ -15,8 +17,8 @@ use crate::content::jobs::{self, Kind};
 use crate::platform::events;
 use crate::{now, Ctx, Result};
 use coffer_errors::{ApiError, Error, ErrorCode};
-use coffer_sources::SourceError;
-use coffer_store::sources::Transfer;
+use coffer_sources::{RemotePath, SourceError};
+use coffer_store::sources::{SourceLock, Transfer};
 use serde::Serialize;
 use serde_json::json;
 use std::io::Read as _;
@@ -299,8 +301,13 @@ async fn bring_in(ctx: &Ctx, t: &Transfer) -> Result<String> {
     }
 }
 
+/// The size of the pieces a remote file is read in.
+const PIECE: usize = 256 * 1024;
+
 /// A blocking reader as a stream of pieces: a thread of its own reads it into a small channel,
-/// so the async side never blocks on the remote.
+/// so the async side never blocks on the remote. Each piece is filled before it is sent: the
+/// blob store batches pieces by their length, and a piece holding a few KiB of a larger
+/// allocation would keep the whole allocation alive (many times the bytes in flight).
 fn reader_stream(
     mut body: Box<dyn std::io::Read + Send>,
 ) -> std::pin::Pin<
@@ -312,20 +319,33 @@ fn reader_stream(
 > {
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(4);
     std::thread::spawn(move || loop {
-        let mut buf = vec![0u8; 256 * 1024];
-        match body.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                buf.truncate(n);
-                if tx.blocking_send(Ok(bytes::Bytes::from(buf))).is_err() {
+        let mut buf = vec![0u8; PIECE];
+        let mut filled = 0;
+        let mut failed = None;
+        while filled < PIECE {
+            match body.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    failed = Some(e);
                     break;
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                let _ = tx.blocking_send(Err(e));
+        }
+        let end = filled < PIECE;
+        if filled > 0 {
+            buf.truncate(filled);
+            if tx.blocking_send(Ok(bytes::Bytes::from(buf))).is_err() {
                 break;
             }
+        }
+        if let Some(e) = failed {
+            let _ = tx.blocking_send(Err(e));
+            break;
+        }
+        if end {
+            break;
         }
     });
     Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
@@ -362,7 +382,7 @@ pub fn write_out(
     } else {
         let name = name.unwrap_or_default();
         coffer_domain::content::validate_name(name)?;
-        (path, name.to_string())
+        (path.clone(), name.to_string())
     };
     if !replace {
         // A file of this name is replaced only through its own id.
@@ -374,7 +394,52 @@ pub fn write_out(
             Err(e) => return Err(super::remote(ctx, &s, e)),
         }
     }
-    let written = conn.write(&dir, &name, body, length, replace);
+    let lock = if replace {
+        held(ctx, user_id, &s, &path)?
+    } else {
+        None
+    };
+    let written = match lock.as_ref().and_then(|l| l.remote_token.as_deref()) {
+        Some(token) => conn.write_locked(&dir, &name, body, length, token),
+        None => conn.write(&dir, &name, body, length, replace),
+    };
+    record_out(ctx, user_id, &s, &dir, &name, written).map(|(v, _)| v)
+}
+
+/// Coffer's lock on `path` when the caller holds it (a write or delete goes through its remote
+/// token); another user's lock refuses with 403 `ERR_ENTITY_LOCKED`, whatever the source.
+pub(super) fn held(
+    ctx: &Ctx,
+    user_id: &str,
+    s: &super::Named,
+    path: &RemotePath,
+) -> Result<Option<SourceLock>> {
+    let source_id = s.id();
+    let lock = ctx.read(|c| {
+        Ok(coffer_store::sources::lock_of(
+            c,
+            &source_id,
+            path.as_str(),
+        )?)
+    })?;
+    match lock {
+        Some(l) if l.user_id != user_id => Err(ApiError::new(ErrorCode::EntityLocked)
+            .with_message("Another user holds the file locked.")
+            .into()),
+        lock => Ok(lock),
+    }
+}
+
+/// Records a write out to a source as a transfer, completed or failed with its code, and its
+/// event; a refusal of the remote is answered as such.
+fn record_out(
+    ctx: &Ctx,
+    user_id: &str,
+    s: &super::Named,
+    dir: &RemotePath,
+    name: &str,
+    written: std::result::Result<coffer_sources::Entry, SourceError>,
+) -> Result<(TransferView, coffer_sources::Entry)> {
     let (state, err, entry) = match written {
         Ok(e) => (COMPLETED, None, Some(e)),
         Err(e) => {
@@ -384,7 +449,7 @@ pub fn write_out(
                 SourceError::TooLarge => ERR_TOO_LARGE,
                 _ => ERR_REMOTE,
             };
-            (FAILED, Some((code, super::remote(ctx, &s, e))), None)
+            (FAILED, Some((code, super::remote(ctx, s, e))), None)
         }
     };
     let t = now();
@@ -395,7 +460,7 @@ pub fn write_out(
         path: entry
             .as_ref()
             .map(|e| e.path.as_str().to_string())
-            .unwrap_or_else(|| join(dir.as_str(), &name)),
+            .unwrap_or_else(|| join(dir.as_str(), name)),
         direction: "out".into(),
         state,
         err_code: err.as_ref().map(|(c, _)| *c),
@@ -418,9 +483,10 @@ pub fn write_out(
         )?;
         view(c, &row)
     })?;
-    match err {
-        Some((_, e)) => Err(e),
-        None => Ok(v),
+    match (err, entry) {
+        (Some((_, e)), _) => Err(e),
+        (None, Some(entry)) => Ok((v, entry)),
+        (None, None) => Err(Error::internal("a completed write without its entry")),
     }
 }
 
@@ -429,5 +495,123 @@ fn join(dir: &str, name: &str) -> String {
         name.to_string()
     } else {
         format!("{dir}/{name}")
+    }
+}
+
+/// Why a file cannot be checked in: it did not come from a source of the caller's.
+fn not_returnable() -> Error {
+    ApiError::field(ErrorCode::InvalidParameter, "id")
+        .with_message("The file was not transferred in from a source of yours.")
+        .into()
+}
+
+/// `PATCH /rest/files/{id}/actions/return`: checks the file back into the source a transfer
+/// brought it from. The latest completed transfer into Coffer that made the file names the
+/// source and the remote path; the caller must see that source, may download the file (so it
+/// is scanned clean) and may delete it. The current version is streamed from the blob store
+/// over the remote file (through the caller's lock when they hold one; another user's lock
+/// refuses with 403 `ERR_ENTITY_LOCKED`), recorded as a transfer out; then the caller's lock on
+/// the remote file is given back and the Coffer copy goes to the trash. Answers the remote
+/// file (`SourceFile`).
+pub async fn return_file(
+    ctx: &Ctx,
+    user_id: &str,
+    file_id: &str,
+) -> Result<super::browse::SourceContentView> {
+    let (uid, fid) = (user_id.to_string(), file_id.to_string());
+    // Everything that may refuse is checked before a byte goes out.
+    let (download, s, path, lock) = ctx
+        .blocking(move |ctx| {
+            ctx.read(|c| {
+                crate::content::require_file(c, &uid, &fid, coffer_domain::content::Action::Delete)
+            })?;
+            let t = ctx
+                .read(|c| Ok(coffer_store::sources::transfer_into(c, &fid)?))?
+                .ok_or_else(not_returnable)?;
+            let download = files::download(ctx, &uid, &fid, None)?;
+            let s = ctx
+                .read(|c| super::source(c, ctx, &uid, &t.source_id))
+                .map_err(|_| not_returnable())?;
+            let path = RemotePath::parse(&t.path)
+                .map_err(|_| Error::internal("a stored transfer's path is refused"))?;
+            let lock = held(ctx, &uid, &s, &path)?;
+            Ok((download, s, path, lock))
+        })
+        .await?;
+    let blob = files::read(ctx, &download, None).await?;
+    let runtime = tokio::runtime::Handle::current();
+    let (uid, fid) = (user_id.to_string(), file_id.to_string());
+    ctx.blocking(move |ctx| {
+        let conn = super::connect(ctx, &s)?;
+        let (parent, name) = path
+            .as_str()
+            .rsplit_once('/')
+            .unwrap_or(("", path.as_str()));
+        let dir = RemotePath::parse(parent)
+            .map_err(|_| Error::internal("the parent of a remote path is refused"))?;
+        let size = blob.size;
+        let mut body = BlobReader {
+            stream: blob.stream,
+            runtime,
+            current: bytes::Bytes::new(),
+        };
+        let written = match lock.as_ref().and_then(|l| l.remote_token.as_deref()) {
+            Some(token) => conn.write_locked(&dir, name, &mut body, Some(size), token),
+            None => conn.write(&dir, name, &mut body, Some(size), true),
+        };
+        let (_, entry) = record_out(ctx, &uid, &s, &dir, name, written)?;
+        if let Some(l) = &lock {
+            if let Some(token) = &l.remote_token {
+                // The content is back; a remote lock left over runs out on the server.
+                if let Err(e) = conn.unlock(&entry.path, token) {
+                    log::info!("a returned file's remote lock was not given back: {e}");
+                }
+            }
+            ctx.write(|c| {
+                coffer_store::sources::delete_lock(c, l.id)?;
+                events::record(
+                    c,
+                    "source.file.unlock",
+                    Some(&uid),
+                    json!({"sourceId": l.source_id, "id": content_id(&l.source_id, &l.path)}),
+                )
+            })?;
+        }
+        files::delete(ctx, &uid, &fid)?;
+        super::browse::get(
+            ctx,
+            &uid,
+            &content_id(&s.id(), entry.path.as_str()),
+            false,
+            super::browse::With::default(),
+        )
+    })
+    .await
+}
+
+/// A blob's byte stream read from a blocking thread: each piece is awaited on the runtime the
+/// stream belongs to, so nothing more than one piece is held.
+struct BlobReader {
+    stream: futures_util::stream::BoxStream<
+        'static,
+        std::result::Result<bytes::Bytes, coffer_storage::StorageError>,
+    >,
+    runtime: tokio::runtime::Handle,
+    current: bytes::Bytes,
+}
+
+impl std::io::Read for BlobReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use futures_util::StreamExt as _;
+        while self.current.is_empty() {
+            match self.runtime.block_on(self.stream.next()) {
+                None => return Ok(0),
+                Some(Ok(piece)) => self.current = piece,
+                Some(Err(e)) => return Err(std::io::Error::other(e.to_string())),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        buf[..n].copy_from_slice(&self.current.split_to(n));
+        Ok(n)
     }
 }
