@@ -2,7 +2,7 @@
 //! hasher states for staged uploads.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -14,11 +14,18 @@ use crate::{BlobKey, PutOutcome, StorageError};
 ///
 /// The digests are OpenSSL's (assembly, the fastest this crate can reach: about a quarter
 /// faster than the portable Rust ones here), from the OpenSSL the build already links.
+///
+/// The sha3-256 part may still be in the works: [`Fingerprinter::absorb`] hands the bytes to a
+/// thread of their own and returns once md5 and the caller's write are done, so that a chunk's
+/// response does not wait for its sha3 (see [`Sha3`]). Whoever needs the digest waits for it.
 #[derive(Clone)]
 pub(crate) struct Fingerprinter {
     md5: Hasher,
-    sha3: Hasher,
+    sha3: Sha3,
     size: u64,
+    /// Shared by every state of one stream (an upload's chunks, their snapshots): bounds the
+    /// bytes handed to sha3 threads and not yet hashed.
+    budget: Arc<Budget>,
 }
 
 fn hasher(md: MessageDigest) -> Hasher {
@@ -35,16 +42,152 @@ fn hex_of(h: &mut Hasher) -> String {
     hex::encode(&*h.finish().expect("OpenSSL digest final"))
 }
 
+fn relock<'a, T>(
+    r: Result<MutexGuard<'a, T>, std::sync::PoisonError<MutexGuard<'a, T>>>,
+) -> MutexGuard<'a, T> {
+    r.unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// The bytes the callers of [`Fingerprinter::absorb`] gather into one batch: large enough that
 /// handing a batch between threads costs nothing next to hashing it.
 pub(crate) const BATCH: usize = 1 << 20;
 
-/// How many batches the sha3 thread of [`Fingerprinter::absorb`] may lag behind: enough to
-/// ride out a stall of either side, little memory per upload.
-const SHA3_LAG: usize = 2;
+/// How many batches of one stream (one upload, across its chunks) may be handed to sha3 threads
+/// and not yet hashed: enough to keep sha3 busy over a chunk's round trip (the response, the
+/// client's next request), little memory per upload (a few MiB; the receive waits beyond it).
+const SHA3_LAG: usize = 4;
 
 /// A stream shorter than this is hashed on the caller's thread.
 const SMALL: u64 = 64 * 1024;
+
+/// A sha3-256 state at hand, or the one a thread delivers once it has hashed the batches it was
+/// given (after the state it continues from, itself perhaps still in the works: the threads of
+/// an upload's chunks form a chain, each waiting for the one before). A thread lives only until
+/// its batches are hashed: none outlives its chunk's bytes, whatever happens to the upload.
+#[derive(Clone)]
+enum Sha3 {
+    Ready(Hasher),
+    Running(Arc<Promise>),
+}
+
+/// Where a sha3 thread delivers its final state: `Some(None)` when it failed (a panic).
+#[derive(Default)]
+struct Promise {
+    slot: Mutex<Option<Option<Hasher>>>,
+    delivered: Condvar,
+}
+
+impl Promise {
+    fn deliver(&self, state: Option<Hasher>) {
+        *relock(self.slot.lock()) = Some(state);
+        self.delivered.notify_all();
+    }
+
+    /// Blocks until the state is delivered; a failed thread's panic carries on here.
+    fn wait(&self) -> Hasher {
+        let mut slot = relock(self.slot.lock());
+        loop {
+            match &*slot {
+                Some(Some(state)) => return state.clone(),
+                Some(None) => panic!("a sha3-256 thread failed"),
+                None => slot = relock(self.delivered.wait(slot)),
+            }
+        }
+    }
+}
+
+impl Sha3 {
+    fn resolve(&mut self) -> &mut Hasher {
+        if let Sha3::Running(promise) = self {
+            *self = Sha3::Ready(promise.wait());
+        }
+        match self {
+            Sha3::Ready(state) => state,
+            Sha3::Running(_) => unreachable!("resolved above"),
+        }
+    }
+}
+
+/// Batches handed to sha3 threads and not yet hashed, for one stream; see [`SHA3_LAG`].
+#[derive(Default)]
+struct Budget {
+    /// `(queued batches, broken)`: broken once a sha3 thread failed, so that nobody waits for
+    /// batches it will never hash.
+    state: Mutex<(usize, bool)>,
+    freed: Condvar,
+}
+
+impl Budget {
+    fn acquire(&self) {
+        let mut state = relock(self.state.lock());
+        while state.0 >= SHA3_LAG && !state.1 {
+            state = relock(self.freed.wait(state));
+        }
+        state.0 += 1;
+    }
+
+    fn release(&self) {
+        let mut state = relock(self.state.lock());
+        state.0 = state.0.saturating_sub(1);
+        self.freed.notify_all();
+    }
+
+    fn break_off(&self) {
+        relock(self.state.lock()).1 = true;
+        self.freed.notify_all();
+    }
+}
+
+/// A sha3 thread's end: delivers its state, or on a panic marks the promise and the budget
+/// failed, so that nothing waits forever.
+struct Delivery {
+    promise: Arc<Promise>,
+    budget: Arc<Budget>,
+    done: bool,
+}
+
+impl Drop for Delivery {
+    fn drop(&mut self) {
+        if !self.done {
+            self.budget.break_off();
+            self.promise.deliver(None);
+        }
+    }
+}
+
+/// Starts a thread that continues `start` with the batches sent to it and delivers the result
+/// to the returned promise; `None` when no thread can be started (the caller hashes itself).
+fn spawn_sha3(
+    start: Sha3,
+    budget: Arc<Budget>,
+) -> Option<(std::sync::mpsc::Sender<Vec<Bytes>>, Arc<Promise>)> {
+    let (to_sha3, batches) = std::sync::mpsc::channel::<Vec<Bytes>>();
+    let promise = Arc::new(Promise::default());
+    let mut delivery = Delivery {
+        promise: promise.clone(),
+        budget: budget.clone(),
+        done: false,
+    };
+    std::thread::Builder::new()
+        .name("coffer-sha3".into())
+        .spawn(move || {
+            let mut start = start;
+            let mut state = start.resolve().clone();
+            drop(start);
+            // Unbounded as a channel; bounded by the budget, taken before each send.
+            for batch in batches {
+                for piece in &batch {
+                    feed(&mut state, piece);
+                }
+                drop(batch);
+                budget.release();
+            }
+            delivery.done = true;
+            delivery.promise.deliver(Some(state));
+        })
+        .ok()
+        .map(|_| (to_sha3, promise))
+}
 
 /// Finished fingerprints of some content.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,24 +214,29 @@ impl Fingerprinter {
     pub fn new() -> Self {
         Fingerprinter {
             md5: hasher(MessageDigest::md5()),
-            sha3: hasher(MessageDigest::sha3_256()),
+            sha3: Sha3::Ready(hasher(MessageDigest::sha3_256())),
             size: 0,
+            budget: Arc::default(),
         }
     }
 
+    /// Hashes `bytes` here (waiting first for a sha3 state still in the works: only the local
+    /// backend's [`Fingerprinter::absorb`] leaves one, and its callers do not call this).
     pub fn update(&mut self, bytes: &[u8]) {
         feed(&mut self.md5, bytes);
-        feed(&mut self.sha3, bytes);
+        feed(self.sha3.resolve(), bytes);
         self.size += bytes.len() as u64;
     }
 
     /// Hashes the batches `next` yields (until `None`) while `each` takes them too (a write of
     /// the same bytes). sha3-256 costs about as much as md5 and the write together, so it runs
-    /// on a scoped thread of its own for the whole stream, up to [`SHA3_LAG`] batches behind,
-    /// while md5 and `each` run here: neither side waits for the other batch by batch, and one
-    /// thread serves the whole stream instead of one per batch. A stream that is one small
-    /// batch is hashed here, without a thread. Stops at the first error of `each`, leaving the
-    /// state partial (the caller drops it).
+    /// on a thread of its own, up to [`SHA3_LAG`] batches behind, while md5 and `each` run here.
+    /// This returns once md5 and `each` are done, the sha3 thread still hashing the last
+    /// batches: the state is then "running" and whoever continues or finishes it waits for that
+    /// thread (a chunk's response goes out meanwhile, and the next chunk's bytes queue for sha3
+    /// behind the rest of this one's). A stream that is one small batch is hashed here, without
+    /// a thread. Stops at the first error of `each`, leaving the state partial (the caller
+    /// drops it).
     pub fn absorb<E>(
         &mut self,
         mut next: impl FnMut() -> Option<Vec<Bytes>>,
@@ -101,53 +249,62 @@ impl Fingerprinter {
         if bytes(&first) < SMALL {
             // Batches are full but the last, so this one is the whole stream: not worth a
             // thread.
-            let Fingerprinter { md5, sha3, size } = self;
-            *size += bytes(&first);
+            self.size += bytes(&first);
+            let sha3 = self.sha3.resolve();
             for piece in &first {
-                feed(md5, piece);
+                feed(&mut self.md5, piece);
                 feed(sha3, piece);
             }
             return each(&first);
         }
-        let Fingerprinter { md5, sha3, size } = self;
-        std::thread::scope(|scope| {
-            let (to_sha3, batches) = std::sync::mpsc::sync_channel::<Vec<Bytes>>(SHA3_LAG);
-            let worker = scope.spawn(move || {
-                for batch in batches {
-                    for piece in &batch {
+        let budget = self.budget.clone();
+        let mut to_sha3 = match spawn_sha3(self.sha3.clone(), budget.clone()) {
+            Some((to_sha3, promise)) => {
+                self.sha3 = Sha3::Running(promise);
+                Some(to_sha3)
+            }
+            // No thread to be had: sha3 runs here too.
+            None => None,
+        };
+        let mut batch = Some(first);
+        while let Some(b) = batch.take() {
+            self.size += bytes(&b);
+            let gone = match &to_sha3 {
+                Some(tx) => {
+                    budget.acquire();
+                    // Cloning a batch clones its pieces' handles, not their bytes.
+                    let gone = tx.send(b.clone()).is_err();
+                    if gone {
+                        budget.release();
+                    }
+                    gone
+                }
+                None => {
+                    let sha3 = self.sha3.resolve();
+                    for piece in &b {
                         feed(sha3, piece);
                     }
+                    false
                 }
-            });
-            let mut result = Ok(());
-            let mut batch = Some(first);
-            while let Some(b) = batch.take() {
-                *size += bytes(&b);
-                // Cloning a batch clones its pieces' handles, not their bytes.
-                if to_sha3.send(b.clone()).is_err() {
-                    // The sha3 thread is gone: only a panic ends it early, carried below.
-                    break;
-                }
-                for piece in &b {
-                    feed(md5, piece);
-                }
-                if let Err(e) = each(&b) {
-                    result = Err(e);
-                    break;
-                }
-                batch = next();
+            };
+            if gone {
+                // The thread is gone: only a panic ends it early, and its promise carries that
+                // to whoever waits for the state (waiting for it here carries it now).
+                to_sha3 = None;
+                self.sha3.resolve();
             }
-            drop(to_sha3);
-            match worker.join() {
-                Ok(()) => result,
-                // A panic there is a bug; carry it here.
-                Err(panic) => std::panic::resume_unwind(panic),
+            for piece in &b {
+                feed(&mut self.md5, piece);
             }
-        })
+            each(&b)?;
+            batch = next();
+        }
+        Ok(())
     }
 
+    /// The digests; waits for a sha3 thread still hashing this state's bytes.
     pub fn finish(mut self) -> Fingerprints {
-        let sha3 = hex_of(&mut self.sha3);
+        let sha3 = hex_of(self.sha3.resolve());
         Fingerprints {
             key: BlobKey(sha3.clone()),
             size: self.size,
@@ -344,5 +501,104 @@ mod tests {
         );
         assert_eq!(failed, Err("disk full"));
         assert_eq!(calls, 2);
+    }
+
+    /// sha3 threads left hashing this process's streams (other tests' too).
+    fn sha3_threads() -> usize {
+        std::fs::read_dir("/proc/self/task").map_or(0, |tasks| {
+            tasks
+                .flatten()
+                .filter(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|name| name.trim() == "coffer-sha3")
+                })
+                .count()
+        })
+    }
+
+    /// A stream continuing a state whose sha3 is still in the works queues at most
+    /// [`SHA3_LAG`] batches for its thread (the receive waits beyond that), then finishes with
+    /// the fingerprints of the whole stream once the earlier state arrives; its thread ends.
+    #[test]
+    fn a_running_state_holds_back_the_stream_and_then_continues() {
+        let data: Vec<u8> = (0..(12 * BATCH)).map(|i| (i * 13 % 241) as u8).collect();
+        let mut whole = Fingerprinter::new();
+        whole.update(&data);
+        let whole = whole.finish();
+
+        let (head, tail) = data.split_at(2 * BATCH);
+        let mut earlier = Fingerprinter::new();
+        earlier.update(head);
+        // The state a thread still works on: delivered only when the test says so.
+        let promise = Arc::new(Promise::default());
+        let held = match std::mem::replace(&mut earlier.sha3, Sha3::Running(promise.clone())) {
+            Sha3::Ready(state) => state,
+            Sha3::Running(_) => unreachable!(),
+        };
+        let batches: Vec<Vec<Bytes>> = tail
+            .chunks(BATCH)
+            .map(|c| vec![Bytes::copy_from_slice(c)])
+            .collect();
+        let taken = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = taken.clone();
+        let absorbing = std::thread::spawn(move || {
+            let mut queue = batches.into_iter();
+            let mut state = earlier;
+            state
+                .absorb(
+                    || {
+                        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        queue.next()
+                    },
+                    |_| Ok::<_, ()>(()),
+                )
+                .unwrap();
+            state
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        // SHA3_LAG batches queued, one more taken and waiting for room.
+        assert_eq!(
+            taken.load(std::sync::atomic::Ordering::SeqCst),
+            SHA3_LAG + 1
+        );
+        promise.deliver(Some(held));
+        let state = absorbing.join().unwrap();
+        assert_eq!(state.finish(), whole);
+    }
+
+    /// Chunks absorbed one after another each leave their sha3 thread running; the last state
+    /// carries all of them, and no thread stays once the bytes are hashed, whether the stream
+    /// was finished or dropped half-way.
+    #[test]
+    fn chained_streams_match_one_stream_and_leave_no_thread() {
+        let data: Vec<u8> = (0..(7 * BATCH + 999))
+            .map(|i| (i * 31 % 253) as u8)
+            .collect();
+        let mut whole = Fingerprinter::new();
+        whole.update(&data);
+        let whole = whole.finish();
+        let mut state = Fingerprinter::new();
+        let mut abandoned = Fingerprinter::new();
+        for chunk in data.chunks(3 * BATCH / 2) {
+            let mut queue: Vec<Vec<Bytes>> = chunk
+                .chunks(BATCH)
+                .rev()
+                .map(|c| vec![Bytes::copy_from_slice(c)])
+                .collect();
+            let mut again = queue.clone();
+            state.absorb(|| queue.pop(), |_| Ok::<_, ()>(())).unwrap();
+            abandoned
+                .absorb(|| again.pop(), |_| Ok::<_, ()>(()))
+                .unwrap();
+        }
+        drop(abandoned);
+        assert_eq!(state.clone().finish(), whole);
+        assert_eq!(state.finish(), whole);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while sha3_threads() > 0 {
+            // Other tests' streams may still be hashing; they end too.
+            assert!(std::time::Instant::now() < deadline, "sha3 threads left");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }

@@ -68,7 +68,13 @@
 //! sha3-256 state per upload:
 //!
 //! - the node that took chunks `1..n-1` in order hashes chunk `n` as it streams in and keeps the
-//!   new state (and the one before it, so that a retry of the last chunk continues too);
+//!   new state (and the one before it, so that a retry of the last chunk continues too). Locally
+//!   the chunk's sha3-256 runs on a thread of its own a few MiB behind the write, and the chunk
+//!   is answered once its bytes are written and its md5 done: that thread finishes the chunk
+//!   while the next one arrives, whose sha3 thread continues from its state. At most a few MiB
+//!   of an upload wait for sha3 at any time (the receive waits beyond that), and a thread ends
+//!   once its chunk's bytes are hashed, so an abandoned upload leaves only a small state in
+//!   the cache;
 //! - at commit, when the state covers exactly chunks `1..=chunks` and every staged chunk is
 //!   still the copy that was hashed (local: same inode, size and mtime; S3: same size and
 //!   ETag), the key is known before any byte moves: locally the commit is an fsync and a
@@ -79,7 +85,8 @@
 //!   restarted, or the cache forgot the upload) the commit hashes the staged bytes once (on
 //!   S3 while concatenating them into the blob).
 //!
-//! Either way the fingerprints are identical. The service must not run `commit_staged`
+//! Either way the fingerprints are identical; the commit (or the next chunk's sha3) waits for
+//! the running state where it needs it. The service must not run `commit_staged`
 //! concurrently with `stage_chunk` for the same upload.
 
 //!

@@ -147,11 +147,14 @@ impl Local {
         E: Into<StorageError>,
     {
         let (temp, file, _, hasher) = self.write_temp(intake, Some(Fingerprinter::new())).await?;
-        let fingerprints = hasher.expect("a hasher was given").finish();
-        let dst = self.blob_path(&fingerprints.key);
+        let hasher = hasher.expect("a hasher was given");
+        let root = self.root.clone();
         blocking(move || {
             file.sync_all()?;
             drop(file);
+            // Waits for the sha3 thread, which finished its last batches during the fsync.
+            let fingerprints = hasher.finish();
+            let dst = root.join(fingerprints.key.relative_path());
             let created = link_into_place(&temp.0, &dst)?;
             drop(temp);
             Ok(fingerprints.outcome(created))
@@ -399,15 +402,14 @@ impl Local {
             }
             let meta = data.metadata()?;
             let stamps: Vec<Stamp> = ends.iter().map(|e| stamp(&meta, e)).collect();
-            let known = cached
-                .filter(|c| c.next == chunks + 1 && c.stamps == stamps)
-                .map(|c| c.state.finish());
+            let known = cached.filter(|c| c.next == chunks + 1 && c.stamps == stamps);
             let fast = known.is_some();
+            // The fsync first: the sha3 thread of the last chunk finishes meanwhile.
+            data.sync_all()?;
             let fingerprints = match known {
-                Some(f) => f,
+                Some(c) => c.state.finish(),
                 None => hash_file(&data, len)?,
             };
-            data.sync_all()?;
             let dst = root.join(fingerprints.key.relative_path());
             let created = if dst.is_file() {
                 false

@@ -510,6 +510,106 @@ fn chunked_upload_in_order_with_compression_and_retries() {
     assert_eq!(app.count(&format!("id = {id3}"), "uploads"), 0);
 }
 
+/// Chunks of several MiB (each hashed on as the next arrives): a chunk refused after its bytes
+/// went through, its retry, a pause between chunks, and the stored fingerprints are those of
+/// the bytes sent; an upload left half-way is swept with its staged bytes.
+#[test]
+fn large_chunks_after_a_refusal_and_a_pause_store_the_fingerprints_of_their_bytes() {
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("large-chunks@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let mib = 1 << 20;
+    let parts: Vec<Vec<u8>> = [3 * mib + 17, 2 * mib, 5_000]
+        .iter()
+        .enumerate()
+        .map(|(p, &len)| (0..len).map(|i| ((i * 7 + p * 13) % 251) as u8).collect())
+        .collect();
+    let whole: Vec<u8> = parts.concat();
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/actions/initiateUpload"),
+        &token,
+        Some(json!({"filename": "large.bin", "totalSize": whole.len(), "totalChunks": 3})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    let send = |index: u32, data: &[u8], last: bool| {
+        chunk(&app, &token, id, (index, "NORMAL", data, data.len(), last))
+    };
+    let r = send(1, &parts[0], false);
+    assert_eq!(r.status, 200, "{}", r.text);
+    // Chunk 2 refused once all its bytes went through (a declared size it does not have):
+    // nothing recorded, and the next attempt continues from chunk 1.
+    let r = chunk(
+        &app,
+        &token,
+        id,
+        (2, "NORMAL", &parts[1], parts[1].len() + 1, false),
+    );
+    assert_eq!(r.status, 422, "{}", r.text);
+    let r = send(2, &parts[1], false);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["uploadedChunks"], 2);
+    // Its repeat is a retry: answered, nothing staged again.
+    let r = send(2, &parts[1], false);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["uploadedChunks"], 2);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let r = send(3, &parts[2], true);
+    assert_eq!(r.status, 201, "{}", r.text);
+    let f = r.json();
+    assert_eq!(f["size"], whole.len());
+    assert_eq!(f["fingerprint"], sha3_hex(&whole));
+    let fps = f["fingerprints"].as_array().unwrap();
+    assert!(
+        fps.iter()
+            .any(|p| p["algo"] == "md5" && p["hash"] == md5_hex(&whole)),
+        "{fps:?}"
+    );
+    assert_eq!(
+        app.count(&format!("id = '{}'", sha3_hex(&whole)), "blobs"),
+        1
+    );
+    let fid = f["id"].as_str().unwrap();
+    let got = app.rest("GET", &format!("/rest/files/{fid}/content"), &token, None);
+    assert!(
+        got.bytes == whole,
+        "the stored bytes differ from the ones sent"
+    );
+
+    // Left after its first chunk, expired and swept: the session and its staging go.
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{root}/actions/initiateUpload"),
+        &token,
+        Some(json!({"filename": "left.bin", "totalChunks": 2})),
+    );
+    let left = r.json()["id"].as_i64().unwrap();
+    let r = chunk(
+        &app,
+        &token,
+        left,
+        (1, "NORMAL", &parts[0], parts[0].len(), false),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    assert_eq!(rt.block_on(app.ctx.storage.list_staged()).unwrap().len(), 1);
+    app.execute(&format!(
+        "UPDATE uploads SET expires_at = 1 WHERE id = {left}"
+    ));
+    coffer_service::content::jobs::schedule_periodic(&app.ctx).unwrap();
+    app.run_jobs();
+    assert_eq!(app.count(&format!("id = {left}"), "uploads"), 0);
+    assert!(rt
+        .block_on(app.ctx.storage.list_staged())
+        .unwrap()
+        .is_empty());
+    assert_eq!(app.count("state = 'failed'", "jobs"), 0);
+}
+
 #[test]
 fn quota_and_size_limits_refuse_before_storing() {
     let app = TestApp::spawn();
