@@ -81,19 +81,17 @@ pub fn chain(conn: &mut DbConn) -> StoreResult<Chain> {
 /// transaction) with the users it concerns (`(user id, direct)`), and advances the head.
 pub fn append(conn: &mut DbConn, rec: &Activity, users: &[(String, bool)]) -> StoreResult<()> {
     db_run!(conn => diesel::insert_into(activities::table).values(rec).execute(conn))?;
-    if !users.is_empty() {
-        let rows: Vec<_> = users
-            .iter()
-            .map(|(u, direct)| {
-                (
-                    activity_users::user_id.eq(u.as_str()),
-                    activity_users::seq.eq(rec.seq),
-                    activity_users::direct.eq(*direct),
-                    activity_users::created_at.eq(rec.created_at),
-                )
-            })
-            .collect();
-        db_run!(conn => diesel::insert_into(activity_users::table).values(&rows).execute(conn))?;
+    // One row per statement: a single-row insert is a prepared statement the connection keeps,
+    // where a multi-row insert of a varying count would be prepared anew on every append.
+    for (u, direct) in users {
+        db_run!(conn => diesel::insert_into(activity_users::table)
+            .values((
+                activity_users::user_id.eq(u.as_str()),
+                activity_users::seq.eq(rec.seq),
+                activity_users::direct.eq(*direct),
+                activity_users::created_at.eq(rec.created_at),
+            ))
+            .execute(conn))?;
     }
     db_run!(conn => diesel::update(audit_chain::table.filter(audit_chain::id.eq(1)))
         .set((audit_chain::seq.eq(rec.seq), audit_chain::hash.eq(&rec.hash)))

@@ -17,6 +17,11 @@ const BEFORE: &str = "20261122000014";
 
 /// Applies migrations one by one up to `BEFORE`.
 fn migrate_to_before(conn: &mut DbConn) {
+    migrate_through(conn, BEFORE)
+}
+
+/// Applies migrations one by one up to the one whose version starts with `version`.
+fn migrate_through(conn: &mut DbConn, version: &str) {
     loop {
         let applied = match conn {
             DbConn::Sqlite(c) => c.applied_migrations(),
@@ -25,7 +30,7 @@ fn migrate_to_before(conn: &mut DbConn) {
         .unwrap();
         if applied
             .iter()
-            .any(|v| v.to_string().replace('-', "").starts_with(BEFORE))
+            .any(|v| v.to_string().replace('-', "").starts_with(version))
         {
             return;
         }
@@ -129,10 +134,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // messages' bodies erased), 000040 (favorites), 000041 (folder notifications), 000050
     // (request-file links), 000060 (SSH keys), 000061 (the SFTP host key), 000070 (search),
     // 000080 (the activity log), 000090 (external sources), 000100 (DLI exports), 000115 (search:
-    // uploads by tracking id, the fold of descriptions on PostgreSQL).
+    // uploads by tracking id, the fold of descriptions on PostgreSQL), 000130 (the activity log
+    // without its index by time).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        28
+        29
     );
 
     let mut conn = db.get().unwrap();
@@ -202,4 +208,54 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     })
     .unwrap();
     assert!(*event_seqs(&ctx).last().unwrap() > newest);
+}
+
+#[test]
+fn activity_records_written_before_the_lean_log_migration_still_verify_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, _pg) = fresh_database(dir.path());
+    let db = Db::open(&url, 2).unwrap();
+    // The last migration before 000130, which drops the index of activities by time.
+    migrate_through(&mut db.get().unwrap(), "20261127000115");
+    let ctx = Ctx::new(db.clone(), Config::new("http://127.0.0.1", "Coffer")).unwrap();
+    let append = |ctx: &Ctx, i: usize| {
+        ctx.write(|conn| {
+            coffer_service::audit::record::append(
+                conn,
+                "filesystem.folder.create",
+                Some("u1"),
+                &serde_json::json!({"id": format!("f{i}"), "name": format!("d{i}"), "ownerId": "u2"}),
+                true,
+            )
+        })
+        .unwrap()
+    };
+    for i in 0..5 {
+        append(&ctx, i);
+    }
+    assert_eq!(
+        coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
+        1
+    );
+    // Records appended after it chain onto the old ones, and the whole log verifies.
+    for i in 5..8 {
+        append(&ctx, i);
+    }
+    let rep = coffer_service::audit::verify::verify(&ctx, None).unwrap();
+    assert_eq!(rep.problem, None);
+    assert_eq!((rep.first, rep.last, rep.records), (1, 8, 8));
+    // A record changed by hand is still found.
+    ctx.with_conn(|conn| {
+        Ok(coffer_store::batch_execute(
+            conn,
+            "UPDATE activities SET object_name = 'x' WHERE seq = 3",
+        )?)
+    })
+    .unwrap();
+    assert_eq!(
+        coffer_service::audit::verify::verify(&ctx, None)
+            .unwrap()
+            .problem,
+        Some(coffer_service::audit::verify::Problem::Changed(3))
+    );
 }

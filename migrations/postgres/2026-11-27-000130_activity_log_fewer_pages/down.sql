@@ -1,0 +1,1 @@
+CREATE INDEX activities_created ON activities(created_at);
