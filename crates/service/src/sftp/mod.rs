@@ -393,7 +393,12 @@ pub fn put(ctx: &Ctx, user_id: &str, path: &[String]) -> Result<Put> {
         };
         let exists =
             match coffer_store::content::live_child(c, &folder.id, &rules::fold_name(name))? {
-                Some(o) => content::require(c, user_id, &o.id, Action::List).is_ok(),
+                // Only what the user may see counts as there; a failure to tell is a failure.
+                Some(o) => match content::require(c, user_id, &o.id, Action::List) {
+                    Ok(_) => true,
+                    Err(Error::Api(_)) => false,
+                    Err(e) => return Err(e),
+                },
                 None => false,
             };
         let target = files::Target::Folder {
