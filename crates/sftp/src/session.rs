@@ -4,8 +4,10 @@
 //! A file is opened either to read or to write. Reading serves the current version from the
 //! blob store, sequentially from one stream and reopened at another offset when the client
 //! jumps. Writing streams the bytes, in order, into the blob store as they arrive (fingerprinted
-//! on the way, within the owner's quota); closing the handle makes the file, or a new version
-//! of the file of that name. A handle dropped without its close (the client went away) aborts
+//! on the way, within the owner's quota), handed on in batches of consecutive writes rather than
+//! one by one; closing the handle makes the file, or a new version of the file of that name.
+//! Opening to write asks once, in one call, whether SFTP is still allowed and where the file
+//! goes (permission, name, room); closing commits without reading the file back. A handle dropped without its close (the client went away) aborts
 //! the stream, so no partial file is ever made and the staged bytes are removed.
 //!
 //! Every refusal is an SFTP status with a short message, never internal detail; no request
@@ -34,8 +36,12 @@ const MAX_HANDLES: usize = 64;
 const DIR_BATCH: usize = 100;
 /// The most bytes one `read` answers (OpenSSH asks for up to 256 KiB).
 const MAX_READ: u32 = 256 * 1024;
-/// Writes buffered between the session and the blob store.
-const WRITE_QUEUE: usize = 32;
+/// The bytes of consecutive writes gathered before they go to the blob store in one hand-off:
+/// a client writes 32 KiB at a time, and handing each on alone would wake the store's task
+/// once per write.
+const WRITE_BATCH: usize = 1 << 20;
+/// Batches queued between the session and the blob store.
+const WRITE_QUEUE: usize = 2;
 
 /// A refusal answered to the client.
 #[derive(Debug)]
@@ -121,7 +127,10 @@ struct Reading {
 struct Writing {
     target: Target,
     next: u64,
-    tx: Option<mpsc::Sender<std::io::Result<Bytes>>>,
+    /// Writes not yet handed to the store, and their bytes.
+    batch: Vec<Bytes>,
+    batched: usize,
+    tx: Option<mpsc::Sender<Vec<Bytes>>>,
     /// Set when the client closes the handle: only then does the stream end cleanly.
     finished: Arc<AtomicBool>,
     task: Option<JoinHandle<coffer_service::Result<files::Stored>>>,
@@ -216,40 +225,56 @@ impl Session {
         })))
     }
 
+    /// Opens a file to write: whether SFTP is still allowed and where the put goes are decided
+    /// in one call, then the store's task waits for the bytes.
     async fn open_write(&mut self, names: Vec<String>, exclusive: bool) -> Result<String, Refusal> {
-        let (target, exists) = self
+        let put = self
             .call(move |ctx, user| {
-                let exists = matches!(svc::resolve(ctx, user, &names), Ok(svc::Node::Object(..)));
-                Ok((svc::put_target(ctx, user, &names)?, exists))
+                if !svc::still_allowed(ctx, user)? {
+                    return Ok(None);
+                }
+                svc::put(ctx, user, &names).map(Some)
             })
-            .await?;
-        if exclusive && exists {
+            .await?
+            .ok_or(Refusal(StatusCode::PermissionDenied, "SFTP is not allowed"))?;
+        if exclusive && put.exists {
             return Err(Refusal(StatusCode::Failure, "The file exists"));
         }
-        let (tx, rx) = mpsc::channel::<std::io::Result<Bytes>>(WRITE_QUEUE);
+        let (tx, rx) = mpsc::channel::<Vec<Bytes>>(WRITE_QUEUE);
         let finished = Arc::new(AtomicBool::new(false));
         let done = finished.clone();
-        let body =
-            futures_util::stream::unfold((rx, done, false), |(mut rx, done, ended)| async move {
-                if ended {
-                    return None;
+        // The batches' pieces one by one; the end is clean only once the handle was closed.
+        let body = futures_util::stream::unfold(
+            (rx, std::vec::IntoIter::default(), done, false),
+            |(mut rx, mut pieces, done, ended)| async move {
+                loop {
+                    if let Some(piece) = pieces.next() {
+                        return Some((Ok(piece), (rx, pieces, done, ended)));
+                    }
+                    if ended {
+                        return None;
+                    }
+                    match rx.recv().await {
+                        Some(batch) => pieces = batch.into_iter(),
+                        None if done.load(Ordering::SeqCst) => return None,
+                        None => {
+                            return Some((
+                                Err(std::io::Error::other("the client went away")),
+                                (rx, pieces, done, true),
+                            ))
+                        }
+                    }
                 }
-                match rx.recv().await {
-                    Some(item) => Some((item, (rx, done, false))),
-                    None if done.load(Ordering::SeqCst) => None,
-                    None => Some((
-                        Err(std::io::Error::other("the client went away")),
-                        (rx, done, true),
-                    )),
-                }
-            });
+            },
+        );
         let ctx = self.ctx.clone();
-        let user = self.user_id.clone();
-        let t = target.clone();
-        let task = tokio::spawn(async move { svc::store(&ctx, &user, &t, Box::pin(body)).await });
+        let target = put.target.clone();
+        let task = tokio::spawn(async move { svc::store(&ctx, &put, Box::pin(body)).await });
         self.add(Open::Write(Box::new(Writing {
             target,
             next: 0,
+            batch: Vec::new(),
+            batched: 0,
             tx: Some(tx),
             finished,
             task: Some(task),
@@ -258,6 +283,12 @@ impl Session {
 
     /// Ends a write: the stream is finished, the bytes stored, and the file or version made.
     async fn finish_write(&mut self, mut w: Box<Writing>) -> Result<(), Refusal> {
+        // The last writes; a refusal by the store is the task's answer, below.
+        if !w.batch.is_empty() {
+            if let Some(tx) = &w.tx {
+                let _ = tx.send(std::mem::take(&mut w.batch)).await;
+            }
+        }
         w.finished.store(true, Ordering::SeqCst);
         w.tx.take();
         let task = w
@@ -269,7 +300,7 @@ impl Session {
             Err(_) => return Err(Refusal(StatusCode::Failure, "Internal error")),
         };
         let target = w.target.clone();
-        match files::commit_owned(&self.ctx, &self.user_id, target, stored.clone()).await {
+        match svc::commit(&self.ctx, &self.user_id, target, stored.clone()).await {
             Ok(_) => Ok(()),
             Err(e) => {
                 coffer_service::content::uploads::release_unused(&self.ctx, &stored).await;
@@ -454,12 +485,14 @@ impl russh_sftp::server::Handler for Session {
         pflags: OpenFlags,
         _attrs: FileAttributes,
     ) -> Result<Handle, Refusal> {
-        self.still_allowed().await?;
         let names = path::clean(&filename);
         let write = pflags.contains(OpenFlags::WRITE);
         let read = pflags.contains(OpenFlags::READ);
         let handle = match (read, write) {
-            (true, false) => self.open_read(names).await?,
+            (true, false) => {
+                self.still_allowed().await?;
+                self.open_read(names).await?
+            }
             (false, true) if !pflags.contains(OpenFlags::APPEND) => {
                 self.open_write(names, pflags.contains(OpenFlags::EXCLUDE))
                     .await?
@@ -511,9 +544,16 @@ impl russh_sftp::server::Handler for Session {
             ));
         }
         let len = data.len() as u64;
-        let sent = match &w.tx {
-            Some(tx) => tx.send(Ok(Bytes::from(data))).await.is_ok(),
-            None => false,
+        w.batched += data.len();
+        w.batch.push(Bytes::from(data));
+        let sent = if w.batched < WRITE_BATCH {
+            w.tx.is_some()
+        } else {
+            w.batched = 0;
+            match &w.tx {
+                Some(tx) => tx.send(std::mem::take(&mut w.batch)).await.is_ok(),
+                None => false,
+            }
         };
         if !sent {
             // The store refused the bytes (quota, size): its answer is the task's.

@@ -602,6 +602,145 @@ fn a_put_cut_off_midway_leaves_no_file_and_no_staged_bytes() {
     assert_eq!(rest_files(&s.app, &u.token, &root).len(), 2);
 }
 
+fn sha3_hex(b: &[u8]) -> String {
+    use sha3::Digest;
+    hex::encode(sha3::Sha3_256::digest(b))
+}
+
+fn md5_hex(b: &[u8]) -> String {
+    use md5::Digest;
+    hex::encode(md5::Md5::digest(b))
+}
+
+/// Asserts what REST shows of the file `id`: its size and both fingerprints are those of
+/// `content`, its bytes are `content`, and it has `versions` versions.
+fn assert_stored(s: &Server, u: &User, id: &str, content: &[u8], versions: usize) {
+    let r = s
+        .app
+        .rest("GET", &format!("/rest/files/{id}"), &u.token, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let f = r.json();
+    assert_eq!(f["size"], content.len(), "{f}");
+    assert_eq!(f["fingerprint"], sha3_hex(content), "{f}");
+    let fps = f["fingerprints"].as_array().unwrap();
+    assert!(
+        fps.iter()
+            .any(|p| p["algo"] == "md5" && p["hash"] == md5_hex(content)),
+        "{fps:?}"
+    );
+    assert_eq!(rest_content(&s.app, &u.token, id), content);
+    let r = s
+        .app
+        .rest("GET", &format!("/rest/files/{id}/versions"), &u.token, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        r.json()["data"].as_array().unwrap().len(),
+        versions,
+        "{}",
+        r.text
+    );
+}
+
+#[test]
+fn many_puts_in_one_session_are_stored_whole_with_their_fingerprints() {
+    let s = start();
+    let u = s.user("ivan@example.com");
+    let root = my_folder(&s.app, &u.token);
+    let folder = coffer_tests::mkdir(&s.app, &u.token, &root, "many");
+    // Small files of many sizes, and larger ones: exactly one of the server's write batches
+    // (1 MiB), and one across several with a ragged end. All in one session.
+    let mut sizes: Vec<usize> = (0..60).map(|i| 1 + i * 137).collect();
+    sizes.push(1024 * 1024);
+    sizes.push(2 * 1024 * 1024 + 32 * 1024 + 5);
+    let mut batch = String::new();
+    let mut contents = Vec::new();
+    for (i, n) in sizes.iter().enumerate() {
+        let name = format!("f{i}.bin");
+        let content = pattern(*n, i as u8);
+        std::fs::write(s.local(&name), &content).unwrap();
+        batch += &format!("put {name} \"/My Folder/many/{name}\"\n");
+        contents.push((name, content));
+    }
+    ok(&s.sftp(&u, &batch));
+    let files = rest_files(&s.app, &u.token, &folder);
+    assert_eq!(files.len(), contents.len(), "{files:?}");
+    let id_of = |name: &str| {
+        files
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, id)| id.clone())
+            .unwrap_or_else(|| panic!("{name} is missing"))
+    };
+    for (name, content) in &contents {
+        assert_stored(&s, &u, &id_of(name), content, 1);
+    }
+    assert_eq!(
+        s.app.count(
+            "subject = 'filesystem.file.create' AND data LIKE '%\"protocol\":\"sftp\"%'",
+            "events"
+        ),
+        contents.len() as i64
+    );
+
+    // The same names again, with other bytes, in another session: new versions of the same
+    // files, fingerprinted anew.
+    let again = [0usize, 7, 60, 61];
+    let mut batch = String::new();
+    let mut changed = Vec::new();
+    for i in again {
+        let (name, old) = &contents[i];
+        let content = pattern(old.len() + 3, 200 - i as u8);
+        std::fs::write(s.local(name), &content).unwrap();
+        batch += &format!("put {name} \"/My Folder/many/{name}\"\n");
+        changed.push((name.clone(), content));
+    }
+    ok(&s.sftp(&u, &batch));
+    assert_eq!(rest_files(&s.app, &u.token, &folder).len(), contents.len());
+    for (name, content) in &changed {
+        assert_stored(&s, &u, &id_of(name), content, 2);
+    }
+    assert_eq!(s.events("filesystem.version.create"), again.len() as i64);
+}
+
+#[test]
+fn my_folder_is_the_users_own_tree_even_beside_a_shared_folder_of_that_name() {
+    let s = start();
+    let owner = s.user("olga@example.com");
+    let member = s.user("max@example.com");
+    let owner_root = my_folder(&s.app, &owner.token);
+    let shared = coffer_tests::mkdir(&s.app, &owner.token, &owner_root, "My Folder");
+    let r = s.app.rest(
+        "POST",
+        &format!("/rest/folders/{shared}/members"),
+        &owner.token,
+        Some(json!({"userIds": [member.id], "roleId": 2})),
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    std::fs::write(s.local("own.txt"), b"own").unwrap();
+    std::fs::write(s.local("theirs.txt"), b"theirs").unwrap();
+    let out = ok(&s.sftp(
+        &member,
+        "put own.txt \"/My Folder/own.txt\"\nput theirs.txt \"/My Folder (2)/theirs.txt\"\nls -1 /\n",
+    ));
+    assert!(
+        listed(&out, "My Folder") && listed(&out, "My Folder (2)"),
+        "{out}"
+    );
+    let member_root = my_folder(&s.app, &member.token);
+    let names = |folder: &str| -> Vec<String> {
+        rest_files(&s.app, &owner.token, folder)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    };
+    assert_eq!(names(&shared), vec!["theirs.txt".to_string()]);
+    let mine: Vec<String> = rest_files(&s.app, &member.token, &member_root)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(mine, vec!["own.txt".to_string()]);
+}
+
 /// The bytes of every file under `dir`.
 fn walk_sizes(dir: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {

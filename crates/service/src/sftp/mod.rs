@@ -177,16 +177,33 @@ fn roots(c: &mut DbConn, user_id: &str) -> Result<Vec<(String, Object, Access)>>
     Ok(out)
 }
 
+/// The user's own tree when `folded` is the case-folded "My Folder": [`roots`] always gives it
+/// that name (a shared folder of the same name is the one renamed), so a path into it needs
+/// none of the shares looked at. `None` for any other name, or when the user has no tree.
+fn my_folder(c: &mut DbConn, user_id: &str, folded: &str) -> Result<Option<Object>> {
+    if folded != rules::fold_name(MY_FOLDER) {
+        return Ok(None);
+    }
+    let user = coffer_store::users::by_id(c, user_id)?.ok_or_else(not_found)?;
+    Ok(coffer_store::content::object(c, &user.syncdir_id)?)
+}
+
 /// Follows `path` (names below the root, already cleaned of `.` and `..`) to what it names.
 fn walk(c: &mut DbConn, user_id: &str, path: &[String]) -> Result<Node> {
     let Some((first, rest)) = path.split_first() else {
         return Ok(Node::Root);
     };
     let folded = rules::fold_name(first);
-    let (_, top, _) = roots(c, user_id)?
-        .into_iter()
-        .find(|(n, _, _)| rules::fold_name(n) == folded)
-        .ok_or_else(not_found)?;
+    let top = match my_folder(c, user_id, &folded)? {
+        Some(my) => my,
+        None => {
+            roots(c, user_id)?
+                .into_iter()
+                .find(|(n, _, _)| rules::fold_name(n) == folded)
+                .ok_or_else(not_found)?
+                .1
+        }
+    };
     let mut cur = top;
     for name in rest {
         if !cur.is_folder() {
@@ -347,29 +364,62 @@ pub fn download(ctx: &Ctx, user_id: &str, path: &[String]) -> Result<files::Down
     files::download(ctx, user_id, &o.id, None)
 }
 
-/// Where a file written at `path` goes: a new file, or a new version of the file of that name.
-/// Checks the permission and the name before any byte (the quota with the size once known).
-pub fn put_target(ctx: &Ctx, user_id: &str, path: &[String]) -> Result<files::Target> {
-    let (folder, name) = parent_folder(ctx, user_id, path)?;
-    let target = files::Target::Folder {
-        folder_id: folder.id,
-        name,
-        disable_auto_version: false,
-    };
-    ctx.with_conn(|c| files::check_target(c, user_id, &target, None))?;
-    Ok(target)
+/// A file about to be written: where it goes, whether the path names something already, and
+/// the room its owner has.
+#[derive(Debug, Clone)]
+pub struct Put {
+    /// A new file in the folder, or a new version of the file of that name.
+    pub target: files::Target,
+    /// Whether the path names something the user sees now.
+    pub exists: bool,
+    /// The most bytes the put may take: the owner's quota left, at most the largest upload.
+    pub room: i64,
+    /// The largest upload (setting `maxUploadSize`), to tell the two limits apart.
+    pub max_upload_size: i64,
 }
 
-/// Streams a file's bytes into the blob store within the room the target's owner has (quota
-/// and the largest upload), fingerprinting them as they pass; [`files::commit_owned`] makes the
-/// file or version of them. Bytes that no file takes are released with
-/// [`uploads::release_unused`].
-pub async fn store<S>(
-    ctx: &Ctx,
-    user_id: &str,
-    target: &files::Target,
-    body: S,
-) -> Result<files::Stored>
+/// Decides a put at `path` in one read: the folder the path leads into (followed once), the
+/// name, whether it exists, the permission, and the room, all before any byte (the quota again
+/// with the size, when [`commit`] makes the file).
+pub fn put(ctx: &Ctx, user_id: &str, path: &[String]) -> Result<Put> {
+    let Some((name, parent)) = path.split_last() else {
+        return Err(denied("the root is read-only"));
+    };
+    ctx.read(|c| {
+        let folder = match walk(c, user_id, parent)? {
+            Node::Root => return Err(denied("the root is read-only")),
+            Node::Object(o, _) if o.is_folder() => o,
+            Node::Object(..) => return Err(not_found()),
+        };
+        let exists =
+            match coffer_store::content::live_child(c, &folder.id, &rules::fold_name(name))? {
+                // Only what the user may see counts as there; a failure to tell is a failure.
+                Some(o) => match content::require(c, user_id, &o.id, Action::List) {
+                    Ok(_) => true,
+                    Err(Error::Api(_)) => false,
+                    Err(e) => return Err(e),
+                },
+                None => false,
+            };
+        let target = files::Target::Folder {
+            folder_id: folder.id,
+            name: name.clone(),
+            disable_auto_version: false,
+        };
+        let (room, limits) = files::check_target(c, user_id, &target, None)?;
+        Ok(Put {
+            target,
+            exists,
+            room,
+            max_upload_size: limits.max_upload_size,
+        })
+    })
+}
+
+/// Streams a file's bytes into the blob store within the room [`put`] found (quota and the
+/// largest upload), fingerprinting them as they pass; [`commit`] makes the file or version of
+/// them. Bytes that no file takes are released with [`uploads::release_unused`].
+pub async fn store<S>(ctx: &Ctx, put: &Put, body: S) -> Result<files::Stored>
 where
     S: futures_util::Stream<Item = std::result::Result<bytes::Bytes, std::io::Error>>
         + Send
@@ -377,16 +427,7 @@ where
         + 'static,
 {
     use futures_util::StreamExt;
-    let user = user_id.to_string();
-    let t = target.clone();
-    let (room, max) = ctx
-        .blocking(move |ctx| {
-            ctx.with_conn(|c| {
-                let (room, limits) = files::check_target(c, &user, &t, None)?;
-                Ok((room, limits.max_upload_size))
-            })
-        })
-        .await?;
+    let (room, max) = (put.room, put.max_upload_size);
     let body = body.map(|r| r.map_err(uploads::BodyError));
     match ctx.storage.put_stream(body, Some(room as u64)).await {
         Ok(put) => Ok(files::Stored {
@@ -404,6 +445,20 @@ where
         }
         Err(e) => Err(content::storage_error(e)),
     }
+}
+
+/// Makes the file or the new version of stored bytes ([`files::commit`]: permission, name and
+/// quota checked again, the version, its jobs and its event), in the writer's transaction.
+/// Nothing is read back: an SFTP client is answered a status, not the file.
+pub async fn commit(
+    ctx: &Ctx,
+    user_id: &str,
+    target: files::Target,
+    stored: files::Stored,
+) -> Result<()> {
+    let (user, ctx2) = (user_id.to_string(), ctx.clone());
+    ctx.write_owned(move |c| files::commit(c, &ctx2, &user, &target, &stored).map(|_| ()))
+        .await
 }
 
 /// The host key's algorithm: Ed25519, which every current SSH client takes.
