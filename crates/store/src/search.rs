@@ -238,7 +238,7 @@ fn among_roles(col: &str, ids: &[i64]) -> String {
 /// which SQLite takes as the join order), so the step looks children up by `parent_id`.
 /// Without both, SQLite's planner inlined the walk into the hits' `IN` list and built a
 /// throwaway index over all objects at every step: a search over 100,000 files took 17 s
-/// instead of 50 ms.
+/// instead of 50 ms. [`reach_of_candidates`] decides the same for a few objects, walking up.
 fn reach_sql(user: &str, paths: bool) -> String {
     let (top_path, step_path) = if paths {
         (
@@ -290,6 +290,63 @@ fn reach_sql(user: &str, paths: bool) -> String {
     )
 }
 
+/// The common table expressions `cands`, `up` and `reach`: the same `reach` as [`reach_sql`]
+/// decides (without paths), but only for the objects `cands` (a statement of ids) names, found
+/// by walking up from each instead of down from the caller's roots, so that the cost follows
+/// the number of candidates and not the size of the caller's reach.
+///
+/// The rule is the one [`reach_sql`] states: a candidate is the caller's own when they own it
+/// and it is live and not their root; it is reached through another user's share when, walking
+/// up from it, every object on the way is live and no system folder until the nearest one
+/// with a membership of the caller that the caller does not own, whose role then applies (the
+/// walk stops there: the nearest membership decides). A candidate that is both (their own
+/// object under a share) is listed twice, as the walk down lists it.
+fn reach_of_candidates(user: &str, cands: &str) -> String {
+    let live = |o: &str| {
+        format!("{o}.deleted_at IS NULL AND {o}.perm_deleted = FALSE AND {o}.system IS NULL")
+    };
+    let grant = |o: &str| {
+        format!(
+            "(SELECT m.role_id FROM object_members m \
+              WHERE m.object_id = {o}.id AND m.user_id = {user} AND {o}.owner_id <> {user})"
+        )
+    };
+    format!(
+        "cands(id) AS MATERIALIZED ({cands}), \
+         up(id, parent_id, depth, role_id) AS ( \
+           SELECT o.id, o.parent_id, CAST(0 AS BIGINT), {grant_o} \
+           FROM cands c CROSS JOIN objects o WHERE o.id = c.id AND {live_o} \
+           UNION ALL \
+           SELECT up.id, p.parent_id, up.depth + 1, {grant_p} \
+           FROM up CROSS JOIN objects p \
+           WHERE up.role_id IS NULL AND p.id = up.parent_id AND up.depth < 4096 AND {live_p}), \
+         reach(id, role_id, path) AS MATERIALIZED ( \
+           SELECT o.id, CAST(NULL AS BIGINT), CAST('' AS TEXT) \
+           FROM cands c CROSS JOIN objects o \
+           WHERE o.id = c.id AND o.owner_id = {user} AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
+             AND (o.system IS NULL OR o.system <> 'base') \
+           UNION ALL SELECT id, role_id, CAST('' AS TEXT) FROM up WHERE role_id IS NOT NULL)",
+        grant_o = grant("o"),
+        grant_p = grant("p"),
+        live_o = live("o"),
+        live_p = live("p"),
+    )
+}
+
+/// The smallest string above every string that starts with `prefix` (in the order of code
+/// points, which is the bytewise order of UTF-8), or `None` when there is none: with `prefix`
+/// itself it bounds an index range that holds exactly the strings with that start.
+fn after_prefix(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        if let Some(next) = (u32::from(last) + 1..=u32::from(char::MAX)).find_map(char::from_u32) {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
 /// Whether the caller may list the object `o` reached as `r` (the rule's SQL).
 fn listable(rule: &Rule, user: &str) -> String {
     format!(
@@ -308,9 +365,69 @@ fn previewable(rule: &Rule, user: &str) -> String {
     )
 }
 
+/// The ids of the folders and files that may meet `s`, when an index finds them: every object
+/// found must then be among them, so the caller's reach is decided for those alone
+/// ([`reach_of_candidates`]). A name that is or starts with the words (a range of the index
+/// on folded names; the name without its extension starts with them too), a description that
+/// starts with them (only objects with a description), and the full-text hits `fts` (the
+/// backend's query, when text is searched); `under`, the folder searched in, so that whether
+/// the caller reaches it is decided the same way. `None` when a criterion that must hold has no
+/// index (a part of a name, a path, ranges alone): the reach is then walked down whole.
+fn candidates(
+    b: &mut Sql,
+    s: &ObjectSearch<'_>,
+    fts: Option<&str>,
+    under: Option<&str>,
+) -> Option<String> {
+    if s.path.is_some() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    match s.text {
+        Some(t) if t.op != Compare::Contains => {
+            let v = b.text(t.folded);
+            let name = b.bytewise("name_folded");
+            let mut range = format!("{name} >= {v}");
+            if let Some(end) = after_prefix(t.folded) {
+                let end = b.text(&end);
+                range.push_str(&format!(" AND {name} < {end}"));
+            }
+            parts.push(format!("SELECT id FROM objects WHERE {range}"));
+            if t.op == Compare::StartsWith {
+                parts.push(format!(
+                    "SELECT id FROM objects WHERE description <> '' AND {}",
+                    b.compare("coffer_fold(description)", t.op, &v)
+                ));
+            }
+        }
+        // Only the text finds (`fileContent`): without a text search nothing does.
+        None if s.content_required && fts.is_some() => {}
+        _ => return None,
+    }
+    if let Some(q) = fts {
+        parts.push(match b.backend {
+            Backend::Sqlite => format!(
+                "SELECT d.ref_id FROM search_fts CROSS JOIN search_docs d ON d.id = search_fts.rowid \
+                 WHERE search_fts MATCH {q} AND d.kind = 'f'"
+            ),
+            Backend::Postgres => format!(
+                "SELECT ref_id FROM search_docs WHERE tsv @@ to_tsquery('simple', {q}) AND kind = 'f'"
+            ),
+        });
+    }
+    if let Some(u) = under {
+        parts.push(format!("SELECT CAST({u} AS TEXT)"));
+    }
+    Some(parts.join(" UNION "))
+}
+
 /// The folders and files `user_id` may find with `s`, one page of each, in one statement: the
 /// caller's reach, the rule, the criteria, the full-text hits, the order and the pages are all
-/// decided by the database, so nothing but the page leaves it.
+/// decided by the database, so nothing but the page leaves it. When an index finds every
+/// object that can match ([`candidates`]), the reach is decided for those alone; otherwise the
+/// whole reach is walked down. Either way the objects are joined from the reach outwards
+/// (`CROSS JOIN`: SQLite otherwise scanned every object to probe the reach) and the matches are
+/// computed once for the pages and the totals (`MATERIALIZED`).
 pub fn find_objects(
     conn: &mut DbConn,
     user_id: &str,
@@ -339,11 +456,17 @@ pub fn find_objects(
     let backend = conn.backend();
     let mut b = Sql::new(backend);
     let user = b.text(user_id);
-    let mut ctes = vec![reach_sql(&user, s.path.is_some())];
+    let under = s.under.map(|u| b.text(u));
     let terms = clean_terms(s.content_terms);
     let text_search = s.path.is_none() && !terms.is_empty();
-    if text_search {
-        let q = b.text(&fts_query(backend, &terms));
+    let fts = text_search.then(|| b.text(&fts_query(backend, &terms)));
+    let mut ctes = vec![
+        match candidates(&mut b, s, fts.as_deref(), under.as_deref()) {
+            Some(cands) => reach_of_candidates(&user, &cands),
+            None => reach_sql(&user, s.path.is_some()),
+        },
+    ];
+    if let Some(q) = &fts {
         ctes.push(match backend {
             // bm25 is smaller for better matches; its negation is the score, computed only
             // for files in the caller's reach. CROSS JOIN keeps the index's own lookup
@@ -379,8 +502,7 @@ pub fn find_objects(
     if s.shared_only {
         wh.push("r.role_id IS NOT NULL".into());
     }
-    if let Some(u) = s.under {
-        let u = b.text(u);
+    if let Some(u) = &under {
         ctes.push(format!(
             "sub(id, depth) AS ( \
                SELECT id, CAST(0 AS BIGINT) FROM objects WHERE parent_id = {u} \
@@ -480,14 +602,14 @@ pub fn find_objects(
     let last = b.int(s.offset.max(0).saturating_add(s.limit.max(0)));
     let sql = format!(
         "WITH RECURSIVE {ctes}, \
-         cand AS ( \
+         cand AS MATERIALIZED ( \
            SELECT o.id AS id, o.kind AS kind, r.role_id AS role_id, o.name_folded AS name_folded, \
                   o.created_at AS created_at, o.modified_at AS modified_at, \
                   CAST(CASE WHEN h.ref_id IS NULL THEN 0 ELSE 1 END AS BIGINT) AS by_text, \
                   CAST({score} AS DOUBLE PRECISION) AS score \
-           FROM reach r JOIN objects o ON o.id = r.id \
+           FROM reach r CROSS JOIN objects o \
            LEFT JOIN hits h ON h.ref_id = o.id AND o.kind = 'f' AND {preview} \
-           WHERE {wh}) \
+           WHERE o.id = r.id AND {wh}) \
          SELECT id, kind, role_id, by_text, CAST(0 AS BIGINT) AS total, rn FROM ( \
            SELECT id, kind, role_id, by_text, \
                   ROW_NUMBER() OVER (PARTITION BY kind ORDER BY {key} {dir}, {tie}, id) AS rn \
@@ -1032,4 +1154,28 @@ pub fn recipient_users(
         .filter(email_recipients::user_id.is_not_null())
         .select((email_recipients::email_id, email_recipients::user_id.assume_not_null()))
         .load::<(String, String)>(conn))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::after_prefix;
+
+    /// Every string that starts with the prefix lies in `[prefix, end)`, and no other does.
+    #[test]
+    fn a_prefix_range_holds_exactly_the_strings_with_that_start() {
+        let end = after_prefix("abc").unwrap();
+        assert_eq!(end, "abd");
+        for inside in ["abc", "abc.txt", "abc\u{10FFFF}z", "abcz"] {
+            assert!(inside >= "abc" && inside < end.as_str(), "{inside}");
+        }
+        for outside in ["abd", "abb\u{10FFFF}", "ab", "abda"] {
+            assert!(!(outside >= "abc" && outside < end.as_str()), "{outside}");
+        }
+        // The next character skips the surrogates, which no string holds.
+        assert_eq!(after_prefix("a\u{D7FF}").unwrap(), "a\u{E000}");
+        // The last character has no next one: the one before it moves on.
+        assert_eq!(after_prefix("a\u{10FFFF}").unwrap(), "b");
+        assert_eq!(after_prefix("\u{10FFFF}"), None);
+        assert_eq!(after_prefix("é").unwrap(), "ê");
+    }
 }

@@ -135,10 +135,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // (request-file links), 000060 (SSH keys), 000061 (the SFTP host key), 000070 (search),
     // 000080 (the activity log), 000090 (external sources), 000100 (DLI exports), 000115 (search:
     // uploads by tracking id, the fold of descriptions on PostgreSQL), 000130 (the activity log
-    // without its index by time).
+    // without its index by time), 000140 (search's candidates by folded name and by
+    // description).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        29
+        30
     );
 
     let mut conn = db.get().unwrap();

@@ -1,0 +1,2 @@
+DROP INDEX objects_described;
+DROP INDEX objects_name;
