@@ -17,7 +17,7 @@ use tokio::task::JoinSet;
 
 use crate::error::backend;
 use crate::hash::{Fingerprinter, Fingerprints, Intake, StagedHash, Stamp};
-use crate::{chunk_name, resolve_range, BlobKey, BlobRead, PutOutcome, StorageError};
+use crate::{chunk_name, resolve_range, BlobKey, BlobRead, PutOutcome, StorageError, READ_CHUNK};
 
 /// Parts of a multipart upload start at this size (S3's minimum is 5 MiB)...
 const PART_SIZE: usize = 8 * 1024 * 1024;
@@ -240,7 +240,7 @@ impl S3 {
     {
         let options = GetOptions::new().with_range(range.map(GetRange::Bounded));
         let result = self.store.get_opts(path, options).await.map_err(backend)?;
-        Ok(result.into_stream().map_err(backend).boxed())
+        Ok(bounded(result.into_stream().map_err(backend)).boxed())
     }
 
     /// Best effort: a leftover is only wasted space under `tmp/` or `staging/`.
@@ -288,7 +288,7 @@ impl S3 {
                 let size = result.meta.size;
                 Ok(BlobRead {
                     size,
-                    stream: result.into_stream().map_err(backend).boxed(),
+                    stream: bounded(result.into_stream().map_err(backend)).boxed(),
                 })
             }
             Some(_) => {
@@ -642,4 +642,27 @@ impl Drop for ObjectWriter {
             }
         }
     }
+}
+
+/// The pieces of an S3 read cut to at most [`READ_CHUNK`] bytes, as local reads are: the HTTP
+/// client hands on whatever its buffers held (now and then more than `READ_CHUNK`). The cuts
+/// share the piece's memory.
+fn bounded<S>(pieces: S) -> impl Stream<Item = Result<Bytes, StorageError>> + Send + 'static
+where
+    S: Stream<Item = Result<Bytes, StorageError>> + Send + 'static,
+{
+    pieces.flat_map(|piece| {
+        let cuts: Vec<Result<Bytes, StorageError>> = match piece {
+            Ok(mut b) => {
+                let mut out = Vec::with_capacity(b.len().div_ceil(READ_CHUNK).max(1));
+                while b.len() > READ_CHUNK {
+                    out.push(Ok(b.split_to(READ_CHUNK)));
+                }
+                out.push(Ok(b));
+                out
+            }
+            Err(e) => vec![Err(e)],
+        };
+        futures_util::stream::iter(cuts)
+    })
 }
