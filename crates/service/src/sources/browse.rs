@@ -770,25 +770,36 @@ pub fn unlock(ctx: &Ctx, user_id: &str, ids: &[String], partial: bool) -> Result
         _ => Ok(()),
     })?;
     for t in &targets {
-        let conn = &t.conn;
-        let Some(l) = &t.lock else {
-            continue;
-        };
-        if let Some(token) = &l.remote_token {
-            // A remote lock that expired or went away is no reason to keep Coffer's.
-            if let Err(e) = conn.unlock(&t.path, token) {
-                log::info!("a remote lock could not be released: {e:?}");
-            }
+        if let Some(l) = &t.lock {
+            release(ctx, t.conn.as_ref(), user_id, l, &t.path, &t.id)?;
         }
-        ctx.write(|c| {
-            coffer_store::sources::delete_lock(c, l.id)?;
-            events::record(
-                c,
-                "source.file.unlock",
-                Some(user_id),
-                json!({"sourceId": l.source_id, "id": t.id}),
-            )
-        })?;
     }
     Ok(Bulk { failed })
+}
+
+/// Gives back lock `l` on the remote file at `path` (content id `id`), held by `user_id`: the
+/// server's lock first (best effort: a remote lock that expired or went away is no reason to
+/// keep Coffer's), then Coffer's record, with its event.
+pub(super) fn release(
+    ctx: &Ctx,
+    conn: &dyn Connector,
+    user_id: &str,
+    l: &SourceLock,
+    path: &RemotePath,
+    id: &str,
+) -> Result<()> {
+    if let Some(token) = &l.remote_token {
+        if let Err(e) = conn.unlock(path, token) {
+            log::info!("a remote lock could not be released: {e:?}");
+        }
+    }
+    ctx.write(|c| {
+        coffer_store::sources::delete_lock(c, l.id)?;
+        events::record(
+            c,
+            "source.file.unlock",
+            Some(user_id),
+            json!({"sourceId": l.source_id, "id": id}),
+        )
+    })
 }

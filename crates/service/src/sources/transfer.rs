@@ -561,21 +561,8 @@ pub async fn return_file(
         };
         let (_, entry) = record_out(ctx, &uid, &s, &dir, name, written)?;
         if let Some(l) = &lock {
-            if let Some(token) = &l.remote_token {
-                // The content is back; a remote lock left over runs out on the server.
-                if let Err(e) = conn.unlock(&entry.path, token) {
-                    log::info!("a returned file's remote lock was not given back: {e}");
-                }
-            }
-            ctx.write(|c| {
-                coffer_store::sources::delete_lock(c, l.id)?;
-                events::record(
-                    c,
-                    "source.file.unlock",
-                    Some(&uid),
-                    json!({"sourceId": l.source_id, "id": content_id(&l.source_id, &l.path)}),
-                )
-            })?;
+            let id = content_id(&l.source_id, &l.path);
+            super::browse::release(ctx, conn.as_ref(), &uid, l, &entry.path, &id)?;
         }
         files::delete(ctx, &uid, &fid)?;
         super::browse::get(
