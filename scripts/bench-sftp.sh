@@ -248,7 +248,7 @@ printf 'mkdir "%s/small"\n' "$COFFER_DIR" >"$WORK/mkdir-coffer.batch"
 batch coffer-mkdir "$SFTP_PORT" "$BENCH_EMAIL" "$WORK/mkdir-coffer.batch"
 mkdir -p "$PEER_ROOT/small"
 
-vm() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$COFFERD_PID/status" 2>/dev/null || true; }
+vm() { proc_status "$COFFERD_PID" "$1"; }
 NOTES=()
 echo 5 2>/dev/null >"/proc/$COFFERD_PID/clear_refs" ||
   NOTES+=("could not reset cofferd's VmHWM (clear_refs): (s4) is the peak since its start")
@@ -262,8 +262,6 @@ timed() {
   end=$(date +%s.%N)
   python3 -c 'import sys; print("%.3f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$start" "$end"
 }
-# best OLD NEW: the smaller time.
-best() { python3 -c 'import sys; a, b = sys.argv[1], float(sys.argv[2]); print(b if a == "" or b < float(a) else a)' "$1" "$2"; }
 
 declare -A T
 for side in coffer peer; do
@@ -324,8 +322,9 @@ S_CP=${T[coffer.put]} S_CG=${T[coffer.get]} S_CS=${T[coffer.small]}
 S_PP=${T[peer.put]} S_PG=${T[peer.get]} S_PS=${T[peer.small]}
 strict=0
 if [[ ${BENCH_STRICT:-} == 1 ]]; then strict=1; fi
-python3 - "$OUT/sftp.json" "$REPORT" "$strict" <<'EOF'
+PYTHONPATH="$ROOT/scripts/bench" python3 - "$OUT/sftp.json" "$REPORT" "$strict" <<'EOF'
 import json, os, sys
+from section import write_section
 
 e = os.environ
 out, report, strict = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
@@ -393,14 +392,7 @@ if notes:
     lines += ["", "Notes:", ""] + ["- " + n for n in notes]
 lines.append(END)
 section = "\n".join(lines) + "\n"
-old = open(report).read() if os.path.exists(report) else "# Benchmarks\n"
-a, b = old.find("\n" + BEGIN + "\n"), old.find(END)
-if a >= 0 and b > a:
-    a += 1
-    new = old[:a] + section + old[b + len(END):].lstrip("\n")
-else:
-    new = old.rstrip("\n") + "\n\n" + section
-open(report, "w").write(new)
+write_section(report, BEGIN, END, section)
 for n, ok, shown, want in met:
     print("    %-18s %-22s %s %s" % (n, shown, want, "ok" if ok else "MISSED"))
 if strict and not all(ok for _, ok, _, _ in met):

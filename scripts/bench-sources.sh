@@ -195,7 +195,7 @@ LIST_ID=$(id_of "$SOURCE" bench/list)
 rest GET "/rest/sources/files/$BIG_ID" 200
 info "source $SOURCE; the file's size as listed: $(json_get "$WORK/answer.json" size)"
 
-vm() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$COFFERD_PID/status" 2>/dev/null || true; }
+vm() { proc_status "$COFFERD_PID" "$1"; }
 NOTES=()
 echo 5 2>/dev/null >"/proc/$COFFERD_PID/clear_refs" ||
   NOTES+=("could not reset cofferd's VmHWM (clear_refs): (t3) is the peak since its start")
@@ -203,7 +203,6 @@ info "cofferd VmRSS $(vm VmRSS) kB before (t1)"
 
 now() { date +%s.%N; }
 elapsed() { python3 -c 'import sys; print("%.3f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$1" "$2"; }
-best() { python3 -c 'import sys; a, b = sys.argv[1], float(sys.argv[2]); print(b if a == "" or b < float(a) else a)' "$1" "$2"; }
 
 # transfer: the seconds from initiateDownload to `status` 2; the file's id in $WORK/handle.
 transfer() {
@@ -314,8 +313,9 @@ else
 fi
 strict=0
 if [[ ${BENCH_STRICT:-} == 1 ]]; then strict=1; fi
-python3 - "$OUT/sources.json" "$REPORT" "$strict" <<'EOF'
+PYTHONPATH="$ROOT/scripts/bench" python3 - "$OUT/sources.json" "$REPORT" "$strict" <<'EOF'
 import json, os, re, sys
+from section import write_section
 
 e = os.environ
 out, report, strict = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
@@ -413,14 +413,7 @@ if notes:
     lines += ["", "Notes:", ""] + ["- " + n for n in notes]
 lines.append(END)
 section = "\n".join(lines) + "\n"
-old = open(report).read() if os.path.exists(report) else "# Benchmarks\n"
-a, b = old.find("\n" + BEGIN + "\n"), old.find(END)
-if a >= 0 and b > a:
-    a += 1
-    new = old[:a] + section + old[b + len(END):].lstrip("\n")
-else:
-    new = old.rstrip("\n") + "\n\n" + section
-open(report, "w").write(new)
+write_section(report, BEGIN, END, section)
 for n, ok, shown, want in met:
     print("    %-26s %-26s %s %s" % (n, shown, want, "ok" if ok else "MISSED"))
 if strict and not all(ok for _, ok, _, _ in met):

@@ -61,3 +61,9 @@ d = json.load(open(sys.argv[1]))
 v = d.get(sys.argv[2], "") if isinstance(d, dict) else ""
 print(v if v is not None else "")' "$1" "$2"
 }
+
+# proc_status PID KEY: a field of /proc/PID/status in kB (VmRSS, VmHWM), empty when gone.
+proc_status() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status" 2>/dev/null || true; }
+
+# best OLD NEW: the smaller of two times in seconds (OLD empty: NEW).
+best() { python3 -c 'import sys; a, b = sys.argv[1], float(sys.argv[2]); print(b if a == "" or b < float(a) else a)' "$1" "$2"; }
