@@ -1,9 +1,12 @@
 //! The activity log: appending records behind the chain head, reading them back in sequence for
 //! verification and exports, the DLI activity queries, signed checkpoints and retention.
 //!
-//! Appends are serialized by the chain head (`audit_chain`, one row): the appending transaction
-//! reads it (on PostgreSQL `FOR UPDATE`, so a second node's append waits for this commit) and
-//! advances it, so sequence numbers are gapless and no two records share a predecessor.
+//! The chain head is the last record by key: the appending transaction reads it and appends
+//! the next number. Appends are serialized (on SQLite by the one writer; on PostgreSQL by a
+//! transaction-scoped advisory lock taken before the read, so a second node's append waits for
+//! this commit), so sequence numbers are gapless and no two records share a predecessor.
+//! `audit_chain` (one row) says only where the kept chain starts: no append writes it, which
+//! saves a page written per commit.
 
 use crate::schema::{activities, activity_users, audit_chain, audit_checkpoints};
 use crate::{db_run, DbConn, StoreResult};
@@ -33,15 +36,24 @@ pub struct Activity {
     pub hash: String,
 }
 
-/// The chain head and where the kept chain starts.
+/// Where the kept chain starts: its first sequence number and the hash before it (64 zeros, or
+/// the hash of the checkpoint retention removed the older records through).
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = audit_chain)]
 pub struct Chain {
-    pub seq: i64,
-    pub hash: String,
     pub first_seq: i64,
     pub first_prev: String,
 }
+
+/// The chain head: the last sequence number and its hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub seq: i64,
+    pub hash: String,
+}
+
+/// The advisory lock that serializes appends on PostgreSQL (beside the migration locks).
+const PG_APPEND_LOCK_KEY: i64 = 0x0C0F_FE14;
 
 /// A signed checkpoint.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -54,22 +66,42 @@ pub struct Checkpoint {
     pub signature: String,
 }
 
-/// The chain head, locked for the rest of the transaction on PostgreSQL.
-pub fn head_for_append(conn: &mut DbConn) -> StoreResult<Chain> {
-    Ok(match conn {
-        DbConn::Sqlite(c) => audit_chain::table
-            .filter(audit_chain::id.eq(1))
-            .select(Chain::as_select())
-            .first(c)?,
-        DbConn::Pg(c) => audit_chain::table
-            .filter(audit_chain::id.eq(1))
-            .select(Chain::as_select())
-            .for_update()
-            .first(c)?,
+/// The chain head for an append: on PostgreSQL the append lock is taken first and held to the
+/// end of the transaction, so the read sees every append committed before and no other append
+/// reads the same head until this transaction ends (the read is a statement of its own after
+/// the lock, which in read committed takes a fresh snapshot). On SQLite the one writer already
+/// excludes every other append.
+pub fn head_for_append(conn: &mut DbConn) -> StoreResult<Head> {
+    if matches!(conn, DbConn::Pg(_)) {
+        crate::batch_execute(
+            conn,
+            &format!("SELECT pg_advisory_xact_lock({PG_APPEND_LOCK_KEY})"),
+        )?;
+    }
+    head(conn)
+}
+
+/// The chain head, unlocked: the last record, or before the first the hash the kept chain
+/// starts from.
+pub fn head(conn: &mut DbConn) -> StoreResult<Head> {
+    let last: Option<(i64, String)> = db_run!(conn => activities::table
+        .order(activities::seq.desc())
+        .select((activities::seq, activities::hash))
+        .first(conn)
+        .optional())?;
+    Ok(match last {
+        Some((seq, hash)) => Head { seq, hash },
+        None => {
+            let c = chain(conn)?;
+            Head {
+                seq: c.first_seq - 1,
+                hash: c.first_prev,
+            }
+        }
     })
 }
 
-/// The chain head, unlocked.
+/// Where the kept chain starts.
 pub fn chain(conn: &mut DbConn) -> StoreResult<Chain> {
     Ok(db_run!(conn => audit_chain::table
         .filter(audit_chain::id.eq(1))
@@ -78,7 +110,7 @@ pub fn chain(conn: &mut DbConn) -> StoreResult<Chain> {
 }
 
 /// Appends `rec` (whose `seq` and `hash` follow the head read by [`head_for_append`] in this
-/// transaction) with the users it concerns (`(user id, direct)`), and advances the head.
+/// transaction) with the users it concerns (`(user id, direct)`); the record is the new head.
 pub fn append(conn: &mut DbConn, rec: &Activity, users: &[(String, bool)]) -> StoreResult<()> {
     db_run!(conn => diesel::insert_into(activities::table).values(rec).execute(conn))?;
     // One row per statement: a single-row insert is a prepared statement the connection keeps,
@@ -93,9 +125,6 @@ pub fn append(conn: &mut DbConn, rec: &Activity, users: &[(String, bool)]) -> St
             ))
             .execute(conn))?;
     }
-    db_run!(conn => diesel::update(audit_chain::table.filter(audit_chain::id.eq(1)))
-        .set((audit_chain::seq.eq(rec.seq), audit_chain::hash.eq(&rec.hash)))
-        .execute(conn))?;
     Ok(())
 }
 
@@ -184,6 +213,12 @@ pub fn query(conn: &mut DbConn, q: &ActivityQuery) -> StoreResult<(Vec<Activity>
         s = match (q.by_name, q.descending) {
             (true, false) => s.order((activities::object_name.asc(), activities::seq.asc())),
             (true, true) => s.order((activities::object_name.desc(), activities::seq.desc())),
+            // A user's records by the user's own key (`activity_users.seq` is the record's):
+            // the rows come in that order, where ordering by `activities.seq` made the database
+            // sort all of the user's records for every page. An object's records stay ordered
+            // by `activities.seq`, which lets SQLite start from the object's index.
+            (false, false) if q.object_id.is_none() => s.order(activity_users::seq.asc()),
+            (false, true) if q.object_id.is_none() => s.order(activity_users::seq.desc()),
             (false, false) => s.order(activities::seq.asc()),
             (false, true) => s.order(activities::seq.desc()),
         };
@@ -245,11 +280,42 @@ pub fn last_checkpoint_before(conn: &mut DbConn, before: i64) -> StoreResult<Opt
         .optional())?)
 }
 
+/// Records read per query when retention gathers the users of the records it removes.
+const EXPIRE_CHUNK: i64 = 10_000;
+
 /// Removes every record up to and including the checkpoint's, and the older checkpoints: the
 /// kept chain then starts after it, linked to its hash. Returns the records removed.
 pub fn expire_through(conn: &mut DbConn, c: &Checkpoint) -> StoreResult<usize> {
-    db_run!(conn => diesel::delete(activity_users::table.filter(activity_users::seq.le(c.seq)))
-        .execute(conn))?;
+    // The users the removed records concern (the actor and the `users` a record names, as
+    // `append` inserted them), each user's rows then deleted by the key `(user_id, seq)`:
+    // `activity_users` has no index by `seq` alone, which every append would have paid for.
+    let mut concerned = std::collections::BTreeSet::new();
+    let mut after = i64::MIN;
+    loop {
+        let rows: Vec<(i64, Option<String>, String)> = db_run!(conn => activities::table
+            .filter(activities::seq.gt(after))
+            .filter(activities::seq.le(c.seq))
+            .order(activities::seq.asc())
+            .limit(EXPIRE_CHUNK)
+            .select((activities::seq, activities::actor_id, activities::users))
+            .load(conn))?;
+        let Some((last, _, _)) = rows.last() else {
+            break;
+        };
+        after = *last;
+        for (_, actor, users) in rows {
+            concerned.extend(actor);
+            // A `users` text that is not a list of ids (edited by hand) names nobody here; its
+            // record fails verification anyway.
+            concerned.extend(serde_json::from_str::<Vec<String>>(&users).unwrap_or_default());
+        }
+    }
+    for u in &concerned {
+        db_run!(conn => diesel::delete(activity_users::table
+            .filter(activity_users::user_id.eq(u))
+            .filter(activity_users::seq.le(c.seq)))
+            .execute(conn))?;
+    }
     let n = db_run!(conn => diesel::delete(activities::table.filter(activities::seq.le(c.seq)))
         .execute(conn))?;
     db_run!(conn => diesel::delete(audit_checkpoints::table.filter(audit_checkpoints::seq.lt(c.seq)))

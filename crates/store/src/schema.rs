@@ -829,8 +829,6 @@ diesel::table! {
 diesel::table! {
     audit_chain (id) {
         id -> Integer,
-        seq -> BigInt,
-        hash -> Text,
         first_seq -> BigInt,
         first_prev -> Text,
     }

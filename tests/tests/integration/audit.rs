@@ -1,7 +1,9 @@
 //! The activity log: records made in the transaction of each change, with the request's id;
 //! refused actions recorded as unsuccessful; the hash chain, and `cofferd audit verify` (the
 //! service's walk) finding a record changed, removed or inserted by hand in the database at the
-//! right sequence number; signed checkpoints and retention.
+//! right sequence number; signed checkpoints (which prove the tail) and retention; appends from
+//! concurrent transactions (on PostgreSQL, connections of their own) never sharing a
+//! predecessor.
 
 use coffer_service::audit::{checkpoint, verify};
 use coffer_tests::*;
@@ -145,14 +147,26 @@ fn verify_names_a_record_removed_by_hand() {
 }
 
 #[test]
-fn verify_names_the_last_record_removed_by_hand() {
+fn verify_finds_the_last_record_removed_against_the_last_checkpoint() {
     let app = TestApp::spawn();
     with_records(&app, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let signer = checkpoint::Signer::open(&dir.path().join("audit.key")).unwrap();
+    let key = signer.public_key();
+    let c = checkpoint::checkpoint(&app.ctx, &signer).unwrap().unwrap();
     let last = head(&app);
+    assert_eq!(c.seq, last);
     app.execute(&format!("DELETE FROM activities WHERE seq = {last}"));
     assert_eq!(
-        walk(&app, None).problem,
+        walk(&app, Some(&key)).problem,
         Some(verify::Problem::Removed(last))
+    );
+    // The next append takes the number of the removed record (the head is the last record),
+    // which does not hash to the checkpoint's hash: still found, as that record changed.
+    with_records(&app, 1);
+    assert_eq!(
+        walk(&app, Some(&key)).problem,
+        Some(verify::Problem::Changed(last))
     );
 }
 
@@ -183,7 +197,7 @@ fn verify_names_a_record_inserted_by_hand() {
 }
 
 #[test]
-fn a_signed_checkpoint_shows_a_tail_cut_with_the_chain_head_rewritten() {
+fn a_signed_checkpoint_shows_a_tail_cut() {
     let app = TestApp::spawn();
     with_records(&app, 3);
     let dir = tempfile::tempdir().unwrap();
@@ -201,14 +215,10 @@ fn a_signed_checkpoint_shows_a_tail_cut_with_the_chain_head_rewritten() {
     let again = checkpoint::Signer::open(&dir.path().join("audit.key")).unwrap();
     assert_eq!(again.public_key(), key);
 
-    // Cut the last two records and make the chain head agree: only the checkpoint shows it.
+    // Cut the last two records: the rest still links, only the checkpoint shows it.
     let cut = c.seq - 1;
     app.execute(&format!("DELETE FROM activities WHERE seq >= {cut}"));
-    app.execute(&format!(
-        "UPDATE audit_chain SET seq = {}, hash = (SELECT hash FROM activities WHERE seq = {})",
-        cut - 1,
-        cut - 1
-    ));
+    assert_eq!(walk(&app, None).problem, None);
     assert_eq!(
         walk(&app, Some(&key)).problem,
         Some(verify::Problem::Removed(cut))
@@ -249,6 +259,11 @@ fn retention_removes_whole_segments_and_the_rest_still_verifies() {
     assert_eq!(removed as i64, c.seq);
     assert_eq!(app.count(&format!("seq <= {}", c.seq), "activities"), 0);
     assert_eq!(app.count(&format!("seq <= {}", c.seq), "activity_users"), 0);
+    // The kept records keep the users they concern.
+    assert_eq!(
+        app.count(&format!("seq > {}", c.seq), "activity_users"),
+        app.count(&format!("seq > {}", c.seq), "activities")
+    );
     let rep = walk(&app, Some(&key));
     assert_eq!(rep.problem, None);
     assert_eq!(rep.first, c.seq + 1);
@@ -259,4 +274,48 @@ fn retention_removes_whole_segments_and_the_rest_still_verifies() {
         walk(&app, Some(&key)).problem,
         Some(verify::Problem::Removed(c.seq + 1))
     );
+}
+
+#[test]
+fn concurrent_appenders_never_share_a_predecessor_and_the_log_verifies() {
+    let app = TestApp::spawn();
+    with_records(&app, 1);
+    let before = head(&app);
+    let (threads, each) = (4, 15);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let ctx = &app.ctx;
+            s.spawn(move || {
+                for i in 0..each {
+                    ctx.write(|c| {
+                        coffer_service::audit::record::append(
+                            c,
+                            "filesystem.folder.create",
+                            Some("u1"),
+                            &serde_json::json!({"id": format!("f{t}-{i}"), "name": "x"}),
+                            true,
+                        )?;
+                        // Keep the transaction open after the append, so the next appender
+                        // reads the head while this one has not committed.
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        Ok(())
+                    })
+                    .expect("every append commits");
+                }
+            });
+        }
+    });
+    let n = before + (threads * each) as i64;
+    assert_eq!(head(&app), n);
+    // Each record has a predecessor of its own.
+    assert_eq!(
+        app.count(
+            "seq IN (SELECT MIN(seq) FROM activities GROUP BY prev_hash)",
+            "activities"
+        ),
+        n
+    );
+    let rep = walk(&app, None);
+    assert_eq!(rep.problem, None);
+    assert_eq!((rep.records as i64, rep.last), (n, n));
 }

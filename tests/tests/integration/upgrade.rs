@@ -136,10 +136,10 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // 000080 (the activity log), 000090 (external sources), 000100 (DLI exports), 000115 (search:
     // uploads by tracking id, the fold of descriptions on PostgreSQL), 000130 (the activity log
     // without its index by time), 000140 (search's candidates by folded name and by
-    // description).
+    // description), 000150 (the activity log keyed by sequence, without a head row).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        30
+        31
     );
 
     let mut conn = db.get().unwrap();
@@ -257,5 +257,93 @@ fn activity_records_written_before_the_lean_log_migration_still_verify_after_it(
             .unwrap()
             .problem,
         Some(coffer_service::audit::verify::Problem::Changed(3))
+    );
+}
+
+#[test]
+fn activity_records_and_checkpoints_made_before_the_keyed_log_migration_still_verify_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, _pg) = fresh_database(dir.path());
+    let db = Db::open(&url, 2).unwrap();
+    // The last migration before 000150, which rebuilds the log's tables (SQLite) and drops the
+    // chain head's row.
+    migrate_through(&mut db.get().unwrap(), "20261127000140");
+    let ctx = Ctx::new(db.clone(), Config::new("http://127.0.0.1", "Coffer")).unwrap();
+    let append = |ctx: &Ctx, i: usize| {
+        ctx.write(|conn| {
+            coffer_service::audit::record::append(
+                conn,
+                "filesystem.folder.create",
+                Some("u1"),
+                &serde_json::json!({"id": format!("f{i}"), "name": format!("d{i}"), "ownerId": "u2"}),
+                true,
+            )
+        })
+        .unwrap()
+    };
+    for i in 0..6 {
+        append(&ctx, i);
+    }
+    let keys = tempfile::tempdir().unwrap();
+    let signer =
+        coffer_service::audit::checkpoint::Signer::open(&keys.path().join("audit.key")).unwrap();
+    let key = signer.public_key();
+    let c = coffer_service::audit::checkpoint::checkpoint(&ctx, &signer)
+        .unwrap()
+        .unwrap();
+    assert_eq!(c.seq, 6);
+    coffer_store::migrate::run(&mut db.get().unwrap()).unwrap();
+    let rows = |sql: &str| -> i64 {
+        ctx.with_conn(|conn| {
+            use diesel::prelude::*;
+            #[derive(QueryableByName)]
+            struct N {
+                #[diesel(sql_type = diesel::sql_types::BigInt)]
+                n: i64,
+            }
+            Ok(
+                coffer_store::db_run!(conn => diesel::sql_query(sql).get_result::<N>(conn))
+                    .map_err(coffer_service::Error::internal)?
+                    .n,
+            )
+        })
+        .unwrap()
+    };
+    // Every record and every user row came across as it was.
+    assert_eq!(rows("SELECT COUNT(*) AS n FROM activities"), 6);
+    assert_eq!(
+        rows("SELECT COUNT(*) AS n FROM activity_users WHERE user_id IN ('u1', 'u2')"),
+        12
+    );
+    // Records appended after it chain onto the old ones, and the whole log verifies with the
+    // checkpoint made before.
+    for i in 6..9 {
+        append(&ctx, i);
+    }
+    let rep = coffer_service::audit::verify::verify(&ctx, Some(&key)).unwrap();
+    assert_eq!(rep.problem, None);
+    assert_eq!(
+        (rep.first, rep.last, rep.records, rep.checkpoints),
+        (1, 9, 9, 1)
+    );
+    // A record changed by hand, or the checkpoint's record removed, is still found.
+    let exec = |sql: &str| {
+        ctx.with_conn(|conn| Ok(coffer_store::batch_execute(conn, sql)?))
+            .unwrap()
+    };
+    exec("UPDATE activities SET object_name = 'x' WHERE seq = 3");
+    assert_eq!(
+        coffer_service::audit::verify::verify(&ctx, Some(&key))
+            .unwrap()
+            .problem,
+        Some(coffer_service::audit::verify::Problem::Changed(3))
+    );
+    exec("UPDATE activities SET object_name = 'd2' WHERE seq = 3");
+    exec("DELETE FROM activities WHERE seq >= 6");
+    assert_eq!(
+        coffer_service::audit::verify::verify(&ctx, Some(&key))
+            .unwrap()
+            .problem,
+        Some(coffer_service::audit::verify::Problem::Removed(6))
     );
 }

@@ -72,8 +72,9 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 /// Signs the chain head as a checkpoint, unless it is signed already or the log is empty.
 pub fn checkpoint(ctx: &Ctx, signer: &Signer) -> Result<Option<Checkpoint>> {
     ctx.write(|conn| {
-        let head = store::chain(conn)?;
-        if head.seq < head.first_seq {
+        let start = store::chain(conn)?;
+        let head = store::head(conn)?;
+        if head.seq < start.first_seq {
             return Ok(None);
         }
         if store::checkpoints(conn)?

@@ -1,6 +1,11 @@
 //! Walking the chain (`cofferd audit verify`): every kept record in sequence order, each
-//! checked against its predecessor and its own content, then the chain head and the signed
-//! checkpoints. The first problem is reported by sequence number.
+//! checked against its predecessor and its own content, then the signed checkpoints. The first
+//! problem is reported by sequence number.
+//!
+//! The chain head is the last record: no separate head row is kept, because whoever can write
+//! the database could rewrite such a row as easily as remove the records after it. That the
+//! tail is complete is what the signed checkpoints prove: a checkpoint naming a record beyond
+//! the last one shows the tail cut.
 
 use crate::{Ctx, Result};
 use coffer_store::audit as store;
@@ -14,9 +19,10 @@ const CHUNK: i64 = 20_000;
 pub enum Problem {
     /// The record's content (or its hash) is not what was appended.
     Changed(i64),
-    /// The record is missing (a gap, or the tail cut before the chain head or a checkpoint).
+    /// The record is missing (a gap, or the tail cut before a checkpoint).
     Removed(i64),
-    /// A record that was never appended (outside the chain's numbering).
+    /// A record that was never appended: numbered before the chain starts, or added after the
+    /// last record without linking to it or hashing to its own hash.
     Inserted(i64),
     /// A checkpoint whose signature the key does not verify.
     Checkpoint(i64),
@@ -83,18 +89,32 @@ pub fn verify(ctx: &Ctx, key: Option<&str>) -> Result<Report> {
         let rows = ctx.with_conn(|c| Ok(store::after(c, after, CHUNK)?))?;
         let Some(last) = rows.last() else { break };
         after = last.seq;
-        for r in &rows {
-            let problem = if r.seq < expected || r.seq > chain.seq {
+        for (i, r) in rows.iter().enumerate() {
+            let problem = if r.seq < expected {
                 Some(Problem::Inserted(r.seq))
             } else if r.seq > expected {
                 Some(Problem::Removed(expected))
             } else if r.prev_hash != prev {
-                // The predecessor's hash was rewritten after this record was appended.
-                Some(Problem::Changed(if r.seq > chain.first_seq {
-                    r.seq - 1
+                if super::hash(&r.prev_hash, r) == r.hash {
+                    // The predecessor was rewritten (its content and hash) after this record
+                    // was appended.
+                    Some(Problem::Changed(if r.seq > chain.first_seq {
+                        r.seq - 1
+                    } else {
+                        r.seq
+                    }))
+                } else if i + 1 == rows.len()
+                    && ctx
+                        .with_conn(|c| Ok(store::after(c, r.seq, 1)?))?
+                        .is_empty()
+                {
+                    // Neither linked nor hashing to its hash, after the last record: added by
+                    // hand.
+                    Some(Problem::Inserted(r.seq))
                 } else {
-                    r.seq
-                }))
+                    // Its link to the predecessor was edited.
+                    Some(Problem::Changed(r.seq))
+                }
             } else if super::hash(&r.prev_hash, r) != r.hash {
                 Some(Problem::Changed(r.seq))
             } else {
@@ -112,11 +132,6 @@ pub fn verify(ctx: &Ctx, key: Option<&str>) -> Result<Report> {
             report.last = r.seq;
             expected += 1;
         }
-    }
-    if report.problem.is_none() && report.last < chain.seq {
-        report.problem = Some(Problem::Removed(report.last + 1));
-    } else if report.problem.is_none() && report.records > 0 && prev != chain.hash {
-        report.problem = Some(Problem::Changed(report.last));
     }
     if report.problem.is_some() {
         return Ok(report);
@@ -137,8 +152,7 @@ pub fn verify(ctx: &Ctx, key: Option<&str>) -> Result<Report> {
                 report.problem = Some(Problem::Changed(c.seq));
                 return Ok(report);
             }
-            // The checkpoint names a record beyond the last one: the tail was cut, and the
-            // chain head rewritten to match.
+            // The checkpoint names a record beyond the last one: the tail was cut.
             None => {
                 report.problem = Some(Problem::Removed(report.last + 1));
                 return Ok(report);
