@@ -5,6 +5,9 @@
 -- - `activity_users` `WITHOUT ROWID`: the table is its key `(user_id, seq)`, where a row id
 --   table kept the rows and the key apart. Its index by `seq` goes: retention deletes each
 --   user's expired rows by that key instead.
+-- - `activities_parent` goes: no query SQLite plans uses it (a folder's activities are read
+--   through the user's key, the filter by object or parent applied to those rows), yet every
+--   append wrote a page of it.
 -- - `audit_chain` keeps only where the kept chain starts: an append reads the head as the last
 --   record by key, so the row is no longer written by every append.
 CREATE TABLE activities_keyed (
@@ -33,7 +36,6 @@ FROM activities ORDER BY seq;
 DROP TABLE activities;
 ALTER TABLE activities_keyed RENAME TO activities;
 CREATE INDEX activities_object ON activities(object_id, seq);
-CREATE INDEX activities_parent ON activities(parent_id, seq);
 
 CREATE TABLE activity_users_keyed (
     user_id TEXT NOT NULL,
