@@ -5,9 +5,13 @@
 #   scripts/bench-sources.sh
 #
 # A fresh cofferd on SQLite (COFFER_SOURCES_ALLOW_PRIVATE=true: the WebDAV server is on
-# loopback) and the WebDAV server of scripts/webdav-test-server.sh (WsgiDAV, HTTP Basic, on
-# loopback; the script runs itself again inside `webdav-test-server.sh run --`, which stops the
-# server afterwards). A user adds the WebDAV server as a source over REST with its login.
+# loopback) and a WebDAV server on loopback, HTTP Basic: by default Apache httpd with mod_dav_fs
+# (scripts/apache-dav-test-server.sh), else WsgiDAV (scripts/webdav-test-server.sh) with
+# BENCH_SOURCES_DAV=wsgidav. The script runs itself again inside that script's `run --`, which
+# stops the server afterwards. A user adds the WebDAV server as a source over REST with its
+# login. Apache is the default because (t2) measures the listing with the remote PROPFIND
+# included, and WsgiDAV alone needs seconds (p99) for a PROPFIND of 1,000 entries at 8 clients:
+# against it, (t2) measures Python rather than Coffer.
 # Runs:
 #   (t1) one BENCH_SOURCES_MIB file transferred from the WebDAV server into the user's My Folder
 #        (`POST /rest/sources/{id}/actions/initiateDownload`, then `transferStatus` polled until
@@ -28,6 +32,7 @@
 #   BENCH_SOURCES_MIB=1024   size of the (t1) file, MiB (TMPDIR needs 2x free per run, + 1x)
 #   BENCH_SOURCES_REPS=2     runs of (t1) on each side; the best counts
 #   BENCH_SOURCES_ENTRIES=1000  files in the (t2) folder
+#   BENCH_SOURCES_DAV=apache  the WebDAV server: `apache` (Apache httpd, mod_dav_fs) or `wsgidav`
 #   BENCH_SECONDS=10 BENCH_WARMUP=2   (t2)'s measured run and warm-up
 #   BENCH_SKIP_BUILD=1       use the existing release binary;  COFFERD_BIN=path  use that binary
 #   CARGO_TARGET_DIR         default /var/tmp/coffer-target (as .ci/run; the WebDAV server's
@@ -37,7 +42,8 @@
 #   BENCH_KEEP=1             keep the temporary directory
 #   TMPDIR                   the temporary directories' parent: the disk both servers use
 #
-# Installs what it needs when missing (as root): curl, wrk, python3 (and python3-venv through
+# Installs what it needs when missing (as root): curl, wrk, python3 (and apache2 through
+# scripts/apache-dav-test-server.sh, or python3-venv through
 # scripts/webdav-test-server.sh). Everything it starts is stopped on exit, by the PIDs recorded.
 set -euo pipefail
 
@@ -81,8 +87,13 @@ if [[ -z ${BENCH_SOURCES_INNER:-} ]]; then
     cargo build --release -p cofferd
   fi
   [[ -x $BIN ]] || die "no cofferd binary at $BIN"
-  log "WebDAV server: scripts/webdav-test-server.sh"
-  COFFERD_BIN=$BIN BENCH_SOURCES_INNER=1 exec "$ROOT/scripts/webdav-test-server.sh" run -- \
+  case ${BENCH_SOURCES_DAV:-apache} in
+    apache) dav_script=apache-dav-test-server.sh ;;
+    wsgidav) dav_script=webdav-test-server.sh ;;
+    *) die "BENCH_SOURCES_DAV must be apache or wsgidav" ;;
+  esac
+  log "WebDAV server: scripts/$dav_script"
+  COFFERD_BIN=$BIN BENCH_SOURCES_INNER=1 exec "$ROOT/scripts/$dav_script" run -- \
     "$ROOT/scripts/bench-sources.sh"
 fi
 [[ -n ${COFFER_TEST_WEBDAV_URL:-} && -d ${COFFER_TEST_WEBDAV_ROOT:-} ]] ||
@@ -93,7 +104,11 @@ DAV_USER=$COFFER_TEST_WEBDAV_USER
 DAV_PASSWORD=$COFFER_TEST_WEBDAV_PASSWORD
 WRK_VERSION=$(wrk -v 2>&1 | head -n 1 | sed 's/ Copyright.*//' || true)
 CURL_VERSION=$(curl --version | head -n 1 | cut -d' ' -f1-2)
-WSGIDAV_VERSION=$(grep -o 'wsgidav==[0-9.]*' "$ROOT/scripts/webdav-test-server.sh" | head -n 1)
+if [[ ${COFFER_TEST_WEBDAV_SERVER:-} == apache ]]; then
+  DAV_NAME="Apache httpd $(/usr/sbin/apache2 -v 2>/dev/null | sed -n 's|^Server version: Apache/\([^ ]*\).*|\1|p') with mod_dav_fs, of \`scripts/apache-dav-test-server.sh\`"
+else
+  DAV_NAME="$(grep -o 'wsgidav==[0-9.]*' "$ROOT/scripts/webdav-test-server.sh" | head -n 1) on cheroot, of \`scripts/webdav-test-server.sh\`"
+fi
 
 BENCH_EMAIL=sources-bench@example.com
 BENCH_PASSWORD='Bench-Passw0rd!'
@@ -302,7 +317,7 @@ S_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo "no commit")
 S_MIB=$MIB S_REPS=$REPS S_ENTRIES=$ENTRIES S_SECS=$SECS S_WARMUP=$WARMUP
 S_HWM=${HWM_KB:-0}
 S_NOTES=$(printf '%s\n' "${NOTES[@]+"${NOTES[@]}"}")
-S_TC=$T_COFFER S_TU=$T_CURL S_WRK=$WRK_VERSION S_CURL=$CURL_VERSION S_DAV=$WSGIDAV_VERSION
+S_TC=$T_COFFER S_TU=$T_CURL S_WRK=$WRK_VERSION S_CURL=$CURL_VERSION S_DAV=$DAV_NAME
 S_T2=$OUT/sources-t2.txt S_T2DAV=$OUT/sources-t2-webdav.txt
 if [[ $BIN == "$CARGO_TARGET_DIR/release/cofferd" ]]; then
   S_BUILD="release build"
@@ -369,7 +384,7 @@ lines = [
     "",
     "- %s, commit %s; %s × %s, %s, Linux %s." % (e["S_DATE"], e["S_COMMIT"], e["S_NPROC"],
         e["S_CPU"] or "unknown CPU", e["S_MEM"], e["S_KERNEL"]),
-    "- The WebDAV server of `scripts/webdav-test-server.sh` (%s on cheroot, HTTP Basic) and a "
+    "- A WebDAV server (%s, HTTP Basic) and a "
     "fresh cofferd (%s, SQLite, local blob store, `COFFER_SOURCES_ALLOW_PRIVATE=true`), "
     "both on loopback; the server added as a source over REST with its login." % (e["S_DAV"], e["S_BUILD"]),
     "- (t1) one file of %d MiB transferred into the user's My Folder (`initiateDownload`, then "

@@ -5,6 +5,12 @@
 //! first path segment after `/rest/` and `action` the next one (empty when the path has none).
 //! `*` stands for any value of a part; `*` alone stands for everything, including paths outside
 //! `/rest/`. An item without a method allows every method, exactly like the method `*`.
+//!
+//! An item of more than two segments after its method, `METHOD/seg/seg/seg[/…]`, names one
+//! call on one object: the method (a real one, not `*`) on exactly the path `/rest/seg/seg/…`,
+//! with no wildcard, nothing before or after it; e.g. `GET/sources/<id>/content` reaches the
+//! content of the one source file `<id>` and nothing else. Such items are how a short-lived
+//! token is confined to one file.
 
 use std::fmt;
 use std::str::FromStr;
@@ -28,6 +34,13 @@ pub enum ScopeItem {
         method: Option<String>,
         entity: String,
         action: String,
+    },
+    /// `METHOD/seg/seg/seg[/…]`: the one call `METHOD /rest/seg/seg/seg…`, exactly.
+    Path {
+        /// Upper-cased; never `*`.
+        method: String,
+        /// Three or more literal segments (no `*`, no dot segment).
+        segments: Vec<String>,
     },
 }
 
@@ -56,7 +69,26 @@ impl ScopeItem {
                 }
                 (Some(method.to_ascii_uppercase()), *entity, *action)
             }
-            _ => return Err(bad("more than three parts")),
+            [method, segments @ ..] => {
+                // One object: a real method and literal segments, so the item names exactly
+                // one call.
+                if *method == "*" || !is_method(method) {
+                    return Err(bad("an item naming one path needs a method other than `*`"));
+                }
+                for segment in segments {
+                    check_part(segment).map_err(bad)?;
+                    if *segment == "*" || is_dot_segment(segment) {
+                        return Err(bad(
+                            "an item naming one path takes no `*` and no `.` or `..`",
+                        ));
+                    }
+                }
+                return Ok(ScopeItem::Path {
+                    method: method.to_ascii_uppercase(),
+                    segments: segments.iter().map(|s| (*s).to_owned()).collect(),
+                });
+            }
+            [] => return Err(bad("empty item")),
         };
         for part in [entity, action] {
             check_part(part).map_err(bad)?;
@@ -68,10 +100,19 @@ impl ScopeItem {
         })
     }
 
-    /// Whether this item allows the call `method` on a `/rest/` path with the given parts.
-    fn allows(&self, method: &str, entity: &str, action: &str) -> bool {
+    /// Whether this item allows the call `method` on the `/rest/` path whose part after
+    /// `/rest/` is `rest`, with the given entity and action.
+    fn allows(&self, method: &str, rest: &str, entity: &str, action: &str) -> bool {
         match self {
             ScopeItem::Everything => true,
+            ScopeItem::Path {
+                method: m,
+                segments,
+            } => {
+                m.eq_ignore_ascii_case(method)
+                    && rest.split('/').count() == segments.len()
+                    && rest.split('/').zip(segments).all(|(a, b)| a == b)
+            }
             ScopeItem::Rest {
                 method: m,
                 entity: e,
@@ -90,7 +131,24 @@ impl ScopeItem {
     fn covers(&self, other: &ScopeItem) -> bool {
         match (self, other) {
             (ScopeItem::Everything, _) => true,
-            (ScopeItem::Rest { .. }, ScopeItem::Everything) => false,
+            (ScopeItem::Rest { .. } | ScopeItem::Path { .. }, ScopeItem::Everything) => false,
+            (ScopeItem::Path { .. }, ScopeItem::Rest { .. }) => false,
+            (ScopeItem::Path { .. }, ScopeItem::Path { .. }) => self == other,
+            (
+                ScopeItem::Rest {
+                    method: m1,
+                    entity: e1,
+                    action: a1,
+                },
+                ScopeItem::Path {
+                    method: m2,
+                    segments,
+                },
+            ) => {
+                (any_method(m1.as_deref()) || m1.as_deref() == Some(m2.as_str()))
+                    && part_matches(e1, &segments[0])
+                    && part_matches(a1, &segments[1])
+            }
             (
                 ScopeItem::Rest {
                     method: m1,
@@ -129,6 +187,9 @@ impl fmt::Display for ScopeItem {
                 entity,
                 action,
             } => write!(f, "{entity}/{action}"),
+            ScopeItem::Path { method, segments } => {
+                write!(f, "{method}/{}", segments.join("/"))
+            }
         }
     }
 }
@@ -205,10 +266,15 @@ impl Scope {
         if self.items.contains(&ScopeItem::Everything) {
             return true;
         }
-        let Some((entity, action)) = rest_parts(path) else {
+        let Some(rest) = rest_path(path) else {
             return false;
         };
-        self.items.iter().any(|i| i.allows(method, entity, action))
+        let mut segments = rest.split('/');
+        let entity = segments.next().unwrap_or_default();
+        let action = segments.next().unwrap_or_default();
+        self.items
+            .iter()
+            .any(|i| i.allows(method, rest, entity, action))
     }
 
     /// Whether every item of `other` is covered by some item of `self` (so `other` grants
@@ -221,10 +287,11 @@ impl Scope {
     }
 }
 
-/// The entity and action of a `/rest/` path; `None` for other paths and for paths whose
-/// segments could be resolved differently downstream (dot segments, backslashes, controls), so
-/// that the scope check and the router never disagree on which entity a call reaches.
-fn rest_parts(path: &str) -> Option<(&str, &str)> {
+/// The part of a `/rest/` path after `/rest/`, without query or fragment; `None` for other
+/// paths and for paths whose segments could be resolved differently downstream (dot segments,
+/// backslashes, controls), so that the scope check and the router never disagree on which
+/// entity or object a call reaches.
+fn rest_path(path: &str) -> Option<&str> {
     let path = path.split(['?', '#']).next().unwrap_or_default();
     let rest = path.strip_prefix(REST_PREFIX)?;
     if rest.contains('\\') || rest.chars().any(char::is_control) {
@@ -233,10 +300,7 @@ fn rest_parts(path: &str) -> Option<(&str, &str)> {
     if rest.split('/').any(is_dot_segment) {
         return None;
     }
-    let mut segments = rest.split('/');
-    let entity = segments.next().unwrap_or_default();
-    let action = segments.next().unwrap_or_default();
-    Some((entity, action))
+    Some(rest)
 }
 
 /// `.` or `..`, also percent-encoded (`%2e`, `.%2E`, …).
@@ -286,6 +350,12 @@ mod tests {
             ("options/a_b/c.d-e", "OPTIONS/a_b/c.d-e"),
             ("head/*/*", "HEAD/*/*"),
             ("patch/x/y put/x/y", "PATCH/x/y PUT/x/y"),
+            // One object: a method and three or more literal segments.
+            ("get/users/me/x", "GET/users/me/x"),
+            (
+                "GET/sources/aGk6eC50eHQ/content post/sources/actions/files/aGk6eC50eHQ",
+                "GET/sources/aGk6eC50eHQ/content POST/sources/actions/files/aGk6eC50eHQ",
+            ),
             // Extra whitespace is not significant, duplicates go, order stays.
             ("  users/*\t folders/*  users/*  ", "users/* folders/*"),
             ("GET/users/* get/users/*", "GET/users/*"),
@@ -303,25 +373,30 @@ mod tests {
     #[test]
     fn rejects_malformed_items() {
         let cases = [
-            "users",           // one part that is not `*`
-            "users/",          // empty action
-            "/users",          // empty entity
-            "GET//x",          // empty part
-            "//",              // all empty
-            "GET/users/me/x",  // more than three parts
-            "a/b/c/d",         // more than three parts
-            "FETCH/users/*",   // unknown method
-            "users/me/x",      // first of three parts not a method
-            "GET/users",       // method with two parts is ambiguous
-            "post/users",      // ... case-insensitively
-            "users/m e",       // split into `users/m` and `e`: `e` has one part
-            "users/m+e",       // character outside the set
-            "users/mé",        // non-ASCII
-            "us%65rs/*",       // percent sign
-            "user*/*",         // partial wildcard
-            "users/*me",       // partial wildcard
-            "GET/users/* bad", // one bad item spoils the scope
-            "users/me\u{0}",   // control character
+            "users",             // one part that is not `*`
+            "users/",            // empty action
+            "/users",            // empty entity
+            "GET//x",            // empty part
+            "//",                // all empty
+            "a/b/c/d",           // a path without a method
+            "*/users/me/x",      // a path with any method
+            "GET/users/*/x",     // a wildcard in a path
+            "GET/users/me/..",   // a dot segment in a path
+            "GET/users/./x",     // a dot segment in a path
+            "GET/users/me/",     // an empty segment
+            "GET/users/m%2Fe/x", // a percent sign in a path
+            "FETCH/users/*",     // unknown method
+            "users/me/x",        // first of three parts not a method
+            "GET/users",         // method with two parts is ambiguous
+            "post/users",        // ... case-insensitively
+            "users/m e",         // split into `users/m` and `e`: `e` has one part
+            "users/m+e",         // character outside the set
+            "users/mé",          // non-ASCII
+            "us%65rs/*",         // percent sign
+            "user*/*",           // partial wildcard
+            "users/*me",         // partial wildcard
+            "GET/users/* bad",   // one bad item spoils the scope
+            "users/me\u{0}",     // control character
         ];
         for input in cases {
             assert!(Scope::parse(input).is_err(), "{input} should be rejected");
@@ -415,6 +490,98 @@ mod tests {
             ("users/*", "GET", "/rest/users/\u{7f}", false),
             ("*/*", "GET", "/rest//users", false),
             ("", "GET", "/rest/users/me", false),
+            // One object: exactly its method and path.
+            (
+                "GET/sources/f1/content",
+                "GET",
+                "/rest/sources/f1/content",
+                true,
+            ),
+            (
+                "GET/sources/f1/content",
+                "get",
+                "/rest/sources/f1/content?inline=true",
+                true,
+            ),
+            (
+                "GET/sources/f1/content",
+                "GET",
+                "/rest/sources/f2/content",
+                false,
+            ),
+            (
+                "GET/sources/f1/content",
+                "HEAD",
+                "/rest/sources/f1/content",
+                false,
+            ),
+            (
+                "GET/sources/f1/content",
+                "GET",
+                "/rest/sources/f1/preview",
+                false,
+            ),
+            ("GET/sources/f1/content", "GET", "/rest/sources/f1", false),
+            (
+                "GET/sources/f1/content",
+                "GET",
+                "/rest/sources/f1/content/",
+                false,
+            ),
+            (
+                "GET/sources/f1/content",
+                "GET",
+                "/rest/sources/f1/content/x",
+                false,
+            ),
+            (
+                "GET/sources/f1/content",
+                "GET",
+                "/rest/sources/F1/content",
+                false,
+            ),
+            (
+                "GET/sources/f1/content",
+                "GET",
+                "/rest/sources/%66%31/content",
+                false,
+            ),
+            (
+                "GET/sources/f1/content",
+                "GET",
+                "/rest/sources/x/../f1/content",
+                false,
+            ),
+            (
+                "GET/sources/f1/content",
+                "GET",
+                "/sources/f1/content",
+                false,
+            ),
+            (
+                "POST/sources/actions/files/f1",
+                "POST",
+                "/rest/sources/actions/files/f1",
+                true,
+            ),
+            (
+                "POST/sources/actions/files/f1",
+                "POST",
+                "/rest/sources/actions/files/f2",
+                false,
+            ),
+            (
+                "POST/sources/actions/files/f1",
+                "DELETE",
+                "/rest/sources/actions/files/f1",
+                false,
+            ),
+            (
+                "POST/sources/actions/files/f1",
+                "POST",
+                "/rest/sources/actions/lock",
+                false,
+            ),
         ];
         for (s, method, path, allowed) in cases {
             assert_eq!(
@@ -454,6 +621,19 @@ mod tests {
             ("users/*", "", true),
             ("", "", true),
             ("", "users/*", false),
+            // One object: covered by what allows its call, covering only itself.
+            ("GET/sources/*", "GET/sources/f1/content", true),
+            ("sources/*", "POST/sources/actions/files/f1", true),
+            ("*/*", "GET/sources/f1/content", true),
+            ("*/sources/f1", "GET/sources/f1/content", true),
+            ("POST/sources/*", "GET/sources/f1/content", false),
+            ("files/*", "GET/sources/f1/content", false),
+            ("sources/f2", "GET/sources/f1/content", false),
+            ("GET/sources/f1/content", "GET/sources/f1/content", true),
+            ("GET/sources/f1/content", "GET/sources/f2/content", false),
+            ("GET/sources/f1/content", "POST/sources/f1/content", false),
+            ("GET/sources/f1/content", "GET/sources/*", false),
+            ("GET/sources/f1/content", "*", false),
         ];
         for (wide, narrow, covered) in cases {
             assert_eq!(

@@ -185,6 +185,9 @@ pub struct TokenFamily {
     pub device_id: Option<i64>,
     pub revoked: bool,
     pub created_at: i64,
+    /// No token of the family outlives this, a rotation's included; `None`: the client's
+    /// lifetimes alone decide.
+    pub ends_at: Option<i64>,
 }
 
 /// An access token as stored: its key and lifetime; the rest is its family's.
@@ -253,6 +256,8 @@ pub struct RefreshToken {
     pub used_at: Option<i64>,
     pub revoked: bool,
     pub created_at: i64,
+    /// The family's end ([`TokenFamily::ends_at`]).
+    pub family_ends_at: Option<i64>,
 }
 
 impl From<(RefreshTokenRow, TokenFamily)> for RefreshToken {
@@ -268,6 +273,7 @@ impl From<(RefreshTokenRow, TokenFamily)> for RefreshToken {
             used_at: t.used_at,
             revoked: f.revoked,
             created_at: t.created_at,
+            family_ends_at: f.ends_at,
         }
     }
 }

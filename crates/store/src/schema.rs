@@ -148,6 +148,7 @@ diesel::table! {
         device_id -> Nullable<BigInt>,
         revoked -> Bool,
         created_at -> BigInt,
+        ends_at -> Nullable<BigInt>,
     }
 }
 

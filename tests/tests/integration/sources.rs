@@ -6,7 +6,8 @@
 //! tests start it through the script): credentials checked, stored encrypted and never shown, a
 //! source that needs new credentials, browsing, a transfer in with its fingerprint, a transfer
 //! past the quota, and the addresses and repeats that are refused; writes and deletes through a
-//! held lock, check-ins of transferred files, and the site search no source offers.
+//! held lock, check-ins of transferred files, the site search no source offers, and the
+//! short-lived tokens an external editor downloads and writes back one file with.
 
 use coffer_domain::Role;
 use coffer_service::sources::OperatorDir;
@@ -1739,5 +1740,265 @@ fn a_check_in_to_a_source_that_needs_credentials_asks_for_them() {
             "objects"
         ),
         1
+    );
+}
+
+/// `GET /rest/sources/{id}/externalEdit` for `id`, as answered.
+fn external_edit(app: &TestApp, token: &str, id: &str, query: &str) -> coffer_tests::Resp {
+    app.rest(
+        "GET",
+        &format!("/rest/sources/{id}/externalEdit{query}"),
+        token,
+        None,
+    )
+}
+
+/// Exchanges a refresh token at the token endpoint with the built-in client, as answered.
+fn exchange_refresh(app: &TestApp, refresh_token: &str) -> coffer_tests::Resp {
+    app.form(
+        "/oauth/token",
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("client_id", &app.admin.client_id),
+            ("client_secret", &app.admin.client_secret),
+        ],
+    )
+}
+
+/// The stored expiry of a refresh token, found by its hash.
+fn refresh_expiry(app: &TestApp, token: &str, at: i64) -> i64 {
+    let hash = coffer_oauth::secrets::hash_token(token);
+    app.count(
+        &format!("token_hash = '{hash}' AND expires_at = {at}"),
+        "refresh_tokens",
+    )
+}
+
+#[test]
+fn an_external_editor_downloads_and_writes_back_one_webdav_file_with_a_short_lived_token() {
+    let (url, folder) = dav_folder("external-edit");
+    std::fs::write(folder.join("report.txt"), b"draft one").unwrap();
+    std::fs::write(folder.join("other.txt"), b"not this one").unwrap();
+    let app = dav_app();
+    let (user, token, sid) = dav_source(&app, "editor@example.com", "Edit", &url);
+    let file = child(&app, &token, &sid, "report.txt");
+    let other = child(&app, &token, &sid, "other.txt");
+
+    // The list parameters the interface names for the call are taken and change nothing.
+    let before = coffer_tests::unix_now();
+    let r = external_edit(
+        &app,
+        &token,
+        &file,
+        "?name:contains=x&orderBy=name:asc&offset=0&limit=10&with=anything&expire:gt=2024-01-01",
+    );
+    let after = coffer_tests::unix_now();
+    let v = ok(&r, 200);
+    assert_eq!(v["metadata"]["total"], 1, "{v}");
+    let data = v["data"].as_array().unwrap();
+    assert_eq!(data.len(), 1, "{v}");
+    let t = &data[0];
+    let scope = format!("GET/sources/{file}/content POST/sources/actions/files/{file}");
+    assert_eq!(t["scope"], scope.as_str(), "{t}");
+    assert_eq!(t["userId"], user.as_str(), "{t}");
+    let refresh = t["refreshToken"].as_str().unwrap().to_string();
+    // It expires 300 seconds after it was made, as stored, and only its hash is stored.
+    let end = (before + 300..=after + 300)
+        .find(|at| t["expire"] == coffer_service::rfc3339(*at).as_str())
+        .unwrap_or_else(|| panic!("expire 300 s from now: {t}"));
+    assert_eq!(refresh_expiry(&app, &refresh, end), 1);
+    assert_eq!(
+        app.count(&format!("token_hash = '{refresh}'"), "refresh_tokens"),
+        0
+    );
+    assert_eq!(
+        app.count(
+            &format!(
+                "token_families.ends_at = {end} AND token_families.user_id = '{user}' AND token_families.client_id = '{}' AND refresh_tokens.scope = '{scope}'",
+                app.admin.client_id
+            ),
+            coffer_tests::REFRESH_TOKENS
+        ),
+        1
+    );
+    assert_eq!(
+        app.count(
+            &format!("subject = 'source.file.edit' AND data LIKE '%{file}%'"),
+            "events"
+        ),
+        1
+    );
+
+    // Exchanged by the caller's client: an access token that expires by then, the same scope,
+    // and a rotated refresh token that keeps the end.
+    let r = exchange_refresh(&app, &refresh);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let tokens = r.json();
+    assert_eq!(tokens["scope"], scope.as_str());
+    let expires_in = tokens["expires_in"].as_i64().unwrap();
+    assert!(expires_in > 0 && expires_in <= 300, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let rotated = tokens["refresh_token"].as_str().unwrap().to_string();
+    assert_eq!(refresh_expiry(&app, &rotated, end), 1);
+    let access_hash = coffer_oauth::secrets::hash_token(&access);
+    assert_eq!(
+        app.count(
+            &format!("token_hash = '{access_hash}' AND expires_at <= {end}"),
+            "access_tokens"
+        ),
+        1
+    );
+
+    // It downloads the file and writes it back, which the WebDAV server then serves.
+    let r = app.rest(
+        "GET",
+        &format!("/rest/sources/{file}/content"),
+        &access,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.bytes, b"draft one");
+    let r = send_file(
+        &app,
+        &access,
+        &format!("/rest/sources/actions/files/{file}"),
+        "report.txt",
+        b"draft two, edited elsewhere",
+    );
+    assert_eq!(ok(&r, 200)["status"], "2", "{}", r.text);
+    let d = dav();
+    let get = std::process::Command::new("curl")
+        .args(["-s", "-u", &format!("{}:{}", d.user, d.password)])
+        .arg(format!("{url}report.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(get.stdout, b"draft two, edited elsewhere");
+
+    // Another file, or any other call, is outside its scope.
+    for (method, path) in [
+        ("GET", format!("/rest/sources/{other}/content")),
+        ("GET", format!("/rest/sources/files/{file}")),
+        ("GET", format!("/rest/sources/{file}/preview")),
+        ("DELETE", format!("/rest/sources/files/{file}")),
+        ("GET", format!("/rest/sources/{file}/externalEdit")),
+        ("GET", "/rest/users/me".to_string()),
+    ] {
+        let r = app.rest(method, &path, &access, None);
+        assert_error(&r, 403, "ERR_ACCESS_USER");
+    }
+    let r = send_file(
+        &app,
+        &access,
+        &format!("/rest/sources/actions/files/{other}"),
+        "other.txt",
+        b"overwritten",
+    );
+    assert_error(&r, 403, "ERR_ACCESS_USER");
+    assert_eq!(
+        std::fs::read(folder.join("other.txt")).unwrap(),
+        b"not this one"
+    );
+    // The caller's own token keeps its plain scope.
+    me(&app, &token);
+    ok(
+        &app.rest("GET", &format!("/rest/sources/files/{other}"), &token, None),
+        200,
+    );
+
+    // Past its end, the rotated token is refused as an expired refresh token is.
+    app.execute(&format!(
+        "UPDATE refresh_tokens SET expires_at = {past} WHERE expires_at = {end}; \
+         UPDATE token_families SET ends_at = {past} WHERE ends_at = {end}",
+        past = coffer_tests::unix_now() - 1
+    ));
+    let r = exchange_refresh(&app, &rotated);
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(r.json()["error"], "invalid_grant", "{}", r.text);
+    assert!(r.text.contains("expired"), "{}", r.text);
+}
+
+#[test]
+fn an_external_edit_token_is_only_made_for_a_file_the_caller_may_read_and_write() {
+    let (app, _dir) = with_dir();
+    let (_, ann) = app.user_token("ann-edit@example.com", Role::User);
+    let (_, bob) = app.user_token("bob-edit@example.com", Role::User);
+    let sid = shared(&app, &ann)["id"].as_str().unwrap().to_string();
+    let docs = child(&app, &ann, &sid, "docs");
+    let a = child(&app, &ann, &docs, "a.txt");
+    let readme = child(&app, &ann, &sid, "readme.md");
+    let archive = source_named(&app, &ann, "archive")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let old = child(&app, &ann, &archive, "old.txt");
+
+    // A folder, a source's root and an id that is none of the caller's are not found.
+    for id in [docs.as_str(), sid.as_str(), "bm8tc3VjaDpmaWxl", "x"] {
+        assert_error(
+            &external_edit(&app, &ann, id, ""),
+            404,
+            "ERR_ENTITY_NOT_FOUND",
+        );
+    }
+    // A read-only directory takes no writes back.
+    assert_error(&external_edit(&app, &ann, &old, ""), 403, "ERR_ACCESS_USER");
+    // A file another user holds locked.
+    ok(
+        &app.rest(
+            "PATCH",
+            &format!("/rest/sources/actions/lock?id:in={a}"),
+            &bob,
+            None,
+        ),
+        200,
+    );
+    assert_error(&external_edit(&app, &ann, &a, ""), 403, "ERR_ENTITY_LOCKED");
+    // A caller whose token could not make both calls gets no token that could.
+    let (_, pw) = app.user("cat-edit@example.com", Role::User);
+    let r = app.form(
+        "/oauth/token",
+        &[
+            ("grant_type", "password"),
+            ("username", "cat-edit@example.com"),
+            ("password", &pw),
+            ("client_id", &app.admin.client_id),
+            ("client_secret", &app.admin.client_secret),
+            ("scope", "GET/sources/*"),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let narrow = r.json()["access_token"].as_str().unwrap().to_string();
+    let r = app.rest(
+        "GET",
+        &format!("/rest/sources/{readme}/content"),
+        &narrow,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.bytes, b"# read me");
+    assert_error(
+        &external_edit(&app, &narrow, &readme, ""),
+        403,
+        "ERR_ACCESS_USER",
+    );
+    // An unknown list parameter is still refused.
+    assert_error(
+        &external_edit(&app, &ann, &readme, "?bogus=1"),
+        400,
+        "ERR_REQUEST_INVALID_FILTER",
+    );
+    assert_eq!(
+        app.count(
+            "refresh_tokens.scope LIKE 'GET/sources/%/content %'",
+            coffer_tests::REFRESH_TOKENS
+        ),
+        0
+    );
+    // A writable directory's file: a token.
+    let v = ok(&external_edit(&app, &ann, &readme, ""), 200);
+    assert_eq!(
+        v["data"][0]["scope"],
+        format!("GET/sources/{readme}/content POST/sources/actions/files/{readme}")
     );
 }

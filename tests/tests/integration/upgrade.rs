@@ -136,10 +136,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // 000080 (the activity log), 000090 (external sources), 000100 (DLI exports), 000115 (search:
     // uploads by tracking id, the fold of descriptions on PostgreSQL), 000130 (the activity log
     // without its index by time), 000140 (search's candidates by folded name and by
-    // description), 000150 (the activity log keyed by sequence, without a head row).
+    // description), 000150 (the activity log keyed by sequence, without a head row), 000160 (the
+    // optional end of a token family).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        31
+        32
     );
 
     let mut conn = db.get().unwrap();

@@ -174,6 +174,7 @@ impl Modify for BearerAuth {
         crate::sources::delete_folder,
         crate::sources::preview,
         crate::sources::content,
+        crate::sources::external_edit,
         crate::sources::lock,
         crate::sources::unlock,
         crate::sources::initiate_download,
@@ -347,6 +348,7 @@ impl Modify for BearerAuth {
         coffer_service::sources::browse::SourceContentView,
         coffer_service::sources::browse::PreviewView,
         coffer_service::sources::transfer::TransferView,
+        coffer_service::sources::edit::RefreshTokenView,
         crate::sources::SiteSearchView,
         crate::sources::SiteView,
         crate::plumbing::schema::SourceBody,
@@ -958,6 +960,11 @@ const LISTS: &[(&str, &str, &ListSpec)] = &[
         "get",
         "/rest/sources/{id}/content",
         &crate::sources::CONTENT,
+    ),
+    (
+        "get",
+        "/rest/sources/{id}/externalEdit",
+        &crate::sources::EXTERNAL_EDIT,
     ),
     ("patch", "/rest/sources/actions/lock", &crate::sources::BULK),
     (

@@ -33,6 +33,7 @@ pub const TEXTS: &[Text] = &[
     ("delete", "/rest/sources/folders/{id}", "Delete a source folder", "Deletes a folder on the source with what it holds, unless a user holds a lock on a file in it."),
     ("get", "/rest/sources/{id}/preview", "A source file's preview", "Whether a source file can be shown in place, and where: images, PDF, audio, video and plain text from their content."),
     ("get", "/rest/sources/{id}/content", "Download a source file", "Streams a file's bytes from the source, whole or one byte range."),
+    ("get", "/rest/sources/{id}/externalEdit", "Token for editing a source file elsewhere", "A refresh token that lets an editor program download one source file and upload it back, and nothing else: for the caller and the caller's client, it expires five minutes after it was made, and so do the tokens exchanged for it. The caller must be able to read the file and write it back."),
     ("patch", "/rest/sources/actions/lock", "Lock source files", "Takes Coffer's lock on each file named (and the server's own lock where it offers one); a file another user holds fails."),
     ("patch", "/rest/sources/actions/unlock", "Unlock source files", "Gives back the caller's locks on the files named; a file another user holds fails."),
     ("post", "/rest/sources/{id}/actions/initiateDownload", "Transfer a source file into Coffer", "Starts copying a source file into the caller's My Folder as a background job and answers the transfer, received; its status moves to in progress, then completed or failed with a numeric error code."),

@@ -18,6 +18,7 @@ use coffer_errors::{ApiError, ErrorCode};
 use coffer_service::sources::browse::{
     self, Browse, Opened, Order, PreviewView, SourceContentView, Text, Which, With,
 };
+use coffer_service::sources::edit::{self, RefreshTokenView};
 use coffer_service::sources::manage::{self, EcmAuthView, NewSource, SourceTypeView, SourceView};
 use coffer_service::sources::transfer::{self, TransferView};
 use coffer_service::sources::Login;
@@ -152,6 +153,38 @@ pub const CONTENT: ListSpec = ListSpec {
     ..ListSpec::PLAIN
 };
 
+/// `GET /rest/sources/{id}/externalEdit`: the list parameters the interface names for it are
+/// taken and ignored (the answer is one token, never a list); `with` is dropped before parsing,
+/// as no value of it means anything here.
+pub const EXTERNAL_EDIT: ListSpec = ListSpec {
+    order_fields: &["name", "created", "modified", "files.size"],
+    extra_params: &[
+        "name",
+        "name:contains",
+        "userId",
+        "userId:in",
+        "created",
+        "created:gt",
+        "created:gte",
+        "created:lt",
+        "created:lte",
+        "modified",
+        "modified:gt",
+        "modified:gte",
+        "modified:lt",
+        "modified:lte",
+        "deleted",
+        "expire",
+        "expire:gt",
+        "expire:gte",
+        "expire:lt",
+        "expire:lte",
+        "isPushed",
+        "locate_id",
+    ],
+    ..ListSpec::PLAIN
+};
+
 /// The bulk lock calls: `id:in` (required) and `partialSuccess`.
 pub const BULK: ListSpec = ListSpec {
     bulk: true,
@@ -226,6 +259,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/sources/{id}/files").route(web::get().to(files)))
         .service(web::resource("/sources/{id}/preview").route(web::get().to(preview)))
         .service(web::resource("/sources/{id}/content").route(web::get().to(content)))
+        .service(web::resource("/sources/{id}/externalEdit").route(web::get().to(external_edit)))
         .service(
             web::resource("/sources/{id}/actions/initiateDownload")
                 .route(web::post().to(initiate_download)),
@@ -786,6 +820,20 @@ pub async fn content(
         return Ok(res.body(Bytes::new()));
     }
     Ok(res.no_chunking(length).streaming(reader_stream(d.body)))
+}
+
+#[utoipa::path(get, path = "/rest/sources/{id}/externalEdit", tag = "sources", params(("id" = String, Path, description = "A source file's id")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<RefreshTokenView>, description = "One refresh token, for the caller and the caller's client, that expires 300 seconds after it was made; its scope reaches only this file's download (`GET /rest/sources/{id}/content`) and its upload back (`POST /rest/sources/actions/files/{id}`), and the tokens exchanged for it expire by then too"), (status = 400, description = "`ERR_REQUEST_INVALID_FILTER`"), (status = 403, description = "`ERR_ACCESS_USER`: a source that takes no writes, a call the caller's own token could not make, or a client that does not use refresh tokens; `ERR_ENTITY_LOCKED`: another user holds the file locked; `ERR_AUTH_EC_UPDATE_TOKEN`"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such file of the caller's (a folder's id too)"), (status = 503, description = "`ERR_SERVICE_UNAVAILABLE`")), security(("bearer" = [])))]
+pub async fn external_edit(
+    Caller(c): Caller,
+    st: Data<AppState>,
+    id: Path<String>,
+    QueryPairs(q): QueryPairs,
+) -> Result<HttpResponse, RestError> {
+    let q: Vec<(String, String)> = q.into_iter().filter(|(k, _)| k != "with").collect();
+    list::parse(&q, &EXTERNAL_EDIT)?;
+    let id = id.into_inner();
+    let v = blocking(&st, move |ctx| edit::external_edit(ctx, &c, &id)).await?;
+    Ok(whole(Envelope::Metadata, vec![v]))
 }
 
 /// A blocking reader as a response body: a blocking thread reads it into a small channel.

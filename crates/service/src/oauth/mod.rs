@@ -603,6 +603,17 @@ struct Mint<'a> {
     family_id: String,
     device_id: Option<i64>,
     grant: Grant,
+    /// The family's end ([`TokenFamily::ends_at`]): no token minted outlives it.
+    ends_at: Option<i64>,
+}
+
+/// An expiry no later than the family's end (`None` on either side: the other decides).
+fn capped(expiry: Option<i64>, ends_at: Option<i64>) -> Option<i64> {
+    match (expiry, ends_at) {
+        (Some(e), Some(end)) => Some(e.min(end)),
+        (e, None) => e,
+        (None, end) => end,
+    }
 }
 
 fn mint(c: &mut DbConn, m: Mint<'_>) -> Result<TokenResponse> {
@@ -618,11 +629,12 @@ fn mint(c: &mut DbConn, m: Mint<'_>) -> Result<TokenResponse> {
                 device_id: m.device_id,
                 revoked: false,
                 created_at: t,
+                ends_at: m.ends_at,
             },
         )?;
     }
     let access = coffer_oauth::secrets::new_ordered_token();
-    let access_expiry = coffer_oauth::token::access_expiry(m.client, t);
+    let access_expiry = capped(coffer_oauth::token::access_expiry(m.client, t), m.ends_at);
     coffer_store::tokens::insert_access(
         c,
         &AccessTokenRow {
@@ -641,7 +653,7 @@ fn mint(c: &mut DbConn, m: Mint<'_>) -> Result<TokenResponse> {
                 token_hash: hash_token(&r),
                 family_id: m.family_id,
                 scope: m.scope.to_string(),
-                expires_at: coffer_oauth::token::refresh_expiry(m.client, t),
+                expires_at: capped(coffer_oauth::token::refresh_expiry(m.client, t), m.ends_at),
                 used_at: None,
                 created_at: t,
             },
@@ -659,6 +671,57 @@ fn mint(c: &mut DbConn, m: Mint<'_>) -> Result<TokenResponse> {
         scope: m.scope.to_string(),
         refresh_token: refresh,
     })
+}
+
+/// A refresh token confined to `scope`, alone (no access token comes with it), in a family
+/// of its own that ends `lifetime` seconds from now: exchanging it, and every rotation after,
+/// gives tokens that expire by then. For `user_id` and the client `client_id` (the caller's),
+/// on the caller's device. `None` when that client may not use refresh tokens (or is gone or
+/// disabled): a token it could never exchange is not made. Returns the token and its expiry.
+pub fn issue_confined_refresh(
+    c: &mut DbConn,
+    client_id: &str,
+    user_id: &str,
+    scope: &Scope,
+    device_id: Option<i64>,
+    lifetime: i64,
+) -> Result<Option<(String, i64)>> {
+    let Some(client) = client_by_id(c, client_id)? else {
+        return Ok(None);
+    };
+    if client.flag & coffer_domain::client::flag::DISABLED != 0
+        || client.flow & coffer_domain::client::flow::REFRESH_TOKEN == 0
+    {
+        return Ok(None);
+    }
+    let t = now();
+    let ends_at = t.saturating_add(lifetime);
+    let family_id = uuid::Uuid::now_v7().to_string();
+    coffer_store::tokens::start_family(
+        c,
+        &TokenFamily {
+            id: family_id.clone(),
+            user_id: user_id.to_string(),
+            client_id: client.id.clone(),
+            device_id,
+            revoked: false,
+            created_at: t,
+            ends_at: Some(ends_at),
+        },
+    )?;
+    let token = coffer_oauth::secrets::new_ordered_token();
+    coffer_store::tokens::insert_refresh(
+        c,
+        &RefreshTokenRow {
+            token_hash: hash_token(&token),
+            family_id,
+            scope: scope.to_string(),
+            expires_at: Some(ends_at),
+            used_at: None,
+            created_at: t,
+        },
+    )?;
+    Ok(Some((token, ends_at)))
 }
 
 fn device_for(
@@ -865,6 +928,7 @@ fn code_grant(ctx: &Ctx, client: &ClientInfo, input: &TokenInput) -> Result<Toke
                 family_id: s.family_id.clone(),
                 device_id,
                 grant: Grant::AuthorizationCode,
+                ends_at: None,
             },
         )?;
         Ok(Tx::Issued(issued))
@@ -898,6 +962,7 @@ fn start_session(
             family_id: uuid::Uuid::now_v7().to_string(),
             device_id,
             grant,
+            ends_at: None,
         },
     )?;
     Ok(Tx::Issued(issued))
@@ -1022,6 +1087,7 @@ fn refresh_grant(c: &mut DbConn, client: &ClientInfo, input: &TokenInput) -> Res
             family_id: s.family_id.clone(),
             device_id: s.device_id,
             grant: Grant::RefreshToken,
+            ends_at: s.family_ends_at,
         },
     )?;
     Ok(Tx::Issued(issued))

@@ -8,12 +8,14 @@
 //! the server's secret key and the sealing of credentials with it ([`seal`], [`unseal`]), the
 //! connector of a source ([`connect`]) and what a connector's refusal answers ([`remote`]).
 //! `manage` holds the sources themselves, their credentials and pins; `browse` the remote
-//! folders and files; `transfer` the transfers between a source and Coffer.
+//! folders and files; `transfer` the transfers between a source and Coffer; `edit` the
+//! short-lived tokens an external editor reads and writes one file with.
 //!
 //! Connectors block (network or disk): every call runs on the service's blocking threads, and
 //! never inside a database transaction.
 
 pub mod browse;
+pub mod edit;
 pub mod manage;
 pub mod transfer;
 

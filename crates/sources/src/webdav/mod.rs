@@ -505,7 +505,8 @@ impl WebDav {
             Some(_) if !replace => return Err(SourceError::Exists),
             _ => {}
         }
-        let condition = lock.map(if_header).transpose()?;
+        let url = self.url(&path, false);
+        let condition = lock.map(|t| if_header(t, &url)).transpose()?;
         let mut headers = vec![("Content-Type", "application/octet-stream")];
         if !replace {
             headers.push(("If-None-Match", "*"));
@@ -513,7 +514,6 @@ impl WebDav {
         if let Some(c) = &condition {
             headers.push(("If", c.as_str()));
         }
-        let url = self.url(&path, false);
         let response = self.send("PUT", &url, &headers, Body::Stream(&mut *body, length))?;
         match response.status() {
             200..=299 => {}
@@ -539,20 +539,17 @@ impl WebDav {
         if path.is_root() {
             return Err(SourceError::Forbidden);
         }
-        let condition = lock.map(if_header).transpose()?;
-        let headers: Vec<(&str, &str)> = condition.iter().map(|c| ("If", c.as_str())).collect();
         let entry = self.stat(path)?;
-        let response = self.send(
-            "DELETE",
-            &self.url(path, entry.is_dir),
-            &headers,
-            Body::Empty,
-        )?;
+        let url = self.url(path, entry.is_dir);
+        let condition = lock.map(|t| if_header(t, &url)).transpose()?;
+        let headers: Vec<(&str, &str)> = condition.iter().map(|c| ("If", c.as_str())).collect();
+        let response = self.send("DELETE", &url, &headers, Body::Empty)?;
         match response.status() {
             // 207: some members could not be deleted (the multistatus says which, e.g. locked).
             207 => Err(SourceError::Locked),
             200..=299 => Ok(()),
-            412 => Err(SourceError::Locked),
+            // 424: a condition failed on another resource the delete depends on (the parent).
+            412 | 424 => Err(SourceError::Locked),
             s => Err(status_error(s)),
         }
     }
@@ -595,10 +592,13 @@ fn check_token(token: &str) -> Result<(), SourceError> {
     Ok(())
 }
 
-/// The `If` header (RFC 4918 §10.4) naming a lock held on the request's resource.
-fn if_header(token: &str) -> Result<String, SourceError> {
+/// The `If` header (RFC 4918 §10.4) naming a lock held on the request's resource `url`, as a
+/// tagged list: an untagged list applies to every resource the request touches, and a server
+/// that also checks the parent collection of a DELETE (Apache's mod_dav does) finds no such lock
+/// there and refuses the whole request.
+fn if_header(token: &str, url: &Url) -> Result<String, SourceError> {
     check_token(token)?;
-    Ok(format!("(<{token}>)"))
+    Ok(format!("<{url}> (<{token}>)"))
 }
 
 /// A PROPFIND date (`creationdate`, RFC 3339).

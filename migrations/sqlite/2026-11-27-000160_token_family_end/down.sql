@@ -1,0 +1,1 @@
+ALTER TABLE token_families DROP COLUMN ends_at;
