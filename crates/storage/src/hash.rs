@@ -56,8 +56,9 @@ pub(crate) const BATCH: usize = 1 << 20;
 
 /// How many batches of one stream (one upload, across its chunks) may be handed to sha3 threads
 /// and not yet hashed: enough to keep sha3 busy over a chunk's round trip (the response, the
-/// client's next request), little memory per upload (a few MiB; the receive waits beyond it).
-const SHA3_LAG: usize = 4;
+/// client's next request, the first batch of the next chunk: four batches, ~12 ms of sha3 here,
+/// did not always last that long), little memory per upload (the receive waits beyond it).
+const SHA3_LAG: usize = 8;
 
 /// A stream shorter than this is hashed on the caller's thread.
 const SMALL: u64 = 64 * 1024;
