@@ -47,6 +47,9 @@
 #   BENCH_DOWNLOAD_REPS=3   downloads of each server in (h)
 #   BENCH_CONTENT_REPORT=0  write only bench-out/content.json, not the page (scripts/bench.sh
 #                           sets it: it writes the whole page itself)
+#   BENCH_CONTENT_ONLY=f    run (f) alone (with its floors, the download check and (j) over it),
+#                           print its ratio and stop: no (g)-(i), no content.json, no page (for
+#                           measuring a change to the upload path)
 #   BENCH_STRICT=1          exit 1 when a target check fails or a run had errors
 #   BENCH_KEEP=1            keep the temporary directory
 #   TMPDIR                  where the temporary directory goes: the disk that is measured
@@ -312,6 +315,21 @@ if python3 "$HERE/content.py" upload --base "$BASE" --token "$TOKEN" --folder "$
 else
   why=$(json_get "$OUT/content-f.json" error 2>/dev/null || true)
   NOTES+=("(f) the upload failed: $(printf '%s' "${why:-see the output above}" | tr -d '\n|`' | head -c 300)")
+fi
+
+if [[ ${BENCH_CONTENT_ONLY:-} == f ]]; then
+  info "(j) cofferd VmHWM $(vm VmHWM) kB over (f)"
+  python3 - "$OUT/content-f.json" "$DD_SECS" "$DIGEST_SECS" "$UPLOAD_MIB" <<'EOF'
+import json, sys
+f = json.load(open(sys.argv[1]))
+mib = float(sys.argv[4])
+floors = {"dd": float(sys.argv[2]), "sha3-256": float(sys.argv[3])}
+rates = {k: mib / v for k, v in floors.items() if v > 0}
+low = min(rates, key=rates.get)
+print(f"(f) {f.get('mib_s', 0):.1f} MiB/s; dd {rates.get('dd', 0):.1f}, sha3-256 "
+      f"{rates.get('sha3-256', 0):.1f} MiB/s; {100 * f.get('mib_s', 0) / rates[low]:.1f}% of {low}")
+EOF
+  exit 0
 fi
 
 # --- (g) small one-shot uploads ----------------------------------------------------------------

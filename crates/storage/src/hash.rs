@@ -18,6 +18,8 @@ use crate::{BlobKey, PutOutcome, StorageError};
 /// The sha3-256 part may still be in the works: [`Fingerprinter::absorb`] hands the bytes to a
 /// thread of their own and returns once md5 and the caller's write are done, so that a chunk's
 /// response does not wait for its sha3 (see [`Sha3`]). Whoever needs the digest waits for it.
+/// Should such a thread fail, the state has no sha3-256 any more: [`Fingerprinter::finish`]
+/// answers `None` and the caller hashes the stored bytes instead.
 #[derive(Clone)]
 pub(crate) struct Fingerprinter {
     md5: Hasher,
@@ -54,8 +56,9 @@ pub(crate) const BATCH: usize = 1 << 20;
 
 /// How many batches of one stream (one upload, across its chunks) may be handed to sha3 threads
 /// and not yet hashed: enough to keep sha3 busy over a chunk's round trip (the response, the
-/// client's next request), little memory per upload (a few MiB; the receive waits beyond it).
-const SHA3_LAG: usize = 4;
+/// client's next request, the first batch of the next chunk: four batches, ~12 ms of sha3 here,
+/// did not always last that long), little memory per upload (the receive waits beyond it).
+const SHA3_LAG: usize = 8;
 
 /// A stream shorter than this is hashed on the caller's thread.
 const SMALL: u64 = 64 * 1024;
@@ -64,10 +67,13 @@ const SMALL: u64 = 64 * 1024;
 /// given (after the state it continues from, itself perhaps still in the works: the threads of
 /// an upload's chunks form a chain, each waiting for the one before). A thread lives only until
 /// its batches are hashed: none outlives its chunk's bytes, whatever happens to the upload.
+/// `Failed` once a thread this state depends on failed: its bytes are lost to sha3, so the
+/// state only counts md5 and the size from then on.
 #[derive(Clone)]
 enum Sha3 {
     Ready(Hasher),
     Running(Arc<Promise>),
+    Failed,
 }
 
 /// Where a sha3 thread delivers its final state: `Some(None)` when it failed (a panic).
@@ -83,13 +89,12 @@ impl Promise {
         self.delivered.notify_all();
     }
 
-    /// Blocks until the state is delivered; a failed thread's panic carries on here.
-    fn wait(&self) -> Hasher {
+    /// Blocks until the state is delivered; `None` when the thread failed.
+    fn wait(&self) -> Option<Hasher> {
         let mut slot = relock(self.slot.lock());
         loop {
             match &*slot {
-                Some(Some(state)) => return state.clone(),
-                Some(None) => panic!("a sha3-256 thread failed"),
+                Some(state) => return state.clone(),
                 None => slot = relock(self.delivered.wait(slot)),
             }
         }
@@ -97,13 +102,17 @@ impl Promise {
 }
 
 impl Sha3 {
-    fn resolve(&mut self) -> &mut Hasher {
+    /// The state at hand, waiting for a thread still hashing; `None` once a thread failed.
+    fn resolve(&mut self) -> Option<&mut Hasher> {
         if let Sha3::Running(promise) = self {
-            *self = Sha3::Ready(promise.wait());
+            *self = match promise.wait() {
+                Some(state) => Sha3::Ready(state),
+                None => Sha3::Failed,
+            };
         }
         match self {
-            Sha3::Ready(state) => state,
-            Sha3::Running(_) => unreachable!("resolved above"),
+            Sha3::Ready(state) => Some(state),
+            Sha3::Running(_) | Sha3::Failed => None,
         }
     }
 }
@@ -135,6 +144,10 @@ impl Budget {
     fn break_off(&self) {
         relock(self.state.lock()).1 = true;
         self.freed.notify_all();
+    }
+
+    fn broken(&self) -> bool {
+        relock(self.state.lock()).1
     }
 }
 
@@ -172,7 +185,11 @@ fn spawn_sha3(
         .name("coffer-sha3".into())
         .spawn(move || {
             let mut start = start;
-            let mut state = start.resolve().clone();
+            // The state it continues from failed: so does this one (the delivery marks it).
+            let Some(state) = start.resolve() else {
+                return;
+            };
+            let mut state = state.clone();
             drop(start);
             // Unbounded as a channel; bounded by the budget, taken before each send.
             for batch in batches {
@@ -224,7 +241,9 @@ impl Fingerprinter {
     /// backend's [`Fingerprinter::absorb`] leaves one, and its callers do not call this).
     pub fn update(&mut self, bytes: &[u8]) {
         feed(&mut self.md5, bytes);
-        feed(self.sha3.resolve(), bytes);
+        if let Some(sha3) = self.sha3.resolve() {
+            feed(sha3, bytes);
+        }
         self.size += bytes.len() as u64;
     }
 
@@ -236,7 +255,7 @@ impl Fingerprinter {
     /// thread (a chunk's response goes out meanwhile, and the next chunk's bytes queue for sha3
     /// behind the rest of this one's). A stream that is one small batch is hashed here, without
     /// a thread. Stops at the first error of `each`, leaving the state partial (the caller
-    /// drops it).
+    /// drops it). A state whose sha3 failed goes on with md5 alone.
     pub fn absorb<E>(
         &mut self,
         mut next: impl FnMut() -> Option<Vec<Bytes>>,
@@ -250,21 +269,32 @@ impl Fingerprinter {
             // Batches are full but the last, so this one is the whole stream: not worth a
             // thread.
             self.size += bytes(&first);
-            let sha3 = self.sha3.resolve();
+            let mut sha3 = self.sha3.resolve();
             for piece in &first {
                 feed(&mut self.md5, piece);
-                feed(sha3, piece);
+                if let Some(sha3) = sha3.as_deref_mut() {
+                    feed(sha3, piece);
+                }
             }
             return each(&first);
         }
+        if self.budget.broken() {
+            // A thread of the chain this state came from failed, before this state's bytes
+            // (a snapshot from before then): the failed threads are gone, so a new count.
+            self.budget = Arc::default();
+        }
         let budget = self.budget.clone();
-        let mut to_sha3 = match spawn_sha3(self.sha3.clone(), budget.clone()) {
-            Some((to_sha3, promise)) => {
-                self.sha3 = Sha3::Running(promise);
-                Some(to_sha3)
+        let mut to_sha3 = if matches!(self.sha3, Sha3::Failed) {
+            None
+        } else {
+            match spawn_sha3(self.sha3.clone(), budget.clone()) {
+                Some((to_sha3, promise)) => {
+                    self.sha3 = Sha3::Running(promise);
+                    Some(to_sha3)
+                }
+                // No thread to be had: sha3 runs here too.
+                None => None,
             }
-            // No thread to be had: sha3 runs here too.
-            None => None,
         };
         let mut batch = Some(first);
         while let Some(b) = batch.take() {
@@ -280,16 +310,17 @@ impl Fingerprinter {
                     gone
                 }
                 None => {
-                    let sha3 = self.sha3.resolve();
-                    for piece in &b {
-                        feed(sha3, piece);
+                    if let Some(sha3) = self.sha3.resolve() {
+                        for piece in &b {
+                            feed(sha3, piece);
+                        }
                     }
                     false
                 }
             };
             if gone {
-                // The thread is gone: only a panic ends it early, and its promise carries that
-                // to whoever waits for the state (waiting for it here carries it now).
+                // The thread is gone: only a failure ends it early, and its promise says so
+                // (the state is failed from here on; md5 and the write go on).
                 to_sha3 = None;
                 self.sha3.resolve();
             }
@@ -302,15 +333,37 @@ impl Fingerprinter {
         Ok(())
     }
 
-    /// The digests; waits for a sha3 thread still hashing this state's bytes.
-    pub fn finish(mut self) -> Fingerprints {
-        let sha3 = hex_of(self.sha3.resolve());
-        Fingerprints {
+    /// The digests; waits for a sha3 thread still hashing this state's bytes. `None` when a
+    /// sha3 thread failed: the caller hashes the stored bytes again.
+    pub fn finish(mut self) -> Option<Fingerprints> {
+        let sha3 = hex_of(self.sha3.resolve()?);
+        Some(Fingerprints {
             key: BlobKey(sha3.clone()),
             size: self.size,
             md5: hex_of(&mut self.md5),
             sha3_256: sha3,
-        }
+        })
+    }
+
+    /// Makes this state's sha3 fail the way a failed sha3 thread does (its delivery dropped
+    /// unfinished), for tests of what follows.
+    #[cfg(test)]
+    pub fn fail_sha3(&mut self) {
+        let promise = Arc::new(Promise::default());
+        drop(Delivery {
+            promise: promise.clone(),
+            budget: self.budget.clone(),
+            done: false,
+        });
+        self.sha3 = Sha3::Running(promise);
+    }
+
+    /// [`Fingerprinter::finish`] for a state fed only on the caller's thread
+    /// ([`Fingerprinter::update`]), which has no thread to fail; an error all the same
+    /// should it have none.
+    pub fn finish_here(self) -> Result<Fingerprints, StorageError> {
+        self.finish()
+            .ok_or_else(|| StorageError::Io("the sha3-256 of the content was lost".into()))
     }
 }
 
@@ -423,7 +476,7 @@ mod tests {
 
     #[test]
     fn known_fingerprints() {
-        let empty = Fingerprinter::new().finish();
+        let empty = Fingerprinter::new().finish().unwrap();
         assert_eq!(empty.md5, "d41d8cd98f00b204e9800998ecf8427e");
         assert_eq!(
             empty.sha3_256,
@@ -432,7 +485,7 @@ mod tests {
         let mut abc = Fingerprinter::new();
         abc.update(b"a");
         abc.update(b"bc");
-        let abc = abc.finish();
+        let abc = abc.finish().unwrap();
         assert_eq!(abc.md5, "900150983cd24fb0d6963f7d28e17f72");
         assert_eq!(
             abc.sha3_256,
@@ -452,7 +505,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(seen, 2);
-        assert_eq!(batched.finish(), abc);
+        assert_eq!(batched.finish().unwrap(), abc);
     }
 
     /// Many full batches (the threaded path) give the fingerprints of the bytes in one stream,
@@ -464,7 +517,7 @@ mod tests {
             .collect();
         let mut whole = Fingerprinter::new();
         whole.update(&data);
-        let whole = whole.finish();
+        let whole = whole.finish().unwrap();
         let batches: Vec<Vec<Bytes>> = data
             .chunks(BATCH)
             .map(|c| c.chunks(100_000).map(Bytes::copy_from_slice).collect())
@@ -484,7 +537,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(written, data);
-        assert_eq!(absorbed.finish(), whole);
+        assert_eq!(absorbed.finish().unwrap(), whole);
 
         let mut queue = batches.into_iter();
         let mut calls = 0;
@@ -524,7 +577,7 @@ mod tests {
         let data: Vec<u8> = (0..(12 * BATCH)).map(|i| (i * 13 % 241) as u8).collect();
         let mut whole = Fingerprinter::new();
         whole.update(&data);
-        let whole = whole.finish();
+        let whole = whole.finish().unwrap();
 
         let (head, tail) = data.split_at(2 * BATCH);
         let mut earlier = Fingerprinter::new();
@@ -533,7 +586,7 @@ mod tests {
         let promise = Arc::new(Promise::default());
         let held = match std::mem::replace(&mut earlier.sha3, Sha3::Running(promise.clone())) {
             Sha3::Ready(state) => state,
-            Sha3::Running(_) => unreachable!(),
+            Sha3::Running(_) | Sha3::Failed => unreachable!(),
         };
         let batches: Vec<Vec<Bytes>> = tail
             .chunks(BATCH)
@@ -563,7 +616,73 @@ mod tests {
         );
         promise.deliver(Some(held));
         let state = absorbing.join().unwrap();
-        assert_eq!(state.finish(), whole);
+        assert_eq!(state.finish().unwrap(), whole);
+    }
+
+    /// A sha3 thread that fails (its delivery dropped unfinished, as when it panics) while a
+    /// stream continuing it waits for room: the stream goes on with md5 and the writes, the
+    /// state answers no fingerprints instead of panicking, later streams of it too, and a
+    /// snapshot from before the failure still finishes right with a stream of its own.
+    #[test]
+    fn a_failed_sha3_thread_leaves_a_state_without_fingerprints_not_a_panic() {
+        let data: Vec<u8> = (0..(9 * BATCH + 77))
+            .map(|i| (i * 17 % 239) as u8)
+            .collect();
+        let (head, tail) = data.split_at(2 * BATCH + 5);
+        let mut earlier = Fingerprinter::new();
+        earlier.update(head);
+        let before = earlier.clone();
+        let promise = Arc::new(Promise::default());
+        earlier.sha3 = Sha3::Running(promise.clone());
+        let delivery = Delivery {
+            promise,
+            budget: earlier.budget.clone(),
+            done: false,
+        };
+        let batches: Vec<Vec<Bytes>> = tail
+            .chunks(BATCH)
+            .map(|c| vec![Bytes::copy_from_slice(c)])
+            .collect();
+        let absorbing = std::thread::spawn(move || {
+            let mut queue = batches.into_iter();
+            let mut written = Vec::new();
+            let mut state = earlier;
+            state
+                .absorb(
+                    || queue.next(),
+                    |b| {
+                        for p in b {
+                            written.extend_from_slice(p);
+                        }
+                        Ok::<_, ()>(())
+                    },
+                )
+                .unwrap();
+            (state, written)
+        });
+        // The stream fills its lag and waits; then the thread it continues fails.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        drop(delivery);
+        let (mut state, written) = absorbing.join().unwrap();
+        assert_eq!(written, tail);
+        assert!(state.clone().finish().is_none());
+        assert!(state.clone().finish_here().is_err());
+        let mut more = vec![vec![Bytes::copy_from_slice(&tail[..3 * BATCH])]];
+        state.absorb(|| more.pop(), |_| Ok::<_, ()>(())).unwrap();
+        state.update(b"x");
+        assert_eq!(state.size, data.len() as u64 + 3 * BATCH as u64 + 1);
+        assert!(state.finish().is_none());
+
+        let mut whole = Fingerprinter::new();
+        whole.update(&data);
+        let mut again = before;
+        let mut queue: Vec<Vec<Bytes>> = tail
+            .chunks(BATCH)
+            .rev()
+            .map(|c| vec![Bytes::copy_from_slice(c)])
+            .collect();
+        again.absorb(|| queue.pop(), |_| Ok::<_, ()>(())).unwrap();
+        assert_eq!(again.finish().unwrap(), whole.finish().unwrap());
     }
 
     /// Chunks absorbed one after another each leave their sha3 thread running; the last state
@@ -576,7 +695,7 @@ mod tests {
             .collect();
         let mut whole = Fingerprinter::new();
         whole.update(&data);
-        let whole = whole.finish();
+        let whole = whole.finish().unwrap();
         let mut state = Fingerprinter::new();
         let mut abandoned = Fingerprinter::new();
         for chunk in data.chunks(3 * BATCH / 2) {
@@ -592,8 +711,8 @@ mod tests {
                 .unwrap();
         }
         drop(abandoned);
-        assert_eq!(state.clone().finish(), whole);
-        assert_eq!(state.finish(), whole);
+        assert_eq!(state.clone().finish().unwrap(), whole);
+        assert_eq!(state.finish().unwrap(), whole);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while sha3_threads() > 0 {
             // Other tests' streams may still be hashing; they end too.

@@ -614,7 +614,7 @@ mod tests {
             let whole: Vec<u8> = parts.concat();
             let mut want = hash::Fingerprinter::new();
             want.update(&whole);
-            let want = want.finish();
+            let want = want.finish().unwrap();
 
             // In order on one store: the running hash.
             for (i, p) in parts.iter().enumerate() {
@@ -671,6 +671,67 @@ mod tests {
             assert!(!fast, "{url}");
             assert_eq!(out.size, (70_000 + (9 << 20)) as u64);
             assert!(a.list_staged().await.unwrap().is_empty());
+        }
+    }
+
+    /// Chunks of odd sizes (a byte, just under and over a batch, below and above the size
+    /// hashed without a thread) give the fingerprints of their bytes in one stream, whether
+    /// they come in order (the running hash), out of order (kept aside, hashed at the commit),
+    /// or in order with the running state's sha3 lost to a failed thread (hashed at the
+    /// commit, no panic).
+    #[tokio::test]
+    async fn odd_sized_chunks_in_any_order_and_a_failed_hasher() {
+        let batch = hash::BATCH;
+        let sizes = [1, batch - 1, 3 * batch + 1, 64 * 1024 - 1, batch + 1, 13];
+        let parts: Vec<Bytes> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| chunk(len, 2 * i as u8 + 3))
+            .collect();
+        let whole: Vec<u8> = parts.concat();
+        let mut want = hash::Fingerprinter::new();
+        want.update(&whole);
+        let want = want.finish().unwrap();
+        let n = parts.len() as u32;
+        for (_dir, url) in stores("odd-sizes") {
+            let store = BlobStore::open(&url).unwrap();
+
+            for (i, p) in parts.iter().enumerate() {
+                stage(&store, "in-order", i as u32 + 1, p).await;
+            }
+            let (out, fast) = store.commit_staged_reporting("in-order", n).await.unwrap();
+            assert!(fast, "{url}");
+            assert_eq!(
+                (&out.key, out.md5.as_str(), out.size),
+                (&want.key, want.md5.as_str(), want.size),
+                "{url}"
+            );
+
+            for i in [3, 1, 6, 2, 5, 4] {
+                stage(&store, "shuffled", i, &parts[i as usize - 1]).await;
+            }
+            let (out, fast) = store.commit_staged_reporting("shuffled", n).await.unwrap();
+            assert!(!fast, "{url}");
+            assert_eq!(
+                (&out.key, out.md5.as_str(), out.size),
+                (&want.key, want.md5.as_str(), want.size),
+                "{url}"
+            );
+
+            for (i, p) in parts.iter().enumerate() {
+                stage(&store, "failed", i as u32 + 1, p).await;
+            }
+            let mut cached = store.inner.cache.take("failed").unwrap();
+            cached.state.fail_sha3();
+            store.inner.cache.put("failed", cached);
+            let (out, fast) = store.commit_staged_reporting("failed", n).await.unwrap();
+            assert!(!fast, "{url}");
+            assert_eq!(
+                (&out.key, out.md5.as_str(), out.size),
+                (&want.key, want.md5.as_str(), want.size),
+                "{url}"
+            );
+            assert!(store.list_staged().await.unwrap().is_empty());
         }
     }
 }

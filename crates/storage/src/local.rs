@@ -146,14 +146,18 @@ impl Local {
         S: Stream<Item = Result<Bytes, E>> + Unpin,
         E: Into<StorageError>,
     {
-        let (temp, file, _, hasher) = self.write_temp(intake, Some(Fingerprinter::new())).await?;
-        let hasher = hasher.expect("a hasher was given");
+        let (temp, file, written, hasher) =
+            self.write_temp(intake, Some(Fingerprinter::new())).await?;
         let root = self.root.clone();
         blocking(move || {
             file.sync_all()?;
             drop(file);
-            // Waits for the sha3 thread, which finished its last batches during the fsync.
-            let fingerprints = hasher.finish();
+            // Waits for the sha3 thread, which finished its last batches during the fsync; the
+            // written file is hashed instead should that thread have failed.
+            let fingerprints = match hasher.and_then(Fingerprinter::finish) {
+                Some(fingerprints) => fingerprints,
+                None => hash_file(&File::open(&temp.0)?, written)?,
+            };
             let dst = root.join(fingerprints.key.relative_path());
             let created = link_into_place(&temp.0, &dst)?;
             drop(temp);
@@ -403,11 +407,14 @@ impl Local {
             let meta = data.metadata()?;
             let stamps: Vec<Stamp> = ends.iter().map(|e| stamp(&meta, e)).collect();
             let known = cached.filter(|c| c.next == chunks + 1 && c.stamps == stamps);
-            let fast = known.is_some();
             // The fsync first: the sha3 thread of the last chunk finishes meanwhile.
             data.sync_all()?;
-            let fingerprints = match known {
-                Some(c) => c.state.finish(),
+            // The staged bytes are hashed when the running state does not cover them or lost
+            // its sha3 (a failed thread).
+            let running = known.and_then(|c| c.state.finish());
+            let fast = running.is_some();
+            let fingerprints = match running {
+                Some(fingerprints) => fingerprints,
                 None => hash_file(&data, len)?,
             };
             let dst = root.join(fingerprints.key.relative_path());
@@ -622,8 +629,18 @@ fn absorb_aside(dir: &Path, data: &File, ends: &mut Vec<End>) -> Result<(), Stor
     }
 }
 
-/// The fingerprints of the first `len` bytes of a file, read in batches.
+/// The fingerprints of the first `len` bytes of a file, read in batches (again, on this thread
+/// alone, should the sha3 thread fail).
 fn hash_file(file: &File, len: u64) -> Result<Fingerprints, StorageError> {
+    match read_into(file, len, true)?.finish() {
+        Some(fingerprints) => Ok(fingerprints),
+        None => read_into(file, len, false)?.finish_here(),
+    }
+}
+
+/// The state of the first `len` bytes of a file, sha3-256 on a thread of its own (`threaded`)
+/// or here.
+fn read_into(file: &File, len: u64, threaded: bool) -> Result<Fingerprinter, StorageError> {
     let mut hasher = Fingerprinter::new();
     let mut input = file;
     input.seek(SeekFrom::Start(0))?;
@@ -642,11 +659,20 @@ fn hash_file(file: &File, len: u64) -> Result<Fingerprints, StorageError> {
         left -= want as u64;
         Some(vec![Bytes::from(buf)])
     };
-    hasher.absorb(next, |_| Ok::<_, StorageError>(()))?;
+    if threaded {
+        hasher.absorb(next, |_| Ok::<_, StorageError>(()))?;
+    } else {
+        let mut next = next;
+        while let Some(batch) = next() {
+            for piece in &batch {
+                hasher.update(piece);
+            }
+        }
+    }
     if let Some(e) = failed {
         return Err(e.into());
     }
-    Ok(hasher.finish())
+    Ok(hasher)
 }
 
 /// Streams the intake into `file` from its position. This task gathers the pieces into
@@ -671,10 +697,8 @@ where
         let mut hasher = hasher;
         let mut written = 0u64;
         let mut write = |batch: &[Bytes]| -> io::Result<()> {
-            for piece in batch {
-                file.write_all(piece)?;
-                written += piece.len() as u64;
-            }
+            write_pieces(&mut file, batch)?;
+            written += batch.iter().map(|p| p.len() as u64).sum::<u64>();
             Ok(())
         };
         match hasher.as_mut() {
@@ -717,6 +741,22 @@ where
     let written = writer.await.map_err(blocking_err)?;
     fed?;
     written
+}
+
+/// Writes the pieces of a batch in order with one `writev` for up to 1,024 of them: the pieces
+/// off the socket are a few KiB each, and a `write` per piece cost a system call per few KiB.
+fn write_pieces(file: &mut File, batch: &[Bytes]) -> io::Result<()> {
+    let mut slices: Vec<io::IoSlice<'_>> = batch.iter().map(|p| io::IoSlice::new(p)).collect();
+    let mut rest = &mut slices[..];
+    while !rest.is_empty() {
+        match file.write_vectored(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => io::IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Removes an upload's staging that holds no chunk (its first chunk failed).

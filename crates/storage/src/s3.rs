@@ -269,7 +269,7 @@ impl S3 {
         let mut hasher = Fingerprinter::new();
         self.write_object(temp.clone(), intake, Some(&mut hasher))
             .await?;
-        self.promote(&temp, hasher.finish()).await
+        self.promote(&temp, hasher.finish_here()?).await
     }
 
     pub async fn get(
@@ -373,7 +373,7 @@ impl S3 {
             .collect();
         let known = cached
             .filter(|c| c.next == chunks + 1 && c.stamps == stamps)
-            .map(|c| c.state.finish());
+            .and_then(|c| c.state.finish());
 
         let mut outcome = None;
         if let Some(fingerprints) = known {
@@ -404,7 +404,7 @@ impl S3 {
                     return Err(e);
                 }
                 writer.finish().await?;
-                self.promote(&temp, hasher.finish()).await?
+                self.promote(&temp, hasher.finish_here()?).await?
             }
         };
         self.discard_staged(upload).await?;
