@@ -5,10 +5,12 @@
 //! blob store, sequentially from one stream and reopened at another offset when the client
 //! jumps. Writing streams the bytes, in order, into the blob store as they arrive (fingerprinted
 //! on the way, within the owner's quota), handed on in batches of consecutive writes rather than
-//! one by one; closing the handle makes the file, or a new version of the file of that name.
-//! Opening to write asks once, in one call, whether SFTP is still allowed and where the file
-//! goes (permission, name, room); closing commits without reading the file back. A handle dropped without its close (the client went away) aborts
-//! the stream, so no partial file is ever made and the staged bytes are removed.
+//! one by one; a file that ends within its first batch is stored whole at its close in one call
+//! instead, with none of the stream's hand-offs. Closing the handle makes the file, or a new
+//! version of the file of that name. Opening to write asks once, in one call, whether SFTP is
+//! still allowed and where the file goes (permission, name, room); closing commits without
+//! reading the file back. A handle dropped without its close (the client went away) aborts the
+//! stream, so no partial file is ever made and the staged bytes are removed.
 //!
 //! Every refusal is an SFTP status with a short message, never internal detail; no request
 //! ends the session.
@@ -16,7 +18,7 @@
 use crate::path;
 use bytes::Bytes;
 use coffer_errors::{Error, ErrorCode};
-use coffer_service::content::files::{self, Download, Target};
+use coffer_service::content::files::{self, Download};
 use coffer_service::sftp::{self as svc, Entry};
 use coffer_service::Ctx;
 use futures_util::StreamExt;
@@ -125,21 +127,90 @@ struct Reading {
 
 /// A file being written.
 struct Writing {
-    target: Target,
+    put: svc::Put,
     next: u64,
     /// Writes not yet handed to the store, and their bytes.
     batch: Vec<Bytes>,
     batched: usize,
+    /// The stream into the blob store, started with the first full batch: a file that ends
+    /// before (most files) is stored whole at its close, in one call.
+    stream: Option<Streaming>,
+}
+
+/// The blob store's task taking a file's batches as they come.
+struct Streaming {
     tx: Option<mpsc::Sender<Vec<Bytes>>>,
     /// Set when the client closes the handle: only then does the stream end cleanly.
     finished: Arc<AtomicBool>,
     task: Option<JoinHandle<coffer_service::Result<files::Stored>>>,
 }
 
-impl Drop for Writing {
+impl Drop for Streaming {
     fn drop(&mut self) {
         // Without `finished`, the stream ends with an error and the put leaves nothing.
         self.tx.take();
+    }
+}
+
+impl Streaming {
+    /// Starts the blob store's task for `put`; it waits for the batches.
+    fn start(ctx: &Ctx, put: &svc::Put) -> Streaming {
+        let (tx, rx) = mpsc::channel::<Vec<Bytes>>(WRITE_QUEUE);
+        let finished = Arc::new(AtomicBool::new(false));
+        let done = finished.clone();
+        // The batches' pieces one by one; the end is clean only once the handle was closed.
+        let body = futures_util::stream::unfold(
+            (rx, std::vec::IntoIter::default(), done, false),
+            |(mut rx, mut pieces, done, ended)| async move {
+                loop {
+                    if let Some(piece) = pieces.next() {
+                        return Some((Ok(piece), (rx, pieces, done, ended)));
+                    }
+                    if ended {
+                        return None;
+                    }
+                    match rx.recv().await {
+                        Some(batch) => pieces = batch.into_iter(),
+                        None if done.load(Ordering::SeqCst) => return None,
+                        None => {
+                            return Some((
+                                Err(std::io::Error::other("the client went away")),
+                                (rx, pieces, done, true),
+                            ))
+                        }
+                    }
+                }
+            },
+        );
+        let (ctx, put) = (ctx.clone(), put.clone());
+        let task = tokio::spawn(async move { svc::store(&ctx, &put, Box::pin(body)).await });
+        Streaming {
+            tx: Some(tx),
+            finished,
+            task: Some(task),
+        }
+    }
+
+    /// Hands on a batch; `false` when the store stopped taking bytes (its answer is the
+    /// task's).
+    async fn send(&self, batch: Vec<Bytes>) -> bool {
+        match &self.tx {
+            Some(tx) => tx.send(batch).await.is_ok(),
+            None => false,
+        }
+    }
+
+    /// The store's answer once the task ended (the stream cut off when it was not finished).
+    async fn outcome(mut self) -> Result<files::Stored, Refusal> {
+        self.tx.take();
+        let task = self
+            .task
+            .take()
+            .ok_or(Refusal(StatusCode::Failure, "Closed"))?;
+        match task.await {
+            Ok(r) => r.map_err(refusal),
+            Err(_) => Err(Refusal(StatusCode::Failure, "Internal error")),
+        }
     }
 }
 
@@ -240,66 +311,40 @@ impl Session {
         if exclusive && put.exists {
             return Err(Refusal(StatusCode::Failure, "The file exists"));
         }
-        let (tx, rx) = mpsc::channel::<Vec<Bytes>>(WRITE_QUEUE);
-        let finished = Arc::new(AtomicBool::new(false));
-        let done = finished.clone();
-        // The batches' pieces one by one; the end is clean only once the handle was closed.
-        let body = futures_util::stream::unfold(
-            (rx, std::vec::IntoIter::default(), done, false),
-            |(mut rx, mut pieces, done, ended)| async move {
-                loop {
-                    if let Some(piece) = pieces.next() {
-                        return Some((Ok(piece), (rx, pieces, done, ended)));
-                    }
-                    if ended {
-                        return None;
-                    }
-                    match rx.recv().await {
-                        Some(batch) => pieces = batch.into_iter(),
-                        None if done.load(Ordering::SeqCst) => return None,
-                        None => {
-                            return Some((
-                                Err(std::io::Error::other("the client went away")),
-                                (rx, pieces, done, true),
-                            ))
-                        }
-                    }
-                }
-            },
-        );
-        let ctx = self.ctx.clone();
-        let target = put.target.clone();
-        let task = tokio::spawn(async move { svc::store(&ctx, &put, Box::pin(body)).await });
         self.add(Open::Write(Box::new(Writing {
-            target,
+            put,
             next: 0,
             batch: Vec::new(),
             batched: 0,
-            tx: Some(tx),
-            finished,
-            task: Some(task),
+            stream: None,
         })))
     }
 
-    /// Ends a write: the stream is finished, the bytes stored, and the file or version made.
+    /// Ends a write: the bytes stored (the stream finished, or the whole file in one call),
+    /// and the file or version made.
     async fn finish_write(&mut self, mut w: Box<Writing>) -> Result<(), Refusal> {
-        // The last writes; a refusal by the store is the task's answer, below.
-        if !w.batch.is_empty() {
-            if let Some(tx) = &w.tx {
-                let _ = tx.send(std::mem::take(&mut w.batch)).await;
+        let batch = std::mem::take(&mut w.batch);
+        let stored = match w.stream.take() {
+            Some(stream) => {
+                // The last writes; a refusal by the store is the task's answer.
+                if !batch.is_empty() {
+                    stream.send(batch).await;
+                }
+                stream.finished.store(true, Ordering::SeqCst);
+                stream.outcome().await?
             }
-        }
-        w.finished.store(true, Ordering::SeqCst);
-        w.tx.take();
-        let task = w
-            .task
-            .take()
-            .ok_or(Refusal(StatusCode::Failure, "Closed"))?;
-        let stored = match task.await {
-            Ok(r) => r.map_err(refusal)?,
-            Err(_) => return Err(Refusal(StatusCode::Failure, "Internal error")),
+            None => {
+                let bytes = match batch.len() {
+                    0 => Bytes::new(),
+                    1 => batch.into_iter().next().unwrap_or_default(),
+                    _ => Bytes::from(batch.concat()),
+                };
+                svc::store_bytes(&self.ctx, &w.put, bytes)
+                    .await
+                    .map_err(refusal)?
+            }
         };
-        let target = w.target.clone();
+        let target = w.put.target.clone();
         match svc::commit(&self.ctx, &self.user_id, target, stored.clone()).await {
             Ok(_) => Ok(()),
             Err(e) => {
@@ -546,25 +591,21 @@ impl russh_sftp::server::Handler for Session {
         let len = data.len() as u64;
         w.batched += data.len();
         w.batch.push(Bytes::from(data));
-        let sent = if w.batched < WRITE_BATCH {
-            w.tx.is_some()
-        } else {
+        if w.batched >= WRITE_BATCH {
             w.batched = 0;
-            match &w.tx {
-                Some(tx) => tx.send(std::mem::take(&mut w.batch)).await.is_ok(),
-                None => false,
+            let stream = match w.stream.take() {
+                Some(stream) => stream,
+                None => Streaming::start(&self.ctx, &w.put),
+            };
+            if !stream.send(std::mem::take(&mut w.batch)).await {
+                // The store refused the bytes (quota, size): its answer is the task's.
+                self.handles.remove(&handle);
+                return Err(match stream.outcome().await {
+                    Err(r) => r,
+                    Ok(_) => Refusal(StatusCode::Failure, "The write failed"),
+                });
             }
-        };
-        if !sent {
-            // The store refused the bytes (quota, size): its answer is the task's.
-            let task = w.task.take();
-            self.handles.remove(&handle);
-            if let Some(task) = task {
-                if let Ok(Err(e)) = task.await {
-                    return Err(refusal(e));
-                }
-            }
-            return Err(Refusal(StatusCode::Failure, "The write failed"));
+            w.stream = Some(stream);
         }
         w.next += len;
         Ok(ok_status(id))

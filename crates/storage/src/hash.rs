@@ -61,7 +61,7 @@ pub(crate) const BATCH: usize = 1 << 20;
 const SHA3_LAG: usize = 8;
 
 /// A stream shorter than this is hashed on the caller's thread.
-const SMALL: u64 = 64 * 1024;
+pub(crate) const SMALL: u64 = 64 * 1024;
 
 /// A sha3-256 state at hand, or the one a thread delivers once it has hashed the batches it was
 /// given (after the state it continues from, itself perhaps still in the works: the threads of

@@ -272,8 +272,14 @@ impl BlobStore {
         }
     }
 
-    /// [`BlobStore::put_stream`] for content already in memory, without a limit.
+    /// [`BlobStore::put_stream`] for content already in memory, without a limit. Locally, a few
+    /// bytes (less than a hashing thread is started for) are stored in one blocking call.
     pub async fn put_bytes(&self, bytes: Bytes) -> Result<PutOutcome, StorageError> {
+        if let Backend::Local(local) = &self.inner.backend {
+            if (bytes.len() as u64) < hash::SMALL {
+                return local.put_small(bytes).await;
+            }
+        }
         let stream = futures_util::stream::iter([Ok::<_, StorageError>(bytes)]);
         self.put_stream(stream, None).await
     }

@@ -833,3 +833,81 @@ fn puts_are_scanned_like_rest_uploads_and_served_only_once_clean() {
         1
     );
 }
+
+#[test]
+fn a_put_of_a_type_with_no_preview_is_settled_at_once_and_queues_no_job() {
+    let s = start();
+    let u = s.user("nadia@example.com");
+    let root = my_folder(&s.app, &u.token);
+    for (name, content) in [
+        ("data.bin", pattern(4096, 9)),
+        ("notes.txt", b"plain text is shown as it is".to_vec()),
+    ] {
+        std::fs::write(s.local(name), content).unwrap();
+    }
+    ok(&s.sftp(
+        &u,
+        "put data.bin \"/My Folder/data.bin\"\nput notes.txt \"/My Folder/notes.txt\"\n",
+    ));
+    let files = rest_files(&s.app, &u.token, &root);
+    let id_of = |name: &str| {
+        files
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, id)| id.clone())
+            .unwrap_or_else(|| panic!("{name} is missing: {files:?}"))
+    };
+    let (data, notes) = (id_of("data.bin"), id_of("notes.txt"));
+    // No preview can be made of the bytes' type without a converter: `failed` before any job
+    // ran, and only the text file's preview waits in the queue.
+    let p = s
+        .app
+        .rest(
+            "GET",
+            &format!("/rest/files/{data}/preview"),
+            &u.token,
+            None,
+        )
+        .json();
+    assert_eq!(p["status"], "failed", "{p}");
+    let p = s
+        .app
+        .rest(
+            "GET",
+            &format!("/rest/files/{notes}/preview"),
+            &u.token,
+            None,
+        )
+        .json();
+    assert_eq!(p["status"], "processing", "{p}");
+    assert_eq!(
+        s.app.count("kind = 'preview' AND state = 'queued'", "jobs"),
+        1
+    );
+    assert_eq!(
+        s.app.count(
+            &format!(
+                "kind = 'preview' AND payload IN \
+                 (SELECT id FROM file_versions WHERE file_id = '{data}')"
+            ),
+            "jobs"
+        ),
+        0
+    );
+    // The queue decides the text file's as before.
+    s.app.run_jobs();
+    let p = s
+        .app
+        .rest(
+            "GET",
+            &format!("/rest/files/{notes}/preview"),
+            &u.token,
+            None,
+        )
+        .json();
+    assert_eq!(p["status"], "preview", "{p}");
+    assert_eq!(
+        s.app.count("preview_status = 'pending'", "file_versions"),
+        0
+    );
+}

@@ -455,6 +455,12 @@ pub fn commit_by(
     }
     let number = coffer_store::content::last_version_number(c, &file.id)? + 1;
     let scanning = ctx.scanner.is_some();
+    let mime = rules::guess_mime(&file.name);
+    let preview_status = if super::jobs::may_have_preview(ctx, mime) {
+        "pending"
+    } else {
+        "failed"
+    };
     let v = FileVersion {
         id: uuid::Uuid::new_v4().to_string(),
         file_id: file.id.clone(),
@@ -462,14 +468,14 @@ pub fn commit_by(
         blob_id: stored.blob.clone(),
         name: file.name.clone(),
         size: stored.size,
-        mime: rules::guess_mime(&file.name).to_string(),
+        mime: mime.to_string(),
         creator_id: user_id.to_string(),
         created_at: t,
         client_created_at: stored.client_created,
         client_modified_at: stored.client_modified,
         av_status: if scanning { "scanning" } else { "allowed" }.into(),
         av_signature: None,
-        preview_status: "pending".into(),
+        preview_status: preview_status.into(),
         preview_blob_id: None,
         deleted: false,
     };
@@ -479,7 +485,12 @@ pub fn commit_by(
     if scanning {
         super::jobs::enqueue(c, super::jobs::SCAN, &v.id, t)?;
     }
-    super::jobs::enqueue(c, super::jobs::PREVIEW, &v.id, t)?;
+    if preview_status == "pending" {
+        super::jobs::enqueue(c, super::jobs::PREVIEW, &v.id, t)?;
+    } else {
+        // The version's text extraction was queued by a trigger, which cannot wake the worker.
+        coffer_store::wake::announce(c, coffer_store::wake::Work::Jobs)?;
+    }
     if created {
         events::record(
             c,

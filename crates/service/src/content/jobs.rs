@@ -306,6 +306,22 @@ enum Preview {
     Failed(String),
 }
 
+/// Whether a type's preview is the file itself (PDF, audio, video, plain text, images shown
+/// without a thumbnail).
+fn shown_as_is(mime: &str) -> bool {
+    coffer_domain::content::serve_inline(mime) || mime.starts_with("text/plain")
+}
+
+/// Whether a version of this type can have a preview on this server: an image to thumbnail, a
+/// type shown as it is, or any type when a converter is configured. A version of any other type
+/// starts as `failed` and queues no preview job, which could only decide the same (on a run
+/// of small puts that job was three write transactions per file for nothing).
+pub fn may_have_preview(ctx: &Ctx, mime: &str) -> bool {
+    coffer_extract::is_thumbnailable(mime)
+        || shown_as_is(mime)
+        || ctx.config.preview_converter.is_some()
+}
+
 /// Decides a version's preview. Images (PNG, JPEG, GIF, WebP, BMP) get a PNG thumbnail made by
 /// `coffer_extract`; PDF, audio, video and plain text are shown as they are; other types are
 /// converted to PDF by the operator's converter when one is configured, else have none
@@ -323,7 +339,7 @@ async fn preview(ctx: &Ctx, version_id: &str) -> Result<()> {
         Preview::Failed("the content is quarantined".into())
     } else if coffer_extract::is_thumbnailable(&v.mime) {
         thumbnail(ctx, &v).await?
-    } else if coffer_domain::content::serve_inline(&v.mime) || v.mime.starts_with("text/plain") {
+    } else if shown_as_is(&v.mime) {
         Preview::AsIs
     } else if let Some(cmd) = &ctx.config.preview_converter {
         convert(ctx, &v, cmd).await?

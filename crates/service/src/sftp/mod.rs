@@ -427,17 +427,38 @@ where
         + 'static,
 {
     use futures_util::StreamExt;
-    let (room, max) = (put.room, put.max_upload_size);
     let body = body.map(|r| r.map_err(uploads::BodyError));
-    match ctx.storage.put_stream(body, Some(room as u64)).await {
-        Ok(put) => Ok(files::Stored {
-            blob: put.key.to_string(),
-            size: put.size as i64,
-            md5: put.md5.clone(),
+    stored(
+        put,
+        ctx.storage
+            .put_stream(body, Some(put.room.max(0) as u64))
+            .await,
+    )
+}
+
+/// [`store`] for a whole file already in memory (one that ended before a batch of writes was
+/// full): the same room, the blob stored in one call.
+pub async fn store_bytes(ctx: &Ctx, put: &Put, bytes: bytes::Bytes) -> Result<files::Stored> {
+    if bytes.len() as u64 > put.room.max(0) as u64 {
+        return stored(put, Err(coffer_storage::StorageError::TooLarge));
+    }
+    stored(put, ctx.storage.put_bytes(bytes).await)
+}
+
+/// The stored bytes of a put, or the refusal a failed store answers.
+fn stored(
+    put: &Put,
+    outcome: std::result::Result<coffer_storage::PutOutcome, coffer_storage::StorageError>,
+) -> Result<files::Stored> {
+    match outcome {
+        Ok(blob) => Ok(files::Stored {
+            blob: blob.key.to_string(),
+            size: blob.size as i64,
+            md5: blob.md5.clone(),
             client_created: None,
             client_modified: None,
         }),
-        Err(coffer_storage::StorageError::TooLarge) if room >= max => {
+        Err(coffer_storage::StorageError::TooLarge) if put.room >= put.max_upload_size => {
             Err(ApiError::new(ErrorCode::LicenseMaxUploadSize).into())
         }
         Err(coffer_storage::StorageError::TooLarge) => {
