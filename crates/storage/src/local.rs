@@ -182,7 +182,7 @@ impl Local {
             file.write_all(&bytes)?;
             file.sync_all()?;
             drop(file);
-            let fingerprints = hasher.finish();
+            let fingerprints = hasher.finish_here()?;
             let dst = root.join(fingerprints.key.relative_path());
             let created = link_into_place(&temp.0, &dst)?;
             drop(temp);
