@@ -197,7 +197,10 @@ pub struct Ancestor {
 }
 
 /// The object and its ancestors, nearest first (the object itself at depth 0). Bounded at 4096
-/// levels so that no stored cycle can loop.
+/// levels so that no stored cycle can loop. The few walked rows come first (`CROSS JOIN`, which
+/// SQLite takes as the join order): otherwise SQLite scanned every object and probed the walk,
+/// 60 ms per call at 100,000 objects instead of well under one, and every file a search or a
+/// listing renders asks for its path.
 pub fn ancestors(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Ancestor>> {
     let sql = "WITH RECURSIVE up(id, depth) AS ( \
                  SELECT id, CAST(0 AS BIGINT) FROM objects WHERE id = $1 \
@@ -205,7 +208,7 @@ pub fn ancestors(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Ancestor>> {
                  SELECT o.parent_id, up.depth + 1 FROM objects o JOIN up ON o.id = up.id \
                  WHERE o.parent_id IS NOT NULL AND up.depth < 4096) \
                SELECT o.id, o.parent_id, o.name, o.system, o.deleted_at, up.depth \
-               FROM up JOIN objects o ON o.id = up.id ORDER BY up.depth";
+               FROM up CROSS JOIN objects o WHERE o.id = up.id ORDER BY up.depth";
     Ok(db_run!(conn => diesel::sql_query(sql)
         .bind::<Text, _>(id)
         .load::<Ancestor>(conn))?)
