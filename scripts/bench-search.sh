@@ -35,6 +35,12 @@
 #   BENCH_STRICT=1          exit 1 when a target check fails (a latency check fails too when its
 #                           run had an error or timeout, or fewer good answers than the minimum)
 #   BENCH_KEEP=1            keep the temporary directory (data dir, seed output)
+#   BENCH_SEARCH_CORPUS=dir keep the seeded and indexed corpus in dir and use it again on later
+#                           runs of the same size: seeding and indexing 100,000 files take many
+#                           minutes, a run on a kept corpus only the measurements. The report
+#                           then gives the seeding and indexing figures of the run that built
+#                           it. A corpus from an older build is migrated by cofferd on start;
+#                           dir must be new or hold a corpus this script finished.
 #
 # Needs wrk, curl and python3 (installed with apt when missing, as root). Everything it starts
 # (cofferd, wrk, curl) talks to 127.0.0.1 only; cofferd is stopped on exit by its recorded PID.
@@ -115,20 +121,44 @@ fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/coffer-bench-search.XXXXXX")
 DATA=$WORK/data
+SEED_JSON=$WORK/seed.json
 mkdir -p "$OUT"
 rm -f "$OUT"/search-*
 
+# --- a kept corpus ----------------------------------------------------------------------------
+# $CORPUS/done records the size and the seeding and indexing figures of the run that built it,
+# written only once its indexing finished, so a corpus cut short is never taken for a whole one.
+CORPUS=${BENCH_SEARCH_CORPUS:-}
+REUSED=0
+if [[ -n $CORPUS ]]; then
+  DATA=$CORPUS/data
+  SEED_JSON=$CORPUS/seed.json
+  if [[ -f $CORPUS/done ]]; then
+    read -r c_files c_emails SEED_SECS c_index_secs <"$CORPUS/done"
+    [[ $c_files == "$FILES" && $c_emails == "$EMAILS" ]] ||
+      die "$CORPUS holds $c_files files and $c_emails emails, not $FILES and $EMAILS"
+    REUSED=1
+  elif [[ -e $CORPUS ]] && [[ -n $(ls -A "$CORPUS") ]]; then
+    die "$CORPUS is neither empty nor a finished corpus; remove it"
+  fi
+  mkdir -p "$CORPUS"
+fi
+
 # --- seed -------------------------------------------------------------------------------------
-log "seed: $FILES files and $EMAILS emails into $DATA (search-bench)"
-seed_start=$(date +%s.%N)
-"$SEED_BIN" "$DATA" "$FILES" "$EMAILS" >"$WORK/seed.json" 2>"$OUT/search-seed.log" ||
-  {
-    tail -n 20 "$OUT/search-seed.log" >&2
-    die "search-bench failed"
-  }
-seed_end=$(date +%s.%N)
-SEED_SECS=$(python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.1f}")' "$seed_start" "$seed_end")
-info "$(tail -n 1 "$OUT/search-seed.log")"
+if ((REUSED)); then
+  log "seed: the kept corpus in $CORPUS ($FILES files and $EMAILS emails, seeded in $SEED_SECS s)"
+else
+  log "seed: $FILES files and $EMAILS emails into $DATA (search-bench)"
+  seed_start=$(date +%s.%N)
+  "$SEED_BIN" "$DATA" "$FILES" "$EMAILS" >"$SEED_JSON" 2>"$OUT/search-seed.log" ||
+    {
+      tail -n 20 "$OUT/search-seed.log" >&2
+      die "search-bench failed"
+    }
+  seed_end=$(date +%s.%N)
+  SEED_SECS=$(python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.1f}")' "$seed_start" "$seed_end")
+  info "$(tail -n 1 "$OUT/search-seed.log")"
+fi
 
 # --- cofferd: (n) indexing --------------------------------------------------------------------
 read -r -a EXTRA_ENV <<<"$COFFERD_EXTRA_ENV"
@@ -162,11 +192,16 @@ done
 index_end=$(date +%s.%N)
 echo "$S" >"$OUT/search-status.json"
 INDEX_SECS=$(python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.1f}")' "$index_start" "$index_end")
+if ((REUSED)); then
+  INDEX_SECS=$c_index_secs
+elif [[ -n $CORPUS ]]; then
+  echo "$FILES $EMAILS $SEED_SECS $INDEX_SECS" >"$CORPUS/done"
+fi
 info "indexed in $INDEX_SECS s: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print({k: d[k] for k in ("indexed","failed","skipped","textBytes","indexBytes")})' "$OUT/search-status.json")"
 
 # --- tokens and requests ------------------------------------------------------------------------
 log "tokens: password grant for $CLIENTS users"
-python3 - "$WORK/seed.json" "$BASE" "$CLIENTS" "$WORK" <<'PY'
+python3 - "$SEED_JSON" "$BASE" "$CLIENTS" "$WORK" <<'PY'
 import json, sys, urllib.parse, urllib.request, random
 seed, base, n, work = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 tokens = []
@@ -212,10 +247,10 @@ log "report: the Search section of $REPORT"
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 CPUS=$(nproc)
 python3 - "$OUT" "$REPORT" "$COMMIT" "$CPUS" "$FILES" "$EMAILS" "$CLIENTS" "$SECS" "$WARMUP" \
-  "$SEED_SECS" "$INDEX_SECS" "$HWM_KB" "$RSS_LIMIT_MB" "${BENCH_STRICT:-0}" "$BIN" "$MIN_REQUESTS" <<'PY'
+  "$SEED_SECS" "$INDEX_SECS" "$HWM_KB" "$RSS_LIMIT_MB" "${BENCH_STRICT:-0}" "$BIN" "$MIN_REQUESTS" "$REUSED" <<'PY'
 import datetime, json, re, sys
 (out, report, commit, cpus, files, emails, clients, secs, warmup, seed_secs, index_secs,
- hwm_kb, rss_limit, strict, binary, min_requests) = sys.argv[1:]
+ hwm_kb, rss_limit, strict, binary, min_requests, reused) = sys.argv[1:]
 build = "debug build: not comparable with the targets" if "/debug/" in binary else "release build"
 status = json.load(open(out + "/search-status.json"))
 
@@ -266,7 +301,9 @@ lines = [
     f"every hundredth a PDF or a DOCX, the rest plain text) and {int(emails):,} emails across 50 users with "
     f"10 folders each, each user's first folder shared with four others as Viewer and the second with a fifth "
     f"as Uploader." + ("" if int(files) >= 100000 else
-    f" **A reduced corpus** (`BENCH_SEARCH_FILES={files}`): the targets are set for 100,000 files."),
+    f" **A reduced corpus** (`BENCH_SEARCH_FILES={files}`): the targets are set for 100,000 files.")
+    + ("" if reused != "1" else " A kept corpus (`BENCH_SEARCH_CORPUS`): the seeding and indexing figures are "
+    "those of the run that built it, and the peak RSS covers only this run's measurements."),
     "",
     f"- (n) indexing: from cofferd's start until `cofferd search status` reports none pending: {done:,} files "
     f"in {index_secs} s, **{rate:.0f} files/s** ({status['indexed']:,} indexed, {status['failed']:,} failed, "

@@ -197,7 +197,10 @@ pub struct Ancestor {
 }
 
 /// The object and its ancestors, nearest first (the object itself at depth 0). Bounded at 4096
-/// levels so that no stored cycle can loop.
+/// levels so that no stored cycle can loop. The few walked rows come first (`CROSS JOIN`, which
+/// SQLite takes as the join order): otherwise SQLite scanned every object and probed the walk,
+/// 60 ms per call at 100,000 objects instead of well under one, and every file a search or a
+/// listing renders asks for its path.
 pub fn ancestors(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Ancestor>> {
     let sql = "WITH RECURSIVE up(id, depth) AS ( \
                  SELECT id, CAST(0 AS BIGINT) FROM objects WHERE id = $1 \
@@ -205,7 +208,7 @@ pub fn ancestors(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Ancestor>> {
                  SELECT o.parent_id, up.depth + 1 FROM objects o JOIN up ON o.id = up.id \
                  WHERE o.parent_id IS NOT NULL AND up.depth < 4096) \
                SELECT o.id, o.parent_id, o.name, o.system, o.deleted_at, up.depth \
-               FROM up JOIN objects o ON o.id = up.id ORDER BY up.depth";
+               FROM up CROSS JOIN objects o WHERE o.id = up.id ORDER BY up.depth";
     Ok(db_run!(conn => diesel::sql_query(sql)
         .bind::<Text, _>(id)
         .load::<Ancestor>(conn))?)
@@ -241,7 +244,10 @@ pub fn nearest_membership(
     Ok(row.map(|r| (r.role_id, r.object_id)))
 }
 
-/// The ids of the object and everything under it (live or in the trash, not purged).
+/// The ids of the object and everything under it (live or in the trash, not purged). The walk
+/// steps from the walked rows to their children (`CROSS JOIN`, which SQLite takes as the join
+/// order): otherwise SQLite built a throwaway index over every object at each step, 30 s for one
+/// folder at 100,000 objects.
 pub fn subtree_ids(conn: &mut DbConn, id: &str) -> StoreResult<Vec<String>> {
     #[derive(QueryableByName)]
     struct Row {
@@ -251,8 +257,8 @@ pub fn subtree_ids(conn: &mut DbConn, id: &str) -> StoreResult<Vec<String>> {
     let sql = "WITH RECURSIVE down(id, depth) AS ( \
                  SELECT id, CAST(0 AS BIGINT) FROM objects WHERE id = $1 \
                  UNION ALL \
-                 SELECT o.id, down.depth + 1 FROM objects o JOIN down ON o.parent_id = down.id \
-                 WHERE down.depth < 4096 AND o.perm_deleted = FALSE) \
+                 SELECT o.id, down.depth + 1 FROM down CROSS JOIN objects o \
+                 WHERE o.parent_id = down.id AND down.depth < 4096 AND o.perm_deleted = FALSE) \
                SELECT id FROM down";
     let rows: Vec<Row> =
         db_run!(conn => diesel::sql_query(sql).bind::<Text, _>(id).load::<Row>(conn))?;
@@ -886,14 +892,16 @@ pub fn version_counts(
     Ok(out)
 }
 
-/// Live objects of a subtree (the root included), parents before children, for a copy.
+/// Live objects of a subtree (the root included), parents before children, for a copy. Walked
+/// rows first, as in [`subtree_ids`] (20 s for one folder at 100,000 objects otherwise).
 pub fn live_subtree(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Object>> {
     let sql = "WITH RECURSIVE down(id, depth) AS ( \
                  SELECT id, CAST(0 AS BIGINT) FROM objects WHERE id = $1 \
                  UNION ALL \
-                 SELECT o.id, down.depth + 1 FROM objects o JOIN down ON o.parent_id = down.id \
-                 WHERE down.depth < 4096 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE) \
-               SELECT o.* FROM down JOIN objects o ON o.id = down.id ORDER BY down.depth";
+                 SELECT o.id, down.depth + 1 FROM down CROSS JOIN objects o \
+                 WHERE o.parent_id = down.id AND down.depth < 4096 AND o.deleted_at IS NULL \
+                   AND o.perm_deleted = FALSE) \
+               SELECT o.* FROM down CROSS JOIN objects o WHERE o.id = down.id ORDER BY down.depth";
     Ok(db_run!(conn => diesel::sql_query(sql).bind::<Text, _>(id).load::<Object>(conn))?)
 }
 

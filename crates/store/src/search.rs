@@ -222,56 +222,84 @@ fn among_roles(col: &str, ids: &[i64]) -> String {
     format!("{col} IN ({})", list.join(", "))
 }
 
-/// The common table expressions `grants`, `down` and `reach`: every live (not trashed, not
+/// What a live object that can be reached through a share is: not in the trash, not purged,
+/// no system folder.
+fn shareable(o: &str) -> String {
+    format!("{o}.deleted_at IS NULL AND {o}.perm_deleted = FALSE AND {o}.system IS NULL")
+}
+
+/// The common table expressions `grants` and `folders`: the objects other users shared with
+/// `user` (a placeholder), and every live folder at and under them down to the next object
+/// shared with them again (whose own role then applies: the nearest membership decides, as
+/// `content::nearest_membership` does for one object), with the role that reaches it. System
+/// folders of other users are never reached; trashing marks a whole subtree, so a trashed
+/// folder's descendants are left out with it.
+///
+/// Only folders are walked: a file has nothing under it, so the files reached through a share
+/// are the live files, not themselves shared again, whose parent is one of `folders` (see
+/// [`shared_files`]). A caller's shares hold far fewer folders than files, and the walk was
+/// most of a search's cost when it stepped into every file (two to three times this one).
+/// Both are computed once (`MATERIALIZED`), and every step names the walked rows first (`CROSS
+/// JOIN`, which SQLite takes as the join order), so it looks children up by `parent_id`.
+/// Without that, SQLite's planner inlined the walk into the full-text hits' `IN` list and built
+/// a throwaway index over all objects at every step: a search over 100,000 files took 17 s
+/// instead of 50 ms.
+fn shared_folders(user: &str) -> String {
+    format!(
+        "grants(id, role_id) AS MATERIALIZED ( \
+           SELECT m.object_id, m.role_id FROM object_members m \
+           JOIN objects o ON o.id = m.object_id \
+           WHERE m.user_id = {user} AND o.owner_id <> {user} AND {live_o}), \
+         folders(id, role_id, depth) AS MATERIALIZED ( \
+           SELECT g.id, g.role_id, CAST(0 AS BIGINT) FROM grants g \
+           UNION ALL \
+           SELECT o.id, folders.role_id, folders.depth + 1 \
+           FROM folders CROSS JOIN objects o \
+           WHERE o.parent_id = folders.id AND o.kind = 'd' AND folders.depth < 4096 AND {live_o} \
+             AND o.id NOT IN (SELECT id FROM grants))",
+        live_o = shareable("o"),
+    )
+}
+
+/// The condition that the file `o` is reached through the share folder `f` of
+/// [`shared_folders`]: it lies in it, is live and is not itself shared with the caller again.
+fn shared_files(o: &str, f: &str) -> String {
+    format!(
+        "{o}.parent_id = {f}.id AND {o}.kind = 'f' AND {live} AND {o}.id NOT IN (SELECT id FROM grants)",
+        live = shareable(o),
+    )
+}
+
+/// The caller's own objects among `o`: every live object they own but their root.
+fn own(o: &str, user: &str) -> String {
+    format!(
+        "{o}.owner_id = {user} AND {o}.deleted_at IS NULL AND {o}.perm_deleted = FALSE \
+         AND ({o}.system IS NULL OR {o}.system <> 'base')"
+    )
+}
+
+/// The common table expression `reach` (with those it needs): every live (not trashed, not
 /// purged) folder and file `user` (a placeholder) reaches, with the role of the nearest
 /// membership on the way down (NULL for their own) and, when `paths`, the path as they see it.
 ///
 /// Their own objects are every object they own but their root; the others' are everything at
-/// and under an object another user shared with them, down to the next object shared with them
-/// again (whose own role then applies: the nearest membership decides, as
-/// `content::nearest_membership` does for one object). System folders of other users are
-/// never reached. Trashing marks a whole subtree, so a trashed object's descendants are left
-/// out with it.
-///
-/// The reach is computed once (`MATERIALIZED`) even though the full-text hits and the
-/// candidates both read it, and every step down names the walked rows first (`CROSS JOIN`,
-/// which SQLite takes as the join order), so the step looks children up by `parent_id`.
-/// Without both, SQLite's planner inlined the walk into the hits' `IN` list and built a
-/// throwaway index over all objects at every step: a search over 100,000 files took 17 s
-/// instead of 50 ms. [`reach_of_candidates`] decides the same for a few objects, walking up.
+/// and under an object another user shared with them, as [`shared_folders`] states. An own
+/// object under a share is listed twice. With `paths` the walk goes down every object, carrying
+/// the path (the same rule, written as one walk); without, it goes down the folders only.
 fn reach_sql(user: &str, paths: bool) -> String {
-    let (top_path, step_path) = if paths {
-        (
-            "CAST(o.name_folded AS TEXT)",
-            "down.path || '/' || o.name_folded",
-        )
-    } else {
-        ("CAST('' AS TEXT)", "down.path")
-    };
-    let own = if paths {
-        format!(
-            "own(id, path, depth) AS ( \
-               SELECT o.id, CAST(o.name_folded AS TEXT), CAST(0 AS BIGINT) \
-               FROM objects b JOIN objects o ON o.parent_id = b.id \
-               WHERE b.owner_id = {user} AND b.system = 'base' \
-                 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
-               UNION ALL \
-               SELECT o.id, own.path || '/' || o.name_folded, own.depth + 1 \
-               FROM own CROSS JOIN objects o \
-               WHERE o.parent_id = own.id AND own.depth < 4096 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE), \
+    if !paths {
+        return format!(
+            "{folders}, \
              reach(id, role_id, path) AS MATERIALIZED ( \
-               SELECT id, CAST(NULL AS BIGINT), path FROM own \
-               UNION ALL SELECT id, role_id, path FROM down)"
-        )
-    } else {
-        format!(
-            "reach(id, role_id, path) AS MATERIALIZED ( \
-               SELECT o.id, CAST(NULL AS BIGINT), CAST('' AS TEXT) FROM objects o \
-               WHERE o.owner_id = {user} AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
-                 AND (o.system IS NULL OR o.system <> 'base') \
-               UNION ALL SELECT id, role_id, path FROM down)"
-        )
-    };
+               SELECT o.id, CAST(NULL AS BIGINT), CAST('' AS TEXT) FROM objects o WHERE {own} \
+               UNION ALL SELECT id, role_id, CAST('' AS TEXT) FROM folders \
+               UNION ALL SELECT o.id, f.role_id, CAST('' AS TEXT) \
+               FROM folders f CROSS JOIN objects o WHERE {files})",
+            folders = shared_folders(user),
+            own = own("o", user),
+            files = shared_files("o", "f"),
+        );
+    }
     format!(
         "grants(id, role_id) AS ( \
            SELECT m.object_id, m.role_id FROM object_members m \
@@ -279,57 +307,49 @@ fn reach_sql(user: &str, paths: bool) -> String {
            WHERE m.user_id = {user} AND o.owner_id <> {user} AND o.system IS NULL \
              AND o.deleted_at IS NULL AND o.perm_deleted = FALSE), \
          down(id, role_id, path, depth) AS ( \
-           SELECT g.id, g.role_id, {top_path}, CAST(0 AS BIGINT) \
+           SELECT g.id, g.role_id, CAST(o.name_folded AS TEXT), CAST(0 AS BIGINT) \
            FROM grants g JOIN objects o ON o.id = g.id \
            UNION ALL \
-           SELECT o.id, down.role_id, {step_path}, down.depth + 1 \
+           SELECT o.id, down.role_id, down.path || '/' || o.name_folded, down.depth + 1 \
            FROM down CROSS JOIN objects o \
            WHERE o.parent_id = down.id AND down.depth < 4096 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
              AND o.system IS NULL AND NOT EXISTS (SELECT 1 FROM grants g WHERE g.id = o.id)), \
-         {own}"
+         own(id, path, depth) AS ( \
+           SELECT o.id, CAST(o.name_folded AS TEXT), CAST(0 AS BIGINT) \
+           FROM objects b JOIN objects o ON o.parent_id = b.id \
+           WHERE b.owner_id = {user} AND b.system = 'base' \
+             AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
+           UNION ALL \
+           SELECT o.id, own.path || '/' || o.name_folded, own.depth + 1 \
+           FROM own CROSS JOIN objects o \
+           WHERE o.parent_id = own.id AND own.depth < 4096 AND o.deleted_at IS NULL AND o.perm_deleted = FALSE), \
+         reach(id, role_id, path) AS MATERIALIZED ( \
+           SELECT id, CAST(NULL AS BIGINT), path FROM own \
+           UNION ALL SELECT id, role_id, path FROM down)"
     )
 }
 
-/// The common table expressions `cands`, `up` and `reach`: the same `reach` as [`reach_sql`]
-/// decides (without paths), but only for the objects `cands` (a statement of ids) names, found
-/// by walking up from each instead of down from the caller's roots, so that the cost follows
-/// the number of candidates and not the size of the caller's reach.
-///
-/// The rule is the one [`reach_sql`] states: a candidate is the caller's own when they own it
-/// and it is live and not their root; it is reached through another user's share when, walking
-/// up from it, every object on the way is live and no system folder until the nearest one
-/// with a membership of the caller that the caller does not own, whose role then applies (the
-/// walk stops there: the nearest membership decides). A candidate that is both (their own
-/// object under a share) is listed twice, as the walk down lists it.
+/// The common table expressions `cands` and `reach` (with those it needs): the same `reach` as
+/// [`reach_sql`] decides (without paths), but only for the objects `cands` (a statement of ids)
+/// names, so that the cost follows the number of candidates and the caller's shared folders,
+/// not the number of files the caller reaches. A candidate is the caller's own as
+/// [`reach_sql`] says; it is reached through a share when it is one of [`shared_folders`] (a
+/// shared object or a folder under one), or a file in one of them that [`shared_files`] takes.
 fn reach_of_candidates(user: &str, cands: &str) -> String {
-    let live = |o: &str| {
-        format!("{o}.deleted_at IS NULL AND {o}.perm_deleted = FALSE AND {o}.system IS NULL")
-    };
-    let grant = |o: &str| {
-        format!(
-            "(SELECT m.role_id FROM object_members m \
-              WHERE m.object_id = {o}.id AND m.user_id = {user} AND {o}.owner_id <> {user})"
-        )
-    };
     format!(
         "cands(id) AS MATERIALIZED ({cands}), \
-         up(id, parent_id, depth, role_id) AS ( \
-           SELECT o.id, o.parent_id, CAST(0 AS BIGINT), {grant_o} \
-           FROM cands c CROSS JOIN objects o WHERE o.id = c.id AND {live_o} \
-           UNION ALL \
-           SELECT up.id, p.parent_id, up.depth + 1, {grant_p} \
-           FROM up CROSS JOIN objects p \
-           WHERE up.role_id IS NULL AND p.id = up.parent_id AND up.depth < 4096 AND {live_p}), \
+         {folders}, \
          reach(id, role_id, path) AS MATERIALIZED ( \
            SELECT o.id, CAST(NULL AS BIGINT), CAST('' AS TEXT) \
-           FROM cands c CROSS JOIN objects o \
-           WHERE o.id = c.id AND o.owner_id = {user} AND o.deleted_at IS NULL AND o.perm_deleted = FALSE \
-             AND (o.system IS NULL OR o.system <> 'base') \
-           UNION ALL SELECT id, role_id, CAST('' AS TEXT) FROM up WHERE role_id IS NOT NULL)",
-        grant_o = grant("o"),
-        grant_p = grant("p"),
-        live_o = live("o"),
-        live_p = live("p"),
+           FROM cands c CROSS JOIN objects o WHERE o.id = c.id AND {own} \
+           UNION ALL SELECT f.id, f.role_id, CAST('' AS TEXT) FROM folders f \
+           WHERE f.id IN (SELECT id FROM cands) \
+           UNION ALL SELECT o.id, f.role_id, CAST('' AS TEXT) \
+           FROM cands c CROSS JOIN objects o CROSS JOIN folders f \
+           WHERE o.id = c.id AND {files})",
+        folders = shared_folders(user),
+        own = own("o", user),
+        files = shared_files("o", "f"),
     )
 }
 
@@ -823,47 +843,70 @@ pub const MARK_START: char = '\u{2}';
 /// The end of a highlighted passage.
 pub const MARK_END: char = '\u{3}';
 
-/// A short passage of a document's text around the terms, the matched words between
-/// [`MARK_START`] and [`MARK_END`].
-pub fn snippet(
+/// Short passages of documents' text around the terms, the matched words between
+/// [`MARK_START`] and [`MARK_END`], for many documents of one kind in one statement: each
+/// document among `ref_ids` whose text holds the terms, with its passage. The documents are
+/// looked up first and the index asked about each one alone (`CROSS JOIN`), so the cost follows
+/// the page and not the number of documents that hold the terms.
+pub fn snippets(
     conn: &mut DbConn,
     kind: DocKind,
-    ref_id: &str,
+    ref_ids: &[String],
     terms: &[String],
-) -> StoreResult<Option<String>> {
+) -> StoreResult<std::collections::HashMap<String, String>> {
     #[derive(QueryableByName)]
     struct Row {
+        #[diesel(sql_type = Text)]
+        ref_id: String,
         #[diesel(sql_type = Text)]
         s: String,
     }
     let terms = clean_terms(terms);
-    if terms.is_empty() {
-        return Ok(None);
+    if terms.is_empty() || ref_ids.is_empty() {
+        return Ok(Default::default());
     }
     let q = fts_query(conn.backend(), &terms);
-    let row: Option<Row> = match conn {
+    let ids = serde_json::to_string(ref_ids).unwrap_or_else(|_| "[]".into());
+    // SQLite numbers `$N` parameters by their first appearance: they come in order.
+    let rows: Vec<Row> = match conn {
         DbConn::Sqlite(c) => diesel::sql_query(
-            "SELECT snippet(search_fts, 1, char(2), char(3), '…', 16) AS s \
-             FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid \
-             WHERE search_fts MATCH $1 AND d.kind = $2 AND d.ref_id = $3",
+            "SELECT d.ref_id AS ref_id, snippet(search_fts, 1, char(2), char(3), '…', 16) AS s \
+             FROM search_docs d CROSS JOIN search_fts ON search_fts.rowid = d.id \
+             WHERE search_fts MATCH $1 AND d.kind = $2 \
+               AND d.ref_id IN (SELECT value FROM json_each($3))",
         )
         .bind::<Text, _>(&q)
         .bind::<Text, _>(kind.as_str())
-        .bind::<Text, _>(ref_id)
-        .get_result::<Row>(c)
-        .optional()?,
+        .bind::<Text, _>(&ids)
+        .load::<Row>(c)?,
         DbConn::Pg(c) => diesel::sql_query(
-            "SELECT ts_headline('simple', body, to_tsquery('simple', $1), \
+            "SELECT ref_id, ts_headline('simple', body, to_tsquery('simple', $1), \
                'StartSel=' || chr(2) || ', StopSel=' || chr(3) || ', MaxWords=16, MinWords=6, MaxFragments=1, FragmentDelimiter=…') AS s \
-             FROM search_docs WHERE kind = $2 AND ref_id = $3 AND tsv @@ to_tsquery('simple', $1)",
+             FROM search_docs WHERE kind = $2 \
+               AND ref_id IN (SELECT jsonb_array_elements_text(CAST($3 AS jsonb))) \
+               AND tsv @@ to_tsquery('simple', $1)",
         )
         .bind::<Text, _>(&q)
         .bind::<Text, _>(kind.as_str())
-        .bind::<Text, _>(ref_id)
-        .get_result::<Row>(c)
-        .optional()?,
+        .bind::<Text, _>(&ids)
+        .load::<Row>(c)?,
     };
-    Ok(row.map(|r| r.s))
+    Ok(rows.into_iter().map(|r| (r.ref_id, r.s)).collect())
+}
+
+/// The folders and files (not purged) with these ids, in no particular order: a page that
+/// [`find_objects`] found, read in one statement.
+pub fn objects_of(conn: &mut DbConn, ids: &[String]) -> StoreResult<Vec<crate::models::Object>> {
+    use crate::schema::objects;
+    let mut out = Vec::with_capacity(ids.len());
+    for part in ids.chunks(500) {
+        out.extend(db_run!(conn => objects::table
+            .filter(objects::id.eq_any(part))
+            .filter(objects::perm_deleted.eq(false))
+            .select(crate::models::Object::as_select())
+            .load(conn))?);
+    }
+    Ok(out)
 }
 
 /// Puts a file's text into the index in place of any earlier text, and records the version
