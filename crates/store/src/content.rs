@@ -383,19 +383,27 @@ pub fn usage(conn: &mut DbConn, owner: &str) -> StoreResult<i64> {
 /// content): the bytes their live versions hold, and the number that every change in their
 /// trees moves on.
 pub fn account(conn: &mut DbConn, owner: &str) -> StoreResult<(i64, i64)> {
-    #[derive(QueryableByName)]
-    struct Row {
-        #[diesel(sql_type = BigInt)]
-        used: i64,
-        #[diesel(sql_type = BigInt)]
-        generation: i64,
-    }
-    let sql = "SELECT used, generation FROM content_accounts WHERE owner_id = $1";
-    let row: Option<Row> = db_run!(conn => diesel::sql_query(sql)
-        .bind::<Text, _>(owner)
-        .get_result::<Row>(conn)
+    // Through the query builder rather than `sql_query`: a listing reads this on every request
+    // (its cache key), and diesel keeps a prepared statement only for a built query.
+    use accounts::content_accounts as a;
+    let row: Option<(i64, i64)> = db_run!(conn => a::table
+        .find(owner)
+        .select((a::used, a::generation))
+        .first(conn)
         .optional())?;
-    Ok(row.map_or((0, 0), |r| (r.used, r.generation)))
+    Ok(row.unwrap_or((0, 0)))
+}
+
+/// `content_accounts`, which only triggers write (so it is not in `schema`, whose tables the
+/// code writes): read here by key.
+mod accounts {
+    diesel::table! {
+        content_accounts (owner_id) {
+            owner_id -> Text,
+            used -> BigInt,
+            generation -> BigInt,
+        }
+    }
 }
 
 /// The bytes an owner's live versions hold, summed over them (what `content_accounts.used`

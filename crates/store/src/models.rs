@@ -89,6 +89,16 @@ pub struct Client {
     pub updated_at: i64,
 }
 
+/// What a request's authentication needs of the client its token was issued to: read with the
+/// token on every API call, so only these columns (the whole row is twenty-one).
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = clients)]
+pub struct TokenClient {
+    pub id: String,
+    pub redirect_uri: String,
+    pub flag: i32,
+}
+
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = devices)]
 pub struct Device {

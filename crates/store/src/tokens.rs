@@ -5,7 +5,7 @@
 //! time-ordered) and revoking anything is an update of family rows.
 
 use crate::models::{
-    AccessToken, AccessTokenRow, Client, RefreshToken, RefreshTokenRow, TokenFamily, User,
+    AccessToken, AccessTokenRow, RefreshToken, RefreshTokenRow, TokenClient, TokenFamily, User,
 };
 use crate::schema::{access_tokens, clients, refresh_tokens, token_families, users};
 use crate::{db_run, DbConn, StoreResult};
@@ -31,7 +31,7 @@ pub fn insert_refresh(conn: &mut DbConn, t: &RefreshTokenRow) -> StoreResult<()>
 pub fn access_with_owner(
     conn: &mut DbConn,
     hash: &str,
-) -> StoreResult<Option<(AccessToken, User, Client)>> {
+) -> StoreResult<Option<(AccessToken, User, TokenClient)>> {
     let row = db_run!(conn => access_tokens::table
         .inner_join(token_families::table.inner_join(users::table).inner_join(clients::table))
         .filter(access_tokens::token_hash.eq(hash))
@@ -39,9 +39,9 @@ pub fn access_with_owner(
             AccessTokenRow::as_select(),
             TokenFamily::as_select(),
             User::as_select(),
-            Client::as_select(),
+            TokenClient::as_select(),
         ))
-        .first::<(AccessTokenRow, TokenFamily, User, Client)>(conn)
+        .first::<(AccessTokenRow, TokenFamily, User, TokenClient)>(conn)
         .optional())?;
     Ok(row.map(|(t, f, u, c)| ((t, f).into(), u, c)))
 }

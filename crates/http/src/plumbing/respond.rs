@@ -37,6 +37,48 @@ pub fn listing_body<T: Serialize>(
     serde_json::to_vec(&Body { envelope, l })
 }
 
+/// A kept body answered in slices of [`Slices::SLICE`] bytes, with its whole length as
+/// `Content-Length`. actix copies a body into its connection's write buffer before writing it;
+/// given a large body in one piece it grows that buffer to the body's size for every answer
+/// (and frees it after), given slices it copies each into the same small buffer, which stays
+/// in cache. The slices share the kept bytes (no copy of ours).
+pub struct Slices {
+    rest: actix_web::web::Bytes,
+    len: u64,
+}
+
+impl Slices {
+    /// A slice: twice actix's write buffer (32 KiB), so a slice is one write to the socket.
+    pub const SLICE: usize = 64 * 1024;
+
+    pub fn new(body: actix_web::web::Bytes) -> Slices {
+        Slices {
+            len: body.len() as u64,
+            rest: body,
+        }
+    }
+}
+
+impl actix_web::body::MessageBody for Slices {
+    type Error = std::convert::Infallible;
+
+    fn size(&self) -> actix_web::body::BodySize {
+        actix_web::body::BodySize::Sized(self.len)
+    }
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<actix_web::web::Bytes, Self::Error>>> {
+        let this = self.get_mut();
+        if this.rest.is_empty() {
+            return std::task::Poll::Ready(None);
+        }
+        let n = this.rest.len().min(Self::SLICE);
+        std::task::Poll::Ready(Some(Ok(this.rest.split_to(n))))
+    }
+}
+
 /// A whole list (not a page of a longer one) in `envelope`: its limit is its length, at least 1.
 pub fn whole<T: Serialize>(envelope: Envelope, items: Vec<T>) -> HttpResponse {
     let n = items.len() as i64;
