@@ -5,9 +5,9 @@
 #   scripts/bench-audit.sh
 #
 # The release binary tests/src/bin/audit-bench.rs (one node on SQLite in a temporary directory):
-#   - the cost of recording: folder creates and 4 KiB one-shot uploads over HTTP (1,000 and 500
-#     calls a round), five rounds each with the activity log on and off (a benchmark-only switch),
-#     alternating, best round of each;
+#   - the cost of recording: folder creates and 4 KiB one-shot uploads over HTTP (5,000 and 2,500
+#     with the activity log on, as many with it off: a benchmark-only switch), the two sides
+#     alternating every 20 calls so that drift falls on both alike, each side's calls over its time;
 #     target: the log costs at most 10% of the throughput;
 #   - BENCH_AUDIT_RECORDS (default 1,000,000) records appended through the server's own append,
 #     then the walk of `cofferd audit verify` timed; target: >= 100,000 records/s;

@@ -222,16 +222,15 @@ impl Local {
             .map(move |(at, want)| {
                 let file = file.clone();
                 blocking(move || {
-                    let mut buf = vec![0u8; want];
+                    // Read into the spare capacity: a zeroed buffer would cost a pass over
+                    // every byte served before the read writes it.
+                    let mut buf = Vec::with_capacity(want);
                     let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
                     file.seek(SeekFrom::Start(at))?;
-                    file.read_exact(&mut buf).map_err(|e| {
-                        if e.kind() == io::ErrorKind::UnexpectedEof {
-                            StorageError::Io("blob shorter than its size".into())
-                        } else {
-                            e.into()
-                        }
-                    })?;
+                    (&mut *file).take(want as u64).read_to_end(&mut buf)?;
+                    if buf.len() < want {
+                        return Err(StorageError::Io("blob shorter than its size".into()));
+                    }
                     Ok(Bytes::from(buf))
                 })
             })

@@ -814,7 +814,9 @@ pub(crate) async fn serve_shown(
             let stream = read
                 .stream
                 .map_err(|e| -> Box<dyn std::error::Error> { Box::new(e) });
-            Ok(res.no_chunking(length).streaming(stream))
+            Ok(res
+                .no_chunking(length)
+                .streaming(crate::plumbing::respond::SliceStream::new(stream)))
         }
     }
 }

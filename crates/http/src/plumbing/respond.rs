@@ -79,6 +79,44 @@ impl actix_web::body::MessageBody for Slices {
     }
 }
 
+/// A streamed body re-cut into pieces of at most [`Slices::SLICE`] bytes (sharing the
+/// stream's bytes), for the reason [`Slices`] gives: a download's pieces are read in larger
+/// blocks than actix's write buffer keeps.
+pub struct SliceStream<S> {
+    inner: S,
+    held: actix_web::web::Bytes,
+}
+
+impl<S> SliceStream<S> {
+    pub fn new(inner: S) -> SliceStream<S> {
+        SliceStream {
+            inner,
+            held: actix_web::web::Bytes::new(),
+        }
+    }
+}
+
+impl<S, E> futures_util::Stream for SliceStream<S>
+where
+    S: futures_util::Stream<Item = Result<actix_web::web::Bytes, E>> + Unpin,
+{
+    type Item = Result<actix_web::web::Bytes, E>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        while self.held.is_empty() {
+            match std::task::ready!(std::pin::Pin::new(&mut self.inner).poll_next(cx)) {
+                Some(Ok(b)) => self.held = b,
+                other => return std::task::Poll::Ready(other),
+            }
+        }
+        let n = self.held.len().min(Slices::SLICE);
+        std::task::Poll::Ready(Some(Ok(self.held.split_to(n))))
+    }
+}
+
 /// A whole list (not a page of a longer one) in `envelope`: its limit is its length, at least 1.
 pub fn whole<T: Serialize>(envelope: Envelope, items: Vec<T>) -> HttpResponse {
     let n = items.len() as i64;
