@@ -37,57 +37,21 @@ pub fn listing_body<T: Serialize>(
     serde_json::to_vec(&Body { envelope, l })
 }
 
-/// A kept body answered in slices of [`Slices::SLICE`] bytes, with its whole length as
-/// `Content-Length`. actix copies a body into its connection's write buffer before writing it;
-/// given a large body in one piece it grows that buffer to the body's size for every answer
-/// (and frees it after), given slices it copies each into the same small buffer, which stays
-/// in cache. The slices share the kept bytes (no copy of ours).
-pub struct Slices {
-    rest: actix_web::web::Bytes,
-    len: u64,
-}
-
-impl Slices {
-    /// A slice: twice actix's write buffer (32 KiB), so a slice is one write to the socket.
-    pub const SLICE: usize = 64 * 1024;
-
-    pub fn new(body: actix_web::web::Bytes) -> Slices {
-        Slices {
-            len: body.len() as u64,
-            rest: body,
-        }
-    }
-}
-
-impl actix_web::body::MessageBody for Slices {
-    type Error = std::convert::Infallible;
-
-    fn size(&self) -> actix_web::body::BodySize {
-        actix_web::body::BodySize::Sized(self.len)
-    }
-
-    fn poll_next(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<actix_web::web::Bytes, Self::Error>>> {
-        let this = self.get_mut();
-        if this.rest.is_empty() {
-            return std::task::Poll::Ready(None);
-        }
-        let n = this.rest.len().min(Self::SLICE);
-        std::task::Poll::Ready(Some(Ok(this.rest.split_to(n))))
-    }
-}
-
-/// A streamed body re-cut into pieces of at most [`Slices::SLICE`] bytes (sharing the
-/// stream's bytes), for the reason [`Slices`] gives: a download's pieces are read in larger
-/// blocks than actix's write buffer keeps.
+/// A streamed body re-cut into pieces of at most [`SliceStream::SLICE`] bytes, sharing the
+/// stream's bytes. actix copies each piece of a body into its connection's write buffer and
+/// starts that buffer over whenever a piece left it above 128 KiB: a download's 256 KiB pieces
+/// cost an allocation each, 64 KiB slices reuse the one buffer, which stays in cache. (A kept
+/// listing is answered whole: cut, each response of many concurrent ones finished later, as
+/// the worker served the other connections between its pieces.)
 pub struct SliceStream<S> {
     inner: S,
     held: actix_web::web::Bytes,
 }
 
 impl<S> SliceStream<S> {
+    /// Twice actix's write buffer (32 KiB), so a slice is one write to the socket.
+    pub const SLICE: usize = 64 * 1024;
+
     pub fn new(inner: S) -> SliceStream<S> {
         SliceStream {
             inner,
@@ -112,7 +76,7 @@ where
                 other => return std::task::Poll::Ready(other),
             }
         }
-        let n = self.held.len().min(Slices::SLICE);
+        let n = self.held.len().min(Self::SLICE);
         std::task::Poll::Ready(Some(Ok(self.held.split_to(n))))
     }
 }
