@@ -11,7 +11,9 @@
 //!   that dies mid-delivery leaves a lease that runs out, and another node delivers again with
 //!   the same `webhook-id`.
 //! - An idle pump sleeps until an event is recorded on any node (`coffer_store::wake`), a
-//!   sender finishes, the earliest retry falls due, or [`Config::poll`] passes.
+//!   sender finishes, the earliest retry falls due, or [`Config::poll`] passes. Woken within
+//!   [`GATHER`] of its last look, it waits for the rest of it first, so that a burst of events
+//!   costs one look, not one per event.
 //!
 //! Outbound mail ([`mail`]) is sent the same way: claimed with a lease, retried with backoff.
 
@@ -32,6 +34,16 @@ use std::time::{Duration, Instant};
 /// How often an idle pump looks for work on its own, by default: events wake it, so this only
 /// bounds how long a missed wake-up can delay a delivery.
 pub const IDLE_POLL: Duration = Duration::from_secs(5);
+
+/// Events fanned out by one look at most.
+const FAN_OUT_BATCH: i64 = 500;
+
+/// The shortest time from one look to the next when an announcement wakes the pump: events
+/// recorded in a burst (one per file of many small uploads, say) are fanned out by one look,
+/// two write transactions, instead of one look each, while an event after a quiet moment is
+/// still looked at as soon as it is announced. It bounds what a burst adds to a delivery's
+/// latency.
+pub const GATHER: Duration = Duration::from_millis(20);
 
 /// Delivery settings.
 #[derive(Debug, Clone)]
@@ -343,7 +355,8 @@ pub fn spawn(db: Db, config: Config) -> std::io::Result<Workers> {
             // Made before the first look, so that no event recorded after it goes unnoticed.
             let mut waiter = db.waiter(Work::Deliveries);
             while !pump_stop.load(Ordering::SeqCst) {
-                let fanned = fan_out(&db, 500).unwrap_or_else(|e| {
+                let looked = Instant::now();
+                let fanned = fan_out(&db, FAN_OUT_BATCH).unwrap_or_else(|e| {
                     log::warn!("webhook fan-out failed: {e}");
                     0
                 });
@@ -363,15 +376,27 @@ pub fn spawn(db: Db, config: Config) -> std::io::Result<Workers> {
                         Err(e) => log::warn!("claiming webhook deliveries failed: {e}"),
                     }
                 }
-                if fanned == 0 && claimed == 0 {
-                    // Nothing to do now: wait for an event, a free worker, the next retry, or
-                    // the next look of our own.
+                // More may wait only behind a full look: events past the batch, or due
+                // deliveries past the free workers. Otherwise the next look waits, and a look
+                // that found nothing more would cost two write transactions for nothing.
+                let more = fanned as i64 >= FAN_OUT_BATCH || (claimed > 0 && claimed >= free);
+                if !more {
+                    // Wait for an event, a free worker, the next retry, or the next look of
+                    // our own.
                     let idle = if free > 0 {
                         until_due(&db, config.poll)
                     } else {
                         config.poll
                     };
-                    waiter.wait(idle);
+                    // Woken while workers are free (by an event, most likely): what else is
+                    // recorded within GATHER of the last look waits for the same next look.
+                    // Waiting for a free worker gathers nothing, so that a busy pump claims as
+                    // soon as one finishes.
+                    if waiter.wait(idle) && free > 0 {
+                        if let Some(rest) = GATHER.checked_sub(looked.elapsed()) {
+                            std::thread::sleep(rest);
+                        }
+                    }
                 }
             }
         })?;

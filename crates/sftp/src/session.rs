@@ -7,9 +7,10 @@
 //! on the way, within the owner's quota), handed on in batches of consecutive writes rather than
 //! one by one; a file that ends within its first batch is stored whole at its close in one call
 //! instead, with none of the stream's hand-offs. Closing the handle makes the file, or a new
-//! version of the file of that name. Opening to write asks once, in one call, whether SFTP is
-//! still allowed and where the file goes (permission, name, room); closing commits without
-//! reading the file back. A handle dropped without its close (the client went away) aborts the
+//! version of the file of that name. Opening to write asks once, in one call and one read
+//! transaction, whether SFTP is still allowed and where the file goes (permission, name,
+//! room); closing commits without reading the file back, and for a file stored whole at its
+//! close the store and the commit are one call. A handle dropped without its close (the client went away) aborts the
 //! stream, so no partial file is ever made and the staged bytes are removed.
 //!
 //! Every refusal is an SFTP status with a short message, never internal detail; no request
@@ -300,12 +301,7 @@ impl Session {
     /// in one call, then the store's task waits for the bytes.
     async fn open_write(&mut self, names: Vec<String>, exclusive: bool) -> Result<String, Refusal> {
         let put = self
-            .call(move |ctx, user| {
-                if !svc::still_allowed(ctx, user)? {
-                    return Ok(None);
-                }
-                svc::put(ctx, user, &names).map(Some)
-            })
+            .call(move |ctx, user| svc::open_put(ctx, user, &names))
             .await?
             .ok_or(Refusal(StatusCode::PermissionDenied, "SFTP is not allowed"))?;
         if exclusive && put.exists {
@@ -339,9 +335,9 @@ impl Session {
                     1 => batch.into_iter().next().unwrap_or_default(),
                     _ => Bytes::from(batch.concat()),
                 };
-                svc::store_bytes(&self.ctx, &w.put, bytes)
+                return svc::store_and_commit(&self.ctx, &self.user_id, &w.put, bytes)
                     .await
-                    .map_err(refusal)?
+                    .map_err(refusal);
             }
         };
         let target = w.put.target.clone();

@@ -284,6 +284,24 @@ impl BlobStore {
         self.put_stream(stream, None).await
     }
 
+    /// [`BlobStore::put_bytes`] on the calling thread, for a caller already on a thread that
+    /// may block (so that the store and whatever follows it are one hand-off, not two). `None`
+    /// when this store does not keep these bytes in one call (not local, or not a few bytes):
+    /// the caller uses [`BlobStore::put_bytes`] then.
+    pub fn put_small_here(&self, bytes: &[u8]) -> Option<Result<PutOutcome, StorageError>> {
+        match &self.inner.backend {
+            Backend::Local(local) if (bytes.len() as u64) < hash::SMALL => {
+                Some(local.put_small_here(bytes))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether [`BlobStore::put_small_here`] stores `len` bytes.
+    pub fn stores_small_here(&self, len: usize) -> bool {
+        matches!(&self.inner.backend, Backend::Local(_)) && (len as u64) < hash::SMALL
+    }
+
     /// Reads a blob whole, or the bytes `start..=end_inclusive` of it. The stream yields
     /// bounded pieces; [`BlobRead::size`] is the size of the whole blob. A range outside the
     /// blob (or with `start > end`) is [`StorageError::InvalidRange`]; an empty blob has no

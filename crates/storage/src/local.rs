@@ -170,25 +170,13 @@ impl Local {
     /// linked into place in one blocking call, without the stream's hand-offs between threads
     /// (for a small file they cost more than its bytes).
     pub async fn put_small(&self, bytes: Bytes) -> Result<PutOutcome, StorageError> {
-        let temp = self.new_temp();
-        let root = self.root.clone();
-        blocking(move || {
-            let mut hasher = Fingerprinter::new();
-            hasher.update(&bytes);
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&temp.0)?;
-            file.write_all(&bytes)?;
-            file.sync_all()?;
-            drop(file);
-            let fingerprints = hasher.finish_here()?;
-            let dst = root.join(fingerprints.key.relative_path());
-            let created = link_into_place(&temp.0, &dst)?;
-            drop(temp);
-            Ok(fingerprints.outcome(created))
-        })
-        .await
+        let (temp, root) = (self.new_temp(), self.root.clone());
+        blocking(move || put_small_at(temp, &root, &bytes)).await
+    }
+
+    /// [`Local::put_small`] on the calling thread, which may block.
+    pub fn put_small_here(&self, bytes: &[u8]) -> Result<PutOutcome, StorageError> {
+        put_small_at(self.new_temp(), &self.root, bytes)
     }
 
     pub async fn get(
@@ -817,4 +805,23 @@ fn read_dir_names(dir: &Path) -> Result<Vec<String>, StorageError> {
         }
     }
     Ok(names)
+}
+
+/// Stores `bytes` through the temporary file `temp` under the store's `root`: hashed,
+/// written, fsynced and linked into place (see [`Local::put_small`]).
+fn put_small_at(temp: TempPath, root: &Path, bytes: &[u8]) -> Result<PutOutcome, StorageError> {
+    let mut hasher = Fingerprinter::new();
+    hasher.update(bytes);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp.0)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    let fingerprints = hasher.finish_here()?;
+    let dst = root.join(fingerprints.key.relative_path());
+    let created = link_into_place(&temp.0, &dst)?;
+    drop(temp);
+    Ok(fingerprints.outcome(created))
 }

@@ -602,6 +602,42 @@ fn a_put_cut_off_midway_leaves_no_file_and_no_staged_bytes() {
     assert_eq!(rest_files(&s.app, &u.token, &root).len(), 2);
 }
 
+#[test]
+fn a_small_put_refused_at_its_close_makes_nothing_and_leaves_its_bytes_to_the_sweep() {
+    let s = start();
+    let u = s.user("kai@example.com");
+    let root = my_folder(&s.app, &u.token);
+    let folder = coffer_tests::mkdir(&s.app, &u.token, &root, "going");
+    let unused = "refs <= 0 AND unreferenced_at IS NOT NULL";
+    let unused_before = s.app.count(unused, "blobs");
+
+    // 60,000 bytes (one batch of writes, stored whole at the close) at 64 Kbit/s take about
+    // seven seconds: the folder goes to the trash while they arrive, so the commit at the
+    // close is refused after the bytes were stored.
+    std::fs::write(s.local("late.bin"), pattern(60_000, 11)).unwrap();
+    let mut child = s.sftp_slow(&u, "put late.bin \"/My Folder/going/late.bin\"\n", 64);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the put ended before the folder went"
+    );
+    let r = s
+        .app
+        .rest("DELETE", &format!("/rest/folders/{folder}"), &u.token, None);
+    assert_eq!(r.status, 204, "{}", r.text);
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the put was answered OK");
+
+    assert_eq!(s.app.count("name = 'late.bin'", "objects"), 0);
+    // The stored bytes belong to no file: marked for the blob sweep.
+    assert_eq!(s.app.count(unused, "blobs"), unused_before + 1);
+    // The same bytes into a live folder make the file.
+    ok(&s.sftp(&u, "put late.bin \"/My Folder/late.bin\"\n"));
+    let files = rest_files(&s.app, &u.token, &root);
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_stored(&s, &u, &files[0].1, &pattern(60_000, 11), 1);
+}
+
 fn sha3_hex(b: &[u8]) -> String {
     use sha3::Digest;
     hex::encode(sha3::Sha3_256::digest(b))

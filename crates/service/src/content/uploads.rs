@@ -579,17 +579,24 @@ pub async fn store_body(
 /// the blob sweep frees them unless another version refers to them by then.
 pub async fn release_unused(ctx: &Ctx, stored: &Stored) {
     let s = stored.clone();
-    let r = ctx
-        .write_owned(move |c| {
-            if coffer_store::content::blob(c, &s.blob)?.is_none() {
-                coffer_store::content::unreferenced_blob(c, &s.blob, s.size, &s.md5, now())?;
-            }
-            Ok(())
-        })
-        .await;
+    let r = ctx.write_owned(move |c| mark_unused(c, &s)).await;
     if let Err(e) = r {
         log::warn!("could not mark an unused blob for the sweep: {e}");
     }
+}
+
+/// [`release_unused`] on the calling thread, which may block.
+pub fn release_unused_here(ctx: &Ctx, stored: &Stored) {
+    if let Err(e) = ctx.write(|c| mark_unused(c, stored)) {
+        log::warn!("could not mark an unused blob for the sweep: {e}");
+    }
+}
+
+fn mark_unused(c: &mut DbConn, s: &Stored) -> Result<()> {
+    if coffer_store::content::blob(c, &s.blob)?.is_none() {
+        coffer_store::content::unreferenced_blob(c, &s.blob, s.size, &s.md5, now())?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -121,19 +121,21 @@ pub fn locked_out(ctx: &Ctx, email: &str, client_ip: Option<&str>) -> Result<boo
 /// Whether the account may still use SFTP: active, not deleted, and through the gate. Asked at
 /// every open, so a session ends its reach as soon as the account or the gate closes.
 pub fn still_allowed(ctx: &Ctx, user_id: &str) -> Result<bool> {
-    ctx.with_conn(|c| {
-        let Some(u) = coffer_store::users::by_id(c, user_id)? else {
-            return Ok(false);
-        };
-        if !u.active || u.deleted {
-            return Ok(false);
-        }
-        match ssh_keys::sftp_gate(c, &u) {
-            Ok(()) => Ok(true),
-            Err(Error::Api(_)) => Ok(false),
-            Err(e) => Err(e),
-        }
-    })
+    ctx.with_conn(|c| allowed_in(c, user_id))
+}
+
+fn allowed_in(c: &mut DbConn, user_id: &str) -> Result<bool> {
+    let Some(u) = coffer_store::users::by_id(c, user_id)? else {
+        return Ok(false);
+    };
+    if !u.active || u.deleted {
+        return Ok(false);
+    }
+    match ssh_keys::sftp_gate(c, &u) {
+        Ok(()) => Ok(true),
+        Err(Error::Api(_)) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// The root's entries: "My Folder" and the top-most folders shared with the user, each with
@@ -378,45 +380,52 @@ pub struct Put {
     pub max_upload_size: i64,
 }
 
-/// Decides a put at `path` in one read: the folder the path leads into (followed once), the
-/// name, whether it exists, the permission, and the room, all before any byte (the quota again
-/// with the size, when [`commit`] makes the file).
-pub fn put(ctx: &Ctx, user_id: &str, path: &[String]) -> Result<Put> {
-    let Some((name, parent)) = path.split_last() else {
-        return Err(denied("the root is read-only"));
-    };
+/// Decides an open to write at `path` in one read: whether SFTP is still allowed (`None` when
+/// not, see [`still_allowed`]), the folder the path leads into (followed once), the name,
+/// whether it exists, the permission, and the room, all before any byte (the quota again with
+/// the size, when [`commit`] makes the file).
+pub fn open_put(ctx: &Ctx, user_id: &str, path: &[String]) -> Result<Option<Put>> {
     ctx.read(|c| {
-        let folder = match walk(c, user_id, parent)? {
-            Node::Root => return Err(denied("the root is read-only")),
-            Node::Object(o, _) if o.is_folder() => o,
-            Node::Object(..) => return Err(not_found()),
-        };
-        let exists =
-            match coffer_store::content::live_child(c, &folder.id, &rules::fold_name(name))? {
-                // Only what the user may see counts as there; a failure to tell is a failure.
-                Some(o) => match content::require(c, user_id, &o.id, Action::List) {
-                    Ok(_) => true,
-                    Err(Error::Api(_)) => false,
-                    Err(e) => return Err(e),
-                },
-                None => false,
-            };
-        let target = files::Target::Folder {
-            folder_id: folder.id,
-            name: name.clone(),
-            disable_auto_version: false,
-        };
-        let (room, limits) = files::check_target(c, user_id, &target, None)?;
-        Ok(Put {
-            target,
-            exists,
-            room,
-            max_upload_size: limits.max_upload_size,
-        })
+        if !allowed_in(c, user_id)? {
+            return Ok(None);
+        }
+        put_in(c, user_id, path).map(Some)
     })
 }
 
-/// Streams a file's bytes into the blob store within the room [`put`] found (quota and the
+fn put_in(c: &mut DbConn, user_id: &str, path: &[String]) -> Result<Put> {
+    let Some((name, parent)) = path.split_last() else {
+        return Err(denied("the root is read-only"));
+    };
+    let folder = match walk(c, user_id, parent)? {
+        Node::Root => return Err(denied("the root is read-only")),
+        Node::Object(o, _) if o.is_folder() => o,
+        Node::Object(..) => return Err(not_found()),
+    };
+    let exists = match coffer_store::content::live_child(c, &folder.id, &rules::fold_name(name))? {
+        // Only what the user may see counts as there; a failure to tell is a failure.
+        Some(o) => match content::require(c, user_id, &o.id, Action::List) {
+            Ok(_) => true,
+            Err(Error::Api(_)) => false,
+            Err(e) => return Err(e),
+        },
+        None => false,
+    };
+    let target = files::Target::Folder {
+        folder_id: folder.id,
+        name: name.clone(),
+        disable_auto_version: false,
+    };
+    let (room, limits) = files::check_target(c, user_id, &target, None)?;
+    Ok(Put {
+        target,
+        exists,
+        room,
+        max_upload_size: limits.max_upload_size,
+    })
+}
+
+/// Streams a file's bytes into the blob store within the room [`open_put`] found (quota and the
 /// largest upload), fingerprinting them as they pass; [`commit`] makes the file or version of
 /// them. Bytes that no file takes are released with [`uploads::release_unused`].
 pub async fn store<S>(ctx: &Ctx, put: &Put, body: S) -> Result<files::Stored>
@@ -466,6 +475,43 @@ fn stored(
         }
         Err(e) => Err(content::storage_error(e)),
     }
+}
+
+/// A whole file already in memory (one that ended before a batch of writes was full) stored
+/// and committed: [`store_bytes`] then [`commit`]. Where the blob store keeps such bytes in one
+/// call (local storage, a few bytes), the store, the commit's write transaction and, when the
+/// commit is refused, the release of the bytes run in one blocking call: one hand-off between
+/// threads for the close of a small put instead of three (the store's, the writer's, the
+/// release's). The bytes are durable before the commit, the commit before the answer.
+pub async fn store_and_commit(
+    ctx: &Ctx,
+    user_id: &str,
+    put: &Put,
+    bytes: bytes::Bytes,
+) -> Result<()> {
+    let fits = bytes.len() as u64 <= put.room.max(0) as u64;
+    if !fits || !ctx.storage.stores_small_here(bytes.len()) {
+        let stored = store_bytes(ctx, put, bytes).await?;
+        let r = commit(ctx, user_id, put.target.clone(), stored.clone()).await;
+        if r.is_err() {
+            uploads::release_unused(ctx, &stored).await;
+        }
+        return r;
+    }
+    let (user, put) = (user_id.to_string(), put.clone());
+    ctx.blocking(move |ctx| {
+        let outcome = ctx
+            .storage
+            .put_small_here(&bytes)
+            .ok_or_else(|| Error::internal("the blob store no longer stores small puts here"))?;
+        let stored = stored(&put, outcome)?;
+        let r = ctx.write(|c| files::commit(c, ctx, &user, &put.target, &stored).map(|_| ()));
+        if r.is_err() {
+            uploads::release_unused_here(ctx, &stored);
+        }
+        r
+    })
+    .await
 }
 
 /// Makes the file or the new version of stored bytes ([`files::commit`]: permission, name and
