@@ -845,9 +845,14 @@ pub const MARK_END: char = '\u{3}';
 
 /// Short passages of documents' text around the terms, the matched words between
 /// [`MARK_START`] and [`MARK_END`], for many documents of one kind in one statement: each
-/// document among `ref_ids` whose text holds the terms, with its passage. The documents are
-/// looked up first and the index asked about each one alone (`CROSS JOIN`), so the cost follows
-/// the page and not the number of documents that hold the terms.
+/// document among `ref_ids` whose text holds the terms, with its passage.
+///
+/// On SQLite the index is asked once, and each document it answers is kept when its rowid is
+/// one of the page's (`+rowid`: the unary plus keeps the page's rowids from reaching the index
+/// as a lookup). Asking the index about each document alone restarted the query for every
+/// document, and a query whose last term is a prefix (`"stou"*`) merges the lists of every
+/// word with that start each time: 25 passages of a four-letter prefix held by 46,000
+/// documents took 230 ms of CPU that way, 15 ms in one pass.
 pub fn snippets(
     conn: &mut DbConn,
     kind: DocKind,
@@ -871,9 +876,10 @@ pub fn snippets(
     let rows: Vec<Row> = match conn {
         DbConn::Sqlite(c) => diesel::sql_query(
             "SELECT d.ref_id AS ref_id, snippet(search_fts, 1, char(2), char(3), '…', 16) AS s \
-             FROM search_docs d CROSS JOIN search_fts ON search_fts.rowid = d.id \
-             WHERE search_fts MATCH $1 AND d.kind = $2 \
-               AND d.ref_id IN (SELECT value FROM json_each($3))",
+             FROM search_fts CROSS JOIN search_docs d ON d.id = search_fts.rowid \
+             WHERE search_fts MATCH $1 \
+               AND +search_fts.rowid IN (SELECT id FROM search_docs \
+                 WHERE kind = $2 AND ref_id IN (SELECT value FROM json_each($3)))",
         )
         .bind::<Text, _>(&q)
         .bind::<Text, _>(kind.as_str())
