@@ -305,6 +305,83 @@ fn each_caller_finds_only_what_they_may_open() {
     assert_eq!(query(&app, &owner, "marmalade")["totalFiles"], 2);
 }
 
+/// Text held by many documents is searched from the caller's reach rather than from the hits
+/// (past 3,000 documents): the same rule decides there. Filler documents (mail of nobody) make
+/// the words common without files to find.
+#[test]
+fn common_words_are_searched_from_the_reach_by_the_same_rule() {
+    let app = TestApp::spawn();
+    let (_, owner) = app.user_token("owner@example.com", Role::User);
+    let (viewer_id, viewer) = app.user_token("viewer@example.com", Role::User);
+    let (uploader_id, uploader) = app.user_token("uploader@example.com", Role::User);
+    let (_, stranger) = app.user_token("stranger@example.com", Role::User);
+    let root = my_folder(&app, &owner);
+    let shared = mkdir(&app, &owner, &root, "Project Falcon");
+    let private = mkdir(&app, &owner, &root, "Private");
+    share(&app, &owner, &shared, &viewer_id, 4);
+    share(&app, &owner, &shared, &uploader_id, 5);
+    upload_ok(&app, &owner, &shared, "plan.txt", b"marmalade strategy");
+    upload_ok(&app, &owner, &private, "secret.txt", b"marmalade secret");
+    upload_ok(&app, &uploader, &shared, "drop.txt", b"marmalade drop");
+    app.run_jobs();
+    let filler = match app.ctx.db.backend() {
+        coffer_store::Backend::Sqlite => {
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) \
+             INSERT INTO search_docs (kind, ref_id) SELECT 'm', 'filler-' || i FROM n; \
+             INSERT INTO search_fts (rowid, title, body) \
+             SELECT id, '', 'marmalade mars' FROM search_docs WHERE ref_id LIKE 'filler-%';"
+        }
+        coffer_store::Backend::Postgres => {
+            "INSERT INTO search_docs (kind, ref_id, title, body, tsv) \
+             SELECT 'm', 'filler-' || i, '', 'marmalade mars', search_tsv('', 'marmalade mars') \
+             FROM generate_series(1, 3000) i;"
+        }
+    };
+    let mut conn = app.ctx.db.get().unwrap();
+    coffer_store::batch_execute(&mut conn, filler).unwrap();
+    drop(conn);
+
+    // The owner: all three by text, and by the start of a word too.
+    assert_eq!(query(&app, &owner, "marmalade")["totalFiles"], 3);
+    let v = get(
+        &app,
+        &owner,
+        "/rest/search?content:startswith=marma&searchType=f",
+    );
+    assert_eq!(v["metadata"]["files"], 3, "{v}");
+    // A Viewer: the shared folder's two, never the private one's, nor its passage.
+    let v = query(&app, &viewer, "marmalade");
+    assert_eq!(v["totalFiles"], 2, "{v}");
+    assert_eq!(
+        v["fileHighlightings"].as_object().map(|m| m.len()),
+        Some(2),
+        "{v}"
+    );
+    assert!(!v.to_string().contains("secret"), "{v}");
+    let v = get(
+        &app,
+        &viewer,
+        "/rest/search?content:startswith=marma&searchType=f",
+    );
+    assert_eq!(names(&v, "files"), ["drop.txt", "plan.txt"], "{v}");
+    // An Uploader may not preview: nothing by text.
+    assert_eq!(query(&app, &uploader, "marmalade")["totalFiles"], 0);
+    let v = get(
+        &app,
+        &uploader,
+        "/rest/search?content:startswith=marma&searchType=f",
+    );
+    assert_eq!(v["metadata"]["files"], 0, "{v}");
+    // A stranger: nothing.
+    assert_eq!(query(&app, &stranger, "marmalade")["totalFiles"], 0);
+    let v = get(
+        &app,
+        &stranger,
+        "/rest/search?content:startswith=marma&searchType=f",
+    );
+    assert_eq!(v["metadata"]["files"], 0, "{v}");
+}
+
 /// The names of one kind as found, in the order given.
 fn ordered(v: &Value, kind: &str) -> Vec<String> {
     v[kind]

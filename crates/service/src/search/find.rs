@@ -18,7 +18,8 @@ use std::collections::{HashMap, HashSet};
 
 /// `GET /rest/search`.
 pub fn search(ctx: &Ctx, caller: &Caller, q: &Query) -> Result<Found> {
-    ctx.read(|c| run(c, ctx, caller.user_id(), q))
+    // Its answer has no passages: none is made.
+    ctx.read(|c| run(c, ctx, caller.user_id(), q, false))
 }
 
 /// `GET /rest/query`: as [`search`], for a caller whose profile allows collaboration (403
@@ -30,7 +31,7 @@ pub fn query(ctx: &Ctx, caller: &Caller, q: &Query) -> Result<Found> {
         if !allowed {
             return Err(ApiError::new(ErrorCode::ProfileCollaborationDisabled).into());
         }
-        run(c, ctx, caller.user_id(), q)
+        run(c, ctx, caller.user_id(), q, true)
     })
 }
 
@@ -95,7 +96,9 @@ fn squash(s: f64) -> f64 {
     s / (1.0 + s)
 }
 
-fn run(c: &mut DbConn, ctx: &Ctx, user_id: &str, q: &Query) -> Result<Found> {
+/// `passages`: whether the answer shows passages of file text (`/rest/query`'s does,
+/// `/rest/search`'s does not, and each costs a look into the index).
+fn run(c: &mut DbConn, ctx: &Ctx, user_id: &str, q: &Query, passages: bool) -> Result<Found> {
     let mut found = Found::default();
     let words: Vec<String> = q
         .text
@@ -103,7 +106,7 @@ fn run(c: &mut DbConn, ctx: &Ctx, user_id: &str, q: &Query) -> Result<Found> {
         .map(|t| terms(&t.folded))
         .unwrap_or_default();
     if q.files || q.folders {
-        objects(c, ctx, user_id, q, &words, &mut found)?;
+        objects(c, ctx, user_id, q, &words, passages, &mut found)?;
     }
     if q.mail {
         mail(c, user_id, q, &words, &mut found)?;
@@ -122,6 +125,7 @@ fn objects(
     user_id: &str,
     q: &Query,
     words: &[String],
+    passages: bool,
     found: &mut Found,
 ) -> Result<()> {
     let creator = match &q.creator_email {
@@ -207,7 +211,7 @@ fn objects(
     let by_text: Vec<String> = page
         .files
         .iter()
-        .filter(|k| k.by_text)
+        .filter(|k| passages && k.by_text)
         .map(|k| k.id.clone())
         .collect();
     for (id, s) in store::snippets(c, DocKind::File, &by_text, &content_words)? {
