@@ -193,6 +193,25 @@ pub fn locks_among(
     Ok(out)
 }
 
+/// The locks on paths under the folder `dir` (`""`: the source's root), at any depth, and perhaps
+/// a few more (the pattern matches ASCII letters of either case on SQLite): for a page of a
+/// listing, whose caller keeps the paths it shows. One statement whose text does not change with
+/// the page, so that the connection keeps it prepared.
+pub fn locks_in(conn: &mut DbConn, source_id: &str, dir: &str) -> StoreResult<Vec<SourceLock>> {
+    if dir.is_empty() {
+        return Ok(db_run!(conn => source_locks::table
+            .filter(source_locks::source_id.eq(source_id))
+            .select(SourceLock::as_select())
+            .load(conn))?);
+    }
+    let like = format!("{}/%", crate::like_escape(dir));
+    Ok(db_run!(conn => source_locks::table
+        .filter(source_locks::source_id.eq(source_id))
+        .filter(source_locks::path.like(&like).escape('\\'))
+        .select(SourceLock::as_select())
+        .load(conn))?)
+}
+
 /// Records a lock; `false` when the file is locked already (by anyone).
 pub fn insert_lock(
     conn: &mut DbConn,

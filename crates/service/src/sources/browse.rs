@@ -14,7 +14,7 @@ use coffer_sources::{Connector, Entry, RemotePath};
 use coffer_store::sources::SourceLock;
 use serde::Serialize;
 use serde_json::json;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Read as _;
 use utoipa::ToSchema;
 
@@ -226,10 +226,20 @@ fn render(ctx: &Ctx, s: &Named, entries: &[Entry], with: With) -> Result<Vec<Sou
         .filter(|e| !e.is_dir)
         .map(|e| e.path.as_str().to_string())
         .collect();
-    let locks = if paths.is_empty() {
-        Vec::new()
-    } else {
-        ctx.read(|c| Ok(coffer_store::sources::locks_among(c, &source_id, &paths)?))?
+    // The files of a listing's page share their folder: its locks are one query of a text
+    // the connection keeps prepared, where naming each path would be a new statement for
+    // every page (and one for each 500 paths).
+    let dir = paths.first().map(|p| parent_of(p));
+    let locks = match dir {
+        None => Vec::new(),
+        Some(dir) if paths.len() > 1 && paths.iter().all(|p| parent_of(p) == dir) => {
+            let shown: HashSet<&str> = paths.iter().map(String::as_str).collect();
+            let mut locks =
+                ctx.read(|c| Ok(coffer_store::sources::locks_in(c, &source_id, dir)?))?;
+            locks.retain(|l| shown.contains(l.path.as_str()));
+            locks
+        }
+        Some(_) => ctx.read(|c| Ok(coffer_store::sources::locks_among(c, &source_id, &paths)?))?,
     };
     let who = holders(ctx, &locks)?;
     let by_path: HashMap<&str, &SourceLock> = locks.iter().map(|l| (l.path.as_str(), l)).collect();
@@ -340,6 +350,33 @@ fn stat(ctx: &Ctx, s: &Named, conn: &dyn Connector, path: &RemotePath) -> Result
     conn.stat(path).map_err(|e| super::remote(ctx, s, e))
 }
 
+/// Orders entries by `order` (then by name, ascending, whatever the direction). By name, each
+/// name is folded once (`sort_by_cached_key`), not twice in every comparison: a fold
+/// normalises and allocates.
+fn order(entries: &mut [Entry], order: Order, descending: bool) {
+    use coffer_domain::content::fold_name;
+    use std::cmp::Reverse;
+    match order {
+        Order::Id | Order::Name if descending => {
+            entries.sort_by_cached_key(|e| (Reverse(fold_name(&e.name)), e.name.clone()))
+        }
+        Order::Id | Order::Name => {
+            entries.sort_by_cached_key(|e| (fold_name(&e.name), e.name.clone()))
+        }
+        _ => entries.sort_by(|a, b| {
+            let by = match order {
+                Order::Created => created_of(a).cmp(&created_of(b)),
+                Order::Modified => secs(a.modified).cmp(&secs(b.modified)),
+                Order::Size => a.size.cmp(&b.size),
+                // Ordered above.
+                Order::Id | Order::Name => std::cmp::Ordering::Equal,
+            };
+            let by = if descending { by.reverse() } else { by };
+            by.then_with(|| a.name.cmp(&b.name))
+        }),
+    }
+}
+
 /// `GET /rest/sources/{id}/children`, `folders`, `files`: the entries directly inside the
 /// folder `id` names (a source's id is its root), filtered, ordered and paged in memory.
 pub fn list(ctx: &Ctx, user_id: &str, id: &str, q: &Browse) -> Result<Listed<SourceContentView>> {
@@ -347,17 +384,7 @@ pub fn list(ctx: &Ctx, user_id: &str, id: &str, q: &Browse) -> Result<Listed<Sou
     let conn = super::connect(ctx, &s)?;
     let mut entries = conn.list(&dir).map_err(|e| super::remote(ctx, &s, e))?;
     entries.retain(|e| q.keeps(e));
-    entries.sort_by(|a, b| {
-        let by = match q.order {
-            Order::Id | Order::Name => coffer_domain::content::fold_name(&a.name)
-                .cmp(&coffer_domain::content::fold_name(&b.name)),
-            Order::Created => created_of(a).cmp(&created_of(b)),
-            Order::Modified => secs(a.modified).cmp(&secs(b.modified)),
-            Order::Size => a.size.cmp(&b.size),
-        };
-        let by = if q.descending { by.reverse() } else { by };
-        by.then_with(|| a.name.cmp(&b.name))
-    });
+    order(&mut entries, q.order, q.descending);
     let total = entries.len() as i64;
     let page: Vec<Entry> = entries
         .into_iter()

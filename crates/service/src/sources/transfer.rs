@@ -304,10 +304,16 @@ async fn bring_in(ctx: &Ctx, t: &Transfer) -> Result<String> {
 /// The size of the pieces a remote file is read in.
 const PIECE: usize = 256 * 1024;
 
+/// The pieces are cut from allocations of this size (16 pieces each): one allocation per 4 MiB
+/// rather than one per piece.
+const ARENA: usize = 16 * PIECE;
+
 /// A blocking reader as a stream of pieces: a thread of its own reads it into a small channel,
 /// so the async side never blocks on the remote. Each piece is filled before it is sent: the
 /// blob store batches pieces by their length, and a piece holding a few KiB of a larger
-/// allocation would keep the whole allocation alive (many times the bytes in flight).
+/// allocation would keep the whole allocation alive (many times the bytes in flight). Full
+/// pieces share an allocation ([`ARENA`]): it is freed once its pieces are written and hashed,
+/// a few MiB at most in flight on top of the blob store's own.
 fn reader_stream(
     mut body: Box<dyn std::io::Read + Send>,
 ) -> std::pin::Pin<
@@ -318,34 +324,46 @@ fn reader_stream(
     >,
 > {
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(4);
-    std::thread::spawn(move || loop {
-        let mut buf = vec![0u8; PIECE];
-        let mut filled = 0;
-        let mut failed = None;
-        while filled < PIECE {
-            match body.read(&mut buf[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    failed = Some(e);
+    std::thread::spawn(move || {
+        let mut arena = bytes::BytesMut::new();
+        loop {
+            if arena.capacity() < PIECE {
+                arena = bytes::BytesMut::with_capacity(ARENA);
+            }
+            arena.resize(PIECE, 0);
+            let mut filled = 0;
+            let mut failed = None;
+            while filled < PIECE {
+                match body.read(&mut arena[filled..]) {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            let end = filled < PIECE;
+            if filled > 0 {
+                arena.truncate(filled);
+                // The last piece, shorter, is copied out: it would keep the arena alive.
+                let piece = if end {
+                    bytes::Bytes::copy_from_slice(&arena)
+                } else {
+                    arena.split().freeze()
+                };
+                if tx.blocking_send(Ok(piece)).is_err() {
                     break;
                 }
             }
-        }
-        let end = filled < PIECE;
-        if filled > 0 {
-            buf.truncate(filled);
-            if tx.blocking_send(Ok(bytes::Bytes::from(buf))).is_err() {
+            if let Some(e) = failed {
+                let _ = tx.blocking_send(Err(e));
                 break;
             }
-        }
-        if let Some(e) = failed {
-            let _ = tx.blocking_send(Err(e));
-            break;
-        }
-        if end {
-            break;
+            if end {
+                break;
+            }
         }
     });
     Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {

@@ -2,9 +2,10 @@
 //! `Authorization` answers for Basic (RFC 7617) and Digest (RFC 7616: MD5 and SHA-256, their
 //! `-sess` forms, `qop=auth`, and the RFC 2069 form without qop).
 //!
-//! Nothing is sent before the server asks: the first request goes without credentials, the
-//! challenge decides the scheme (Digest over Basic, SHA-256 over MD5), and later requests
-//! answer it directly (Basic as is; Digest with the next nonce count).
+//! Nothing is sent before the server asks: the first request of a source goes without
+//! credentials, the challenge decides the scheme (Digest over Basic, SHA-256 over MD5), and
+//! later requests of that source (its connectors share what was learned) answer it directly
+//! (Basic as is, preemptively; Digest with the next nonce count).
 
 use base64::Engine;
 use md5::Digest as _;

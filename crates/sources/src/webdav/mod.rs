@@ -5,6 +5,13 @@
 //! unknown; `If-None-Match: *` when nothing may be replaced), MKCOL and DELETE; locks from
 //! LOCK/UNLOCK (an exclusive write lock) when the server offers class 2.
 //!
+//! A connector is made for each call, yet what it learns outlives it: the connectors of one
+//! source (the same root, credentials and options) share a [`Session`], kept in a small
+//! process-wide table, with the HTTP client's pool of keep-alive connections and the
+//! authentication scheme the server asked for. So a listing after the first reuses an open
+//! connection, and answers a known scheme at once (Basic preemptively, Digest with the next
+//! nonce count) instead of being refused (401) first.
+//!
 //! What the connector refuses to trust: every host it connects to passes the address guard (the
 //! guard is the HTTP client's resolver, so the address checked is the address connected to),
 //! unless the operator allows private addresses (`COFFER_SOURCES_ALLOW_PRIVATE`); no redirect is
@@ -16,9 +23,10 @@
 mod auth;
 mod multistatus;
 
+use std::collections::HashMap;
 use std::io::{self, BufReader, Read};
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use url::Url;
@@ -32,6 +40,13 @@ pub const MAX_REDIRECTS: usize = 3;
 
 /// How long a remote lock is asked for.
 pub const LOCK_SECONDS: u64 = 3600;
+
+/// The most sessions kept (the least recently used one goes first): one per source in use.
+const MAX_SESSIONS: usize = 256;
+
+/// The most idle connections a session keeps open to its server: as many as the listings of
+/// one source a few clients make at once, so that each takes an open connection.
+const IDLE_PER_SESSION: usize = 16;
 
 /// Options of the WebDAV connector.
 #[derive(Debug, Clone, Default)]
@@ -80,25 +95,97 @@ pub fn webdav(
     }
     let root_segments = decoded_segments(base.path()).ok_or(SourceError::InvalidPath)?;
     let limits = options.limits;
-    let agent = ureq::AgentBuilder::new()
-        .resolver(AddressGuard {
-            allow_private: options.allow_private,
-        })
-        .redirects(0)
-        .timeout_connect(limits.connect_timeout)
-        .timeout_read(limits.io_timeout)
-        .timeout_write(limits.io_timeout)
-        .user_agent(concat!("Coffer/", env!("CARGO_PKG_VERSION")))
-        .build();
+    let session = session(&base, &credentials, options);
     Ok(Box::new(WebDav {
-        agent,
+        session,
         base,
         root_segments,
         credentials,
-        scheme: Mutex::new(None),
         class2: OnceLock::new(),
         limits,
     }))
+}
+
+/// What the connectors of one source share: the HTTP client (its pool of keep-alive
+/// connections to the server) and how the server asked to be answered.
+struct Session {
+    agent: ureq::Agent,
+    /// How the server asked to be answered, once it has (with the next digest nonce count).
+    scheme: Mutex<Option<(Scheme, u32)>>,
+}
+
+impl Session {
+    fn new(options: &WebDavOptions) -> Session {
+        let limits = options.limits;
+        let agent = ureq::AgentBuilder::new()
+            .resolver(AddressGuard {
+                allow_private: options.allow_private,
+            })
+            .redirects(0)
+            .timeout_connect(limits.connect_timeout)
+            .timeout_read(limits.io_timeout)
+            .timeout_write(limits.io_timeout)
+            .max_idle_connections(IDLE_PER_SESSION)
+            .max_idle_connections_per_host(IDLE_PER_SESSION)
+            .user_agent(concat!("Coffer/", env!("CARGO_PKG_VERSION")))
+            .build();
+        Session {
+            agent,
+            scheme: Mutex::new(None),
+        }
+    }
+}
+
+/// The sessions by key, with when each was last taken.
+type Sessions = HashMap<[u8; 32], (Arc<Session>, u64)>;
+
+/// The session of the source at `base` with `credentials` and `options`, made when there is
+/// none. The key is a keyed hash (a random key of this process) of all of them, so that a
+/// change of any (new credentials, above all) starts a session of its own, and the table holds
+/// no password, nor a plain hash one could be tested against.
+fn session(base: &Url, credentials: &Credentials, options: &WebDavOptions) -> Arc<Session> {
+    use sha2::Digest as _;
+    static SALT: OnceLock<[u8; 32]> = OnceLock::new();
+    static TABLE: OnceLock<Mutex<(Sessions, u64)>> = OnceLock::new();
+    let mut h = sha2::Sha256::new();
+    // Each part with its length in front: no two different inputs run together the same.
+    let mut part = |bytes: &[u8]| {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    part(SALT.get_or_init(rand::random));
+    part(base.as_str().as_bytes());
+    part(format!("{:?} {}", options.limits, options.allow_private).as_bytes());
+    match credentials {
+        Credentials::None => part(b"none"),
+        Credentials::Basic { login, password } => {
+            part(b"basic");
+            part(login.as_bytes());
+            part(password.as_bytes());
+        }
+    }
+    let key: [u8; 32] = h.finalize().into();
+    let table = TABLE.get_or_init(Mutex::default);
+    let mut guard = table.lock().unwrap_or_else(|p| p.into_inner());
+    let (sessions, clock) = &mut *guard;
+    *clock += 1;
+    let now = *clock;
+    if let Some((s, used)) = sessions.get_mut(&key) {
+        *used = now;
+        return s.clone();
+    }
+    if sessions.len() >= MAX_SESSIONS {
+        if let Some(oldest) = sessions
+            .iter()
+            .min_by_key(|(_, (_, used))| *used)
+            .map(|(k, _)| *k)
+        {
+            sessions.remove(&oldest);
+        }
+    }
+    let s = Arc::new(Session::new(options));
+    sessions.insert(key, (s.clone(), now));
+    s
 }
 
 /// The address guard as the client's resolver, with the option that lifts it named in its
@@ -142,14 +229,13 @@ impl ureq::Resolver for AddressGuard {
 }
 
 struct WebDav {
-    agent: ureq::Agent,
+    /// Shared with the other connectors of the same source.
+    session: Arc<Session>,
     /// The root collection, ending in '/'.
     base: Url,
     /// The root's path, percent-decoded, by segment.
     root_segments: Vec<String>,
     credentials: Credentials,
-    /// How the server asked to be answered, once it has (with the next digest nonce count).
-    scheme: Mutex<Option<(Scheme, u32)>>,
     /// Whether the server offers locking (DAV class 2), once asked.
     class2: OnceLock<bool>,
     limits: Limits,
@@ -291,7 +377,11 @@ impl WebDav {
         if !self.same_origin(url) {
             return None;
         }
-        let mut state = self.scheme.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self
+            .session
+            .scheme
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let (scheme, nc) = state.as_mut()?;
         Some(match scheme {
             Scheme::Basic => auth::basic(login, password),
@@ -323,7 +413,11 @@ impl WebDav {
         if sent_auth && !stale {
             return false;
         }
-        *self.scheme.lock().unwrap_or_else(|p| p.into_inner()) = Some((scheme, 0));
+        *self
+            .session
+            .scheme
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some((scheme, 0));
         true
     }
 
@@ -337,7 +431,7 @@ impl WebDav {
         mut body: Body<'_>,
     ) -> Result<ureq::Response, SourceError> {
         for attempt in 0..2 {
-            let mut request = self.agent.request_url(method, url);
+            let mut request = self.session.agent.request_url(method, url);
             for (name, value) in headers {
                 request = request.set(name, value);
             }
@@ -870,11 +964,10 @@ mod tests {
             base.set_path(&p);
         }
         WebDav {
-            agent: ureq::Agent::new(),
+            session: Arc::new(Session::new(&WebDavOptions::default())),
             root_segments: decoded_segments(base.path()).unwrap(),
             base,
             credentials: Credentials::None,
-            scheme: Mutex::new(None),
             class2: OnceLock::new(),
             limits: Limits::default(),
         }
@@ -956,6 +1049,53 @@ mod tests {
             &o
         )
         .is_ok());
+    }
+
+    #[test]
+    fn connectors_of_one_source_share_a_session_and_new_credentials_start_afresh() {
+        let url = Url::parse("https://dav.example.com/share-test/").unwrap();
+        let o = WebDavOptions::default();
+        let basic = |password: &str| Credentials::Basic {
+            login: "ann".into(),
+            password: password.into(),
+        };
+        let a = session(&url, &basic("one"), &o);
+        assert!(Arc::ptr_eq(&a, &session(&url, &basic("one"), &o)));
+        // What the first connector learned, the next one answers with at once.
+        *a.scheme.lock().unwrap() = Some((Scheme::Basic, 0));
+        let c = WebDav {
+            session: session(&url, &basic("one"), &o),
+            root_segments: decoded_segments(url.path()).unwrap(),
+            base: url.clone(),
+            credentials: basic("one"),
+            class2: OnceLock::new(),
+            limits: Limits::default(),
+        };
+        let sent = c.authorization("PROPFIND", &url).unwrap();
+        assert!(sent.starts_with("Basic "), "{sent}");
+        // Never to another origin.
+        let other = Url::parse("https://elsewhere.example.com/share-test/").unwrap();
+        assert_eq!(c.authorization("GET", &other), None);
+        for different in [
+            session(&url, &basic("two"), &o),
+            session(&url, &Credentials::None, &o),
+            session(
+                &Url::parse("https://dav.example.com/other/").unwrap(),
+                &basic("one"),
+                &o,
+            ),
+            session(
+                &url,
+                &basic("one"),
+                &WebDavOptions {
+                    allow_private: true,
+                    ..o.clone()
+                },
+            ),
+        ] {
+            assert!(!Arc::ptr_eq(&a, &different));
+            assert!(different.scheme.lock().unwrap().is_none());
+        }
     }
 
     #[test]

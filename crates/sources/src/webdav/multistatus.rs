@@ -45,13 +45,72 @@ struct PropStat {
     props: Response,
 }
 
+/// The elements the reader tells apart: the DAV: names it reads, and every other element
+/// (another namespace, or a DAV: name it has no use for) as `Other`. Kept on the stack of open
+/// elements as a plain value, so that an element costs no allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Name {
+    Multistatus,
+    Response,
+    Href,
+    Propstat,
+    Status,
+    Prop,
+    ResourceType,
+    Collection,
+    ContentLength,
+    LastModified,
+    CreationDate,
+    Etag,
+    ContentType,
+    Other,
+}
+
+impl Name {
+    fn of(ns: &ResolveResult<'_>, local: &[u8]) -> Name {
+        match ns {
+            ResolveResult::Bound(n) if n.0 == DAV => match local {
+                b"multistatus" => Name::Multistatus,
+                b"response" => Name::Response,
+                b"href" => Name::Href,
+                b"propstat" => Name::Propstat,
+                b"status" => Name::Status,
+                b"prop" => Name::Prop,
+                b"resourcetype" => Name::ResourceType,
+                b"collection" => Name::Collection,
+                b"getcontentlength" => Name::ContentLength,
+                b"getlastmodified" => Name::LastModified,
+                b"creationdate" => Name::CreationDate,
+                b"getetag" => Name::Etag,
+                b"getcontenttype" => Name::ContentType,
+                _ => Name::Other,
+            },
+            _ => Name::Other,
+        }
+    }
+
+    /// Whether the text of this element is read (elsewhere text is checked, not kept).
+    fn has_value(self) -> bool {
+        matches!(
+            self,
+            Name::Href
+                | Name::Status
+                | Name::ContentLength
+                | Name::LastModified
+                | Name::CreationDate
+                | Name::Etag
+                | Name::ContentType
+        )
+    }
+}
+
 /// Reads a multistatus document; at most `max` responses.
 pub(crate) fn parse(input: impl BufRead, max: usize) -> Result<Vec<Response>, ParseError> {
     let mut reader = NsReader::from_reader(input);
     reader.config_mut().trim_text(false);
     let mut buf = Vec::new();
-    // The DAV: local names of the open elements ("" for other namespaces).
-    let mut stack: Vec<Vec<u8>> = Vec::new();
+    // The open elements.
+    let mut stack: Vec<Name> = Vec::new();
     let mut out = Vec::new();
     let mut response: Option<Response> = None;
     let mut propstat: Option<PropStat> = None;
@@ -65,32 +124,27 @@ pub(crate) fn parse(input: impl BufRead, max: usize) -> Result<Vec<Response>, Pa
                 quick_xml::Error::Io(io) => ParseError::Read(SourceError::from_io(&io)),
                 e => ParseError::Bad(e.to_string()),
             })?;
-        let dav_name = |local: &[u8]| -> Vec<u8> {
-            match &ns {
-                ResolveResult::Bound(n) if n.0 == DAV => local.to_vec(),
-                _ => Vec::new(),
-            }
-        };
+        // Text is kept only inside an element whose value is read.
+        let keep = stack.last().is_some_and(|n| n.has_value());
         match event {
             Event::Start(ref e) | Event::Empty(ref e) => {
-                let name = dav_name(e.local_name().as_ref());
+                let name = Name::of(&ns, e.local_name().as_ref());
                 let empty = matches!(event, Event::Empty(_));
                 if stack.is_empty() {
-                    if name != b"multistatus" {
+                    if name != Name::Multistatus {
                         return Err(ParseError::Bad("the root is not DAV:multistatus".into()));
                     }
                     saw_root = true;
                 }
-                let parent = stack.last().map(Vec::as_slice);
-                match (parent, name.as_slice()) {
-                    (Some(b"multistatus"), b"response") => {
+                match (stack.last(), name) {
+                    (Some(Name::Multistatus), Name::Response) => {
                         if out.len() == max {
                             return Err(ParseError::TooMany);
                         }
                         response = Some(Response::default());
                     }
-                    (Some(b"response"), b"propstat") => propstat = Some(PropStat::default()),
-                    (Some(b"resourcetype"), b"collection") => {
+                    (Some(Name::Response), Name::Propstat) => propstat = Some(PropStat::default()),
+                    (Some(Name::ResourceType), Name::Collection) => {
                         if let Some(p) = propstat.as_mut() {
                             p.props.is_collection = true;
                         }
@@ -103,11 +157,10 @@ pub(crate) fn parse(input: impl BufRead, max: usize) -> Result<Vec<Response>, Pa
                 }
             }
             Event::End(_) => {
-                let name = stack.pop().unwrap_or_default();
-                let parent = stack.last().map(Vec::as_slice);
+                let name = stack.pop().unwrap_or(Name::Other);
                 let value = || Some(text.trim().to_owned());
-                match (parent, name.as_slice()) {
-                    (Some(b"multistatus"), b"response") => {
+                match (stack.last(), name) {
+                    (Some(Name::Multistatus), Name::Response) => {
                         if let Some(r) = response.take() {
                             if r.href.is_empty() {
                                 return Err(ParseError::Bad("a response without href".into()));
@@ -115,32 +168,32 @@ pub(crate) fn parse(input: impl BufRead, max: usize) -> Result<Vec<Response>, Pa
                             out.push(r);
                         }
                     }
-                    (Some(b"response"), b"href") => {
+                    (Some(Name::Response), Name::Href) => {
                         if let Some(r) = response.as_mut() {
                             r.href = text.trim().to_owned();
                         }
                     }
-                    (Some(b"propstat"), b"status") => {
+                    (Some(Name::Propstat), Name::Status) => {
                         if let Some(p) = propstat.as_mut() {
                             p.status_ok = Some(status_is_2xx(&text));
                         }
                     }
-                    (Some(b"response"), b"propstat") => {
+                    (Some(Name::Response), Name::Propstat) => {
                         if let (Some(r), Some(p)) = (response.as_mut(), propstat.take()) {
                             if p.status_ok != Some(false) {
                                 merge(r, p.props);
                             }
                         }
                     }
-                    (Some(b"prop"), prop) => {
+                    (Some(Name::Prop), prop) => {
                         if let Some(p) = propstat.as_mut() {
                             let props = &mut p.props;
                             match prop {
-                                b"getcontentlength" => props.content_length = value(),
-                                b"getlastmodified" => props.last_modified = value(),
-                                b"creationdate" => props.creation_date = value(),
-                                b"getetag" => props.etag = value(),
-                                b"getcontenttype" => props.content_type = value(),
+                                Name::ContentLength => props.content_length = value(),
+                                Name::LastModified => props.last_modified = value(),
+                                Name::CreationDate => props.creation_date = value(),
+                                Name::Etag => props.etag = value(),
+                                Name::ContentType => props.content_type = value(),
                                 _ => {}
                             }
                         }
@@ -149,18 +202,27 @@ pub(crate) fn parse(input: impl BufRead, max: usize) -> Result<Vec<Response>, Pa
                 }
                 text.clear();
             }
-            Event::Text(t) => text.push_str(
-                &t.decode()
-                    .map_err(|e| ParseError::Bad(format!("text: {e}")))?,
-            ),
-            Event::CData(t) => text.push_str(
-                &t.decode()
-                    .map_err(|e| ParseError::Bad(format!("CDATA: {e}")))?,
-            ),
+            Event::Text(t) => {
+                let t = t
+                    .decode()
+                    .map_err(|e| ParseError::Bad(format!("text: {e}")))?;
+                if keep {
+                    text.push_str(&t);
+                }
+            }
+            Event::CData(t) => {
+                let t = t
+                    .decode()
+                    .map_err(|e| ParseError::Bad(format!("CDATA: {e}")))?;
+                if keep {
+                    text.push_str(&t);
+                }
+            }
             Event::GeneralRef(r) => {
                 if r.is_char_ref() {
                     match r.resolve_char_ref() {
-                        Ok(Some(c)) => text.push(c),
+                        Ok(Some(c)) if keep => text.push(c),
+                        Ok(Some(_)) => {}
                         _ => return Err(ParseError::Bad("a bad character reference".into())),
                     }
                 } else {
@@ -168,7 +230,8 @@ pub(crate) fn parse(input: impl BufRead, max: usize) -> Result<Vec<Response>, Pa
                         .decode()
                         .map_err(|e| ParseError::Bad(format!("reference: {e}")))?;
                     match quick_xml::escape::resolve_predefined_entity(&name) {
-                        Some(s) => text.push_str(s),
+                        Some(s) if keep => text.push_str(s),
+                        Some(_) => {}
                         None => {
                             return Err(ParseError::Bad(format!(
                                 "a reference to the undeclared entity {name}"
