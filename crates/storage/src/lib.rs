@@ -275,10 +275,8 @@ impl BlobStore {
     /// [`BlobStore::put_stream`] for content already in memory, without a limit. Locally, a few
     /// bytes (less than a hashing thread is started for) are stored in one blocking call.
     pub async fn put_bytes(&self, bytes: Bytes) -> Result<PutOutcome, StorageError> {
-        if let Backend::Local(local) = &self.inner.backend {
-            if (bytes.len() as u64) < hash::SMALL {
-                return local.put_small(bytes).await;
-            }
+        if let Some(local) = self.small_local(bytes.len()) {
+            return local.put_small(bytes).await;
         }
         let stream = futures_util::stream::iter([Ok::<_, StorageError>(bytes)]);
         self.put_stream(stream, None).await
@@ -289,17 +287,23 @@ impl BlobStore {
     /// when this store does not keep these bytes in one call (not local, or not a few bytes):
     /// the caller uses [`BlobStore::put_bytes`] then.
     pub fn put_small_here(&self, bytes: &[u8]) -> Option<Result<PutOutcome, StorageError>> {
-        match &self.inner.backend {
-            Backend::Local(local) if (bytes.len() as u64) < hash::SMALL => {
-                Some(local.put_small_here(bytes))
-            }
-            _ => None,
-        }
+        self.small_local(bytes.len())
+            .map(|local| local.put_small_here(bytes))
     }
 
     /// Whether [`BlobStore::put_small_here`] stores `len` bytes.
     pub fn stores_small_here(&self, len: usize) -> bool {
-        matches!(&self.inner.backend, Backend::Local(_)) && (len as u64) < hash::SMALL
+        self.small_local(len).is_some()
+    }
+
+    /// The local store when it keeps `len` bytes in one blocking call: fewer bytes than a
+    /// hashing thread is started for. The one rule of [`BlobStore::put_bytes`],
+    /// [`BlobStore::put_small_here`] and [`BlobStore::stores_small_here`].
+    fn small_local(&self, len: usize) -> Option<&local::Local> {
+        match &self.inner.backend {
+            Backend::Local(local) if (len as u64) < hash::SMALL => Some(local),
+            _ => None,
+        }
     }
 
     /// Reads a blob whole, or the bytes `start..=end_inclusive` of it. The stream yields

@@ -179,19 +179,52 @@ fn names_are_found_at_once_and_text_once_extracted() {
     assert_eq!(v["metadata"]["folders"], 0);
 }
 
-/// Owner, Viewer, Uploader, stranger and a removed member, on every path a hit can take.
-#[test]
-fn each_caller_finds_only_what_they_may_open() {
-    let app = TestApp::spawn();
+/// The callers of the permission tests: an owner with a folder shared with a Viewer and an
+/// Uploader and a private one, and a stranger (tokens, and the Viewer's id to remove them).
+struct Cast {
+    owner: String,
+    viewer_id: String,
+    viewer: String,
+    uploader: String,
+    stranger: String,
+    shared: String,
+    private: String,
+}
+
+fn cast(app: &TestApp) -> Cast {
     let (_, owner) = app.user_token("owner@example.com", Role::User);
     let (viewer_id, viewer) = app.user_token("viewer@example.com", Role::User);
     let (uploader_id, uploader) = app.user_token("uploader@example.com", Role::User);
     let (_, stranger) = app.user_token("stranger@example.com", Role::User);
-    let root = my_folder(&app, &owner);
-    let shared = mkdir(&app, &owner, &root, "Project Falcon");
-    let private = mkdir(&app, &owner, &root, "Private");
-    share(&app, &owner, &shared, &viewer_id, 4);
-    share(&app, &owner, &shared, &uploader_id, 5);
+    let root = my_folder(app, &owner);
+    let shared = mkdir(app, &owner, &root, "Project Falcon");
+    let private = mkdir(app, &owner, &root, "Private");
+    share(app, &owner, &shared, &viewer_id, 4);
+    share(app, &owner, &shared, &uploader_id, 5);
+    Cast {
+        owner,
+        viewer_id,
+        viewer,
+        uploader,
+        stranger,
+        shared,
+        private,
+    }
+}
+
+/// Owner, Viewer, Uploader, stranger and a removed member, on every path a hit can take.
+#[test]
+fn each_caller_finds_only_what_they_may_open() {
+    let app = TestApp::spawn();
+    let Cast {
+        owner,
+        viewer_id,
+        viewer,
+        uploader,
+        stranger,
+        shared,
+        private,
+    } = cast(&app);
     upload_ok(
         &app,
         &owner,
@@ -311,15 +344,15 @@ fn each_caller_finds_only_what_they_may_open() {
 #[test]
 fn common_words_are_searched_from_the_reach_by_the_same_rule() {
     let app = TestApp::spawn();
-    let (_, owner) = app.user_token("owner@example.com", Role::User);
-    let (viewer_id, viewer) = app.user_token("viewer@example.com", Role::User);
-    let (uploader_id, uploader) = app.user_token("uploader@example.com", Role::User);
-    let (_, stranger) = app.user_token("stranger@example.com", Role::User);
-    let root = my_folder(&app, &owner);
-    let shared = mkdir(&app, &owner, &root, "Project Falcon");
-    let private = mkdir(&app, &owner, &root, "Private");
-    share(&app, &owner, &shared, &viewer_id, 4);
-    share(&app, &owner, &shared, &uploader_id, 5);
+    let Cast {
+        owner,
+        viewer,
+        uploader,
+        stranger,
+        shared,
+        private,
+        ..
+    } = cast(&app);
     upload_ok(&app, &owner, &shared, "plan.txt", b"marmalade strategy");
     upload_ok(&app, &owner, &private, "secret.txt", b"marmalade secret");
     upload_ok(&app, &uploader, &shared, "drop.txt", b"marmalade drop");

@@ -894,27 +894,16 @@ fn a_put_of_a_type_with_no_preview_is_settled_at_once_and_queues_no_job() {
             .unwrap_or_else(|| panic!("{name} is missing: {files:?}"))
     };
     let (data, notes) = (id_of("data.bin"), id_of("notes.txt"));
+    let preview = |id: &str| {
+        s.app
+            .rest("GET", &format!("/rest/files/{id}/preview"), &u.token, None)
+            .json()
+    };
     // No preview can be made of the bytes' type without a converter: `failed` before any job
     // ran, and only the text file's preview waits in the queue.
-    let p = s
-        .app
-        .rest(
-            "GET",
-            &format!("/rest/files/{data}/preview"),
-            &u.token,
-            None,
-        )
-        .json();
+    let p = preview(&data);
     assert_eq!(p["status"], "failed", "{p}");
-    let p = s
-        .app
-        .rest(
-            "GET",
-            &format!("/rest/files/{notes}/preview"),
-            &u.token,
-            None,
-        )
-        .json();
+    let p = preview(&notes);
     assert_eq!(p["status"], "processing", "{p}");
     assert_eq!(
         s.app.count("kind = 'preview' AND state = 'queued'", "jobs"),
@@ -932,15 +921,7 @@ fn a_put_of_a_type_with_no_preview_is_settled_at_once_and_queues_no_job() {
     );
     // The queue decides the text file's as before.
     s.app.run_jobs();
-    let p = s
-        .app
-        .rest(
-            "GET",
-            &format!("/rest/files/{notes}/preview"),
-            &u.token,
-            None,
-        )
-        .json();
+    let p = preview(&notes);
     assert_eq!(p["status"], "preview", "{p}");
     assert_eq!(
         s.app.count("preview_status = 'pending'", "file_versions"),

@@ -54,6 +54,18 @@ fn with_dir() -> (TestApp, tempfile::TempDir) {
     (app, dir)
 }
 
+/// Locks the source objects `ids` (comma-separated) for the caller: 200 expected.
+fn lock(app: &TestApp, token: &str, ids: &str) {
+    let path = format!("/rest/sources/actions/lock?id:in={ids}");
+    ok(&app.rest("PATCH", &path, token, None), 200);
+}
+
+/// Unlocks the source objects `ids` (comma-separated): 200 expected.
+fn unlock(app: &TestApp, token: &str, ids: &str) {
+    let path = format!("/rest/sources/actions/unlock?id:in={ids}");
+    ok(&app.rest("PATCH", &path, token, None), 200);
+}
+
 fn ok(r: &coffer_tests::Resp, status: u16) -> Value {
     assert_eq!(r.status, status, "{}", r.text);
     if r.text.is_empty() {
@@ -466,15 +478,7 @@ fn locks_decide_who_deletes_and_pins_mark_sources() {
     );
     ok(&r, 200);
     // Locking again is no change; the file shows its holder to everyone.
-    ok(
-        &app.rest(
-            "PATCH",
-            &format!("/rest/sources/actions/lock?id:in={a}"),
-            &ann_token,
-            None,
-        ),
-        200,
-    );
+    lock(&app, &ann_token, &a);
     let f = ok(
         &app.rest("GET", &format!("/rest/sources/files/{a}"), &bob_token, None),
         200,
@@ -562,15 +566,7 @@ fn locks_decide_who_deletes_and_pins_mark_sources() {
     assert_eq!(app.count("subject = 'source.file.delete'", "events"), 1);
 
     // Bob unlocks his own, then the folder goes, and the root never does.
-    ok(
-        &app.rest(
-            "PATCH",
-            &format!("/rest/sources/actions/unlock?id:in={b}"),
-            &bob_token,
-            None,
-        ),
-        200,
-    );
+    unlock(&app, &bob_token, &b);
     ok(
         &app.rest(
             "DELETE",
@@ -1430,15 +1426,7 @@ fn the_holder_of_a_webdav_lock_replaces_and_deletes_the_file_through_it() {
     let plan = child(&app, &token, &sid, "plan.txt");
     let gone = child(&app, &token, &sid, "gone.txt");
     for id in [&plan, &gone] {
-        ok(
-            &app.rest(
-                "PATCH",
-                &format!("/rest/sources/actions/lock?id:in={id}"),
-                &token,
-                None,
-            ),
-            200,
-        );
+        lock(&app, &token, &id);
     }
     // The server holds its own lock for each: a write without its token is refused there.
     assert_eq!(
@@ -1505,15 +1493,7 @@ fn another_users_lock_on_a_directory_file_refuses_a_replace() {
     let sid = shared(&app, &ann)["id"].as_str().unwrap().to_string();
     let docs = child(&app, &ann, &sid, "docs");
     let a = child(&app, &ann, &docs, "a.txt");
-    ok(
-        &app.rest(
-            "PATCH",
-            &format!("/rest/sources/actions/lock?id:in={a}"),
-            &ann,
-            None,
-        ),
-        200,
-    );
+    lock(&app, &ann, &a);
     let r = send_file(
         &app,
         &bob,
@@ -1548,15 +1528,7 @@ fn a_transferred_file_is_checked_back_into_its_webdav_source() {
     let app = dav_app();
     let (user, token, sid) = dav_source(&app, "checkin@example.com", "Reports", &url);
     let report = child(&app, &token, &sid, "report.txt");
-    ok(
-        &app.rest(
-            "PATCH",
-            &format!("/rest/sources/actions/lock?id:in={report}"),
-            &token,
-            None,
-        ),
-        200,
-    );
+    lock(&app, &token, &report);
     let t = transfer_in(&app, &token, &report);
     let file = t["fileHandle"].as_str().unwrap().to_string();
 
@@ -1664,15 +1636,7 @@ fn a_check_in_needs_the_sources_credentials_and_its_lock_free_of_others() {
     let t = transfer_in(&app, &ann, &a);
     let file = t["fileHandle"].as_str().unwrap().to_string();
     // Bob holds the remote file: nothing is written, the copy stays.
-    ok(
-        &app.rest(
-            "PATCH",
-            &format!("/rest/sources/actions/lock?id:in={a}"),
-            &bob,
-            None,
-        ),
-        200,
-    );
+    lock(&app, &bob, &a);
     let r = app.rest(
         "PATCH",
         &format!("/rest/files/{file}/actions/return"),
@@ -1688,15 +1652,7 @@ fn a_check_in_needs_the_sources_credentials_and_its_lock_free_of_others() {
         None,
     );
     assert_error(&r, 404, "ERR_ENTITY_NOT_FOUND");
-    ok(
-        &app.rest(
-            "PATCH",
-            &format!("/rest/sources/actions/unlock?id:in={a}"),
-            &bob,
-            None,
-        ),
-        200,
-    );
+    unlock(&app, &bob, &a);
     std::fs::write(dir.path().join("root/docs/a.txt"), b"changed remotely").unwrap();
     let v = ok(
         &app.rest(
@@ -1766,8 +1722,8 @@ fn exchange_refresh(app: &TestApp, refresh_token: &str) -> coffer_tests::Resp {
     )
 }
 
-/// The stored expiry of a refresh token, found by its hash.
-fn refresh_expiry(app: &TestApp, token: &str, at: i64) -> i64 {
+/// How many refresh tokens stored under `token`'s hash end at `at` (1 when it does, 0 otherwise).
+fn refresh_tokens_ending_at(app: &TestApp, token: &str, at: i64) -> i64 {
     let hash = coffer_oauth::secrets::hash_token(token);
     app.count(
         &format!("token_hash = '{hash}' AND expires_at = {at}"),
@@ -1807,7 +1763,7 @@ fn an_external_editor_downloads_and_writes_back_one_webdav_file_with_a_short_liv
     let end = (before + 300..=after + 300)
         .find(|at| t["expire"] == coffer_service::rfc3339(*at).as_str())
         .unwrap_or_else(|| panic!("expire 300 s from now: {t}"));
-    assert_eq!(refresh_expiry(&app, &refresh, end), 1);
+    assert_eq!(refresh_tokens_ending_at(&app, &refresh, end), 1);
     assert_eq!(
         app.count(&format!("token_hash = '{refresh}'"), "refresh_tokens"),
         0
@@ -1840,7 +1796,7 @@ fn an_external_editor_downloads_and_writes_back_one_webdav_file_with_a_short_liv
     assert!(expires_in > 0 && expires_in <= 300, "{tokens}");
     let access = tokens["access_token"].as_str().unwrap().to_string();
     let rotated = tokens["refresh_token"].as_str().unwrap().to_string();
-    assert_eq!(refresh_expiry(&app, &rotated, end), 1);
+    assert_eq!(refresh_tokens_ending_at(&app, &rotated, end), 1);
     let access_hash = coffer_oauth::secrets::hash_token(&access);
     assert_eq!(
         app.count(
@@ -1944,15 +1900,7 @@ fn an_external_edit_token_is_only_made_for_a_file_the_caller_may_read_and_write(
     // A read-only directory takes no writes back.
     assert_error(&external_edit(&app, &ann, &old, ""), 403, "ERR_ACCESS_USER");
     // A file another user holds locked.
-    ok(
-        &app.rest(
-            "PATCH",
-            &format!("/rest/sources/actions/lock?id:in={a}"),
-            &bob,
-            None,
-        ),
-        200,
-    );
+    lock(&app, &bob, &a);
     assert_error(&external_edit(&app, &ann, &a, ""), 403, "ERR_ENTITY_LOCKED");
     // A caller whose token could not make both calls gets no token that could.
     let (_, pw) = app.user("cat-edit@example.com", Role::User);

@@ -212,6 +212,20 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     assert!(*event_seqs(&ctx).last().unwrap() > newest);
 }
 
+/// Appends the activity record of folder `d{i}`'s creation (what the log upgrade tests seed).
+fn append_folder_create(ctx: &Ctx, i: usize) {
+    ctx.write(|conn| {
+        coffer_service::audit::record::append(
+            conn,
+            "filesystem.folder.create",
+            Some("u1"),
+            &serde_json::json!({"id": format!("f{i}"), "name": format!("d{i}"), "ownerId": "u2"}),
+            true,
+        )
+    })
+    .unwrap()
+}
+
 #[test]
 fn activity_records_written_before_the_lean_log_migration_still_verify_after_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -220,27 +234,15 @@ fn activity_records_written_before_the_lean_log_migration_still_verify_after_it(
     // The last migration before 000130, which drops the index of activities by time.
     migrate_through(&mut db.get().unwrap(), "20261127000115");
     let ctx = Ctx::new(db.clone(), Config::new("http://127.0.0.1", "Coffer")).unwrap();
-    let append = |ctx: &Ctx, i: usize| {
-        ctx.write(|conn| {
-            coffer_service::audit::record::append(
-                conn,
-                "filesystem.folder.create",
-                Some("u1"),
-                &serde_json::json!({"id": format!("f{i}"), "name": format!("d{i}"), "ownerId": "u2"}),
-                true,
-            )
-        })
-        .unwrap()
-    };
     for i in 0..5 {
-        append(&ctx, i);
+        append_folder_create(&ctx, i);
     }
     migrate_through(&mut db.get().unwrap(), "20261127000130");
     // Then every later migration, whichever there are.
     coffer_store::migrate::run(&mut db.get().unwrap()).unwrap();
     // Records appended after it chain onto the old ones, and the whole log verifies.
     for i in 5..8 {
-        append(&ctx, i);
+        append_folder_create(&ctx, i);
     }
     let rep = coffer_service::audit::verify::verify(&ctx, None).unwrap();
     assert_eq!(rep.problem, None);
@@ -270,20 +272,8 @@ fn activity_records_and_checkpoints_made_before_the_keyed_log_migration_still_ve
     // chain head's row.
     migrate_through(&mut db.get().unwrap(), "20261127000140");
     let ctx = Ctx::new(db.clone(), Config::new("http://127.0.0.1", "Coffer")).unwrap();
-    let append = |ctx: &Ctx, i: usize| {
-        ctx.write(|conn| {
-            coffer_service::audit::record::append(
-                conn,
-                "filesystem.folder.create",
-                Some("u1"),
-                &serde_json::json!({"id": format!("f{i}"), "name": format!("d{i}"), "ownerId": "u2"}),
-                true,
-            )
-        })
-        .unwrap()
-    };
     for i in 0..6 {
-        append(&ctx, i);
+        append_folder_create(&ctx, i);
     }
     let keys = tempfile::tempdir().unwrap();
     let signer =
@@ -319,7 +309,7 @@ fn activity_records_and_checkpoints_made_before_the_keyed_log_migration_still_ve
     // Records appended after it chain onto the old ones, and the whole log verifies with the
     // checkpoint made before.
     for i in 6..9 {
-        append(&ctx, i);
+        append_folder_create(&ctx, i);
     }
     let rep = coffer_service::audit::verify::verify(&ctx, Some(&key)).unwrap();
     assert_eq!(rep.problem, None);
