@@ -107,7 +107,7 @@ fn device_session(app: &TestApp, email: &str, password: &str, tag: &str, name: &
 }
 
 /// A refresh-token grant through the built-in client.
-fn refresh_grant(app: &TestApp, refresh_token: &str) -> Resp {
+pub(crate) fn refresh_grant(app: &TestApp, refresh_token: &str) -> Resp {
     app.form(
         "/oauth/token",
         &[

@@ -1709,19 +1709,6 @@ fn external_edit(app: &TestApp, token: &str, id: &str, query: &str) -> coffer_te
     )
 }
 
-/// Exchanges a refresh token at the token endpoint with the built-in client, as answered.
-fn exchange_refresh(app: &TestApp, refresh_token: &str) -> coffer_tests::Resp {
-    app.form(
-        "/oauth/token",
-        &[
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh_token),
-            ("client_id", &app.admin.client_id),
-            ("client_secret", &app.admin.client_secret),
-        ],
-    )
-}
-
 /// How many refresh tokens stored under `token`'s hash end at `at` (1 when it does, 0 otherwise).
 fn refresh_tokens_ending_at(app: &TestApp, token: &str, at: i64) -> i64 {
     let hash = coffer_oauth::secrets::hash_token(token);
@@ -1788,7 +1775,7 @@ fn an_external_editor_downloads_and_writes_back_one_webdav_file_with_a_short_liv
 
     // Exchanged by the caller's client: an access token that expires by then, the same scope,
     // and a rotated refresh token that keeps the end.
-    let r = exchange_refresh(&app, &refresh);
+    let r = crate::resources::refresh_grant(&app, &refresh);
     assert_eq!(r.status, 200, "{}", r.text);
     let tokens = r.json();
     assert_eq!(tokens["scope"], scope.as_str());
@@ -1868,7 +1855,7 @@ fn an_external_editor_downloads_and_writes_back_one_webdav_file_with_a_short_liv
          UPDATE token_families SET ends_at = {past} WHERE ends_at = {end}",
         past = coffer_tests::unix_now() - 1
     ));
-    let r = exchange_refresh(&app, &rotated);
+    let r = crate::resources::refresh_grant(&app, &rotated);
     assert_eq!(r.status, 400, "{}", r.text);
     assert_eq!(r.json()["error"], "invalid_grant", "{}", r.text);
     assert!(r.text.contains("expired"), "{}", r.text);
