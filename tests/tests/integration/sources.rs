@@ -1426,7 +1426,7 @@ fn the_holder_of_a_webdav_lock_replaces_and_deletes_the_file_through_it() {
     let plan = child(&app, &token, &sid, "plan.txt");
     let gone = child(&app, &token, &sid, "gone.txt");
     for id in [&plan, &gone] {
-        lock(&app, &token, &id);
+        lock(&app, &token, id);
     }
     // The server holds its own lock for each: a write without its token is refused there.
     assert_eq!(
