@@ -35,6 +35,16 @@ SCENARIOS = [
 UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0, "h": 3600000.0}
 
 
+def rounds_text(s):
+    """How many rounds of (f) were run (the best of each side is compared)."""
+    n = s.get("upload_round_count") or 1
+    if n == 1:
+        return ""
+    return (f"{n} rounds, each the two floors then one upload of bytes of its own (no round's "
+            f"content already stored); the best floor of each kind and the best upload are "
+            f"compared. ")
+
+
 def to_ms(text):
     m = re.fullmatch(r"([0-9.]+)(us|ms|s|m|h)", text.strip())
     if not m:
@@ -162,7 +172,8 @@ def content_section(c, failed=False):
       f"of=<temporary directory> bs=1M count={s['upload_mib']} conv=fdatasync`, timed, on the same "
       f"disk; and the fingerprint, one `openssl dgst -sha3-256` stream over the same file from "
       f"memory (Coffer names content by its sha3-256, computed as the bytes arrive, and no single "
-      f"sha3-256 stream goes faster). The upload is compared with the lower of the two. Coffer "
+      f"sha3-256 stream goes faster). {rounds_text(s)}The upload is compared with the lower of the "
+      f"two. Coffer "
       f"appends each chunk to one staging file, hashing it with sha3-256 on one thread and md5 "
       f"beside the write on another as it arrives, and at the end fsyncs that file and links it "
       f"into place (`docs/storage.md`).")
@@ -328,6 +339,17 @@ def content_section(c, failed=False):
     if hwm_kb and not c.get("vmhwm_reset"):
         j_text += " (VmHWM not reset: the peak since start)"
     w(f"| (j) cofferd peak RSS over (f)–(h) | {j_text} | target {CONTENT_RSS_MB} MB | — |")
+    rounds = c.get("upload_rounds") or []
+    if len(rounds) > 1:
+        mib = c["upload_mib"]
+
+        def rate(secs):
+            return f"{mib / secs:,.0f}" if secs else "failed"
+
+        w("")
+        w("(f) round by round, MiB/s (`dd`, sha3-256, upload): " + "; ".join(
+            f"{r['round']}: {rate(r['dd_seconds'])}, {rate(r['digest_seconds'])}, "
+            f"{rate(r['upload_seconds'])}" for r in rounds) + ".")
     seed = c.get("seed")
     if seed:
         w("")
