@@ -69,7 +69,9 @@
 #   BENCH_SOURCES_MIB=1024  size of the sources transfer (more: scripts/bench-sources.sh)
 #   BENCH_ONLY=content      only the content benchmarks (scripts/bench-content.sh): no peer, no
 #                           (a)-(e), no webhook or SCIM run; rewrites only the page's content section
-#   BENCH_UPLOAD_MIB=1024   size of the (f) upload and the (h) download, MiB (TMPDIR needs 3x free)
+#   BENCH_UPLOAD_MIB=1024   size of the (f) upload and the (h) download, MiB (TMPDIR needs
+#                           3 + BENCH_UPLOAD_ROUNDS times that free)
+#   BENCH_UPLOAD_ROUNDS=3   rounds of (f), each its two floors and an upload; the best of each
 #   BENCH_CHUNK_MIB=10      chunk size of (f), MiB
 #   BENCH_SMALL_CLIENTS=8   concurrent clients of (g)
 #   BENCH_LIST_ENTRIES=1000 files in the folder listed by (i) (BENCH_CONNECTIONS connections)
