@@ -303,6 +303,30 @@ fn each_caller_finds_only_what_they_may_open() {
     assert_eq!(query(&app, &uploader, "marmalade")["totalFiles"], 0);
     assert_eq!(query(&app, &uploader, "plan")["totalFiles"], 0);
 
+    // A folder inside the shared one is found once, as a folder, by the start of its name:
+    // candidates first, where a candidate in a shared folder is taken as its file only when
+    // its kind says so.
+    mkdir(&app, &owner, &shared, "Falcon Drafts");
+    let v = get(
+        &app,
+        &viewer,
+        "/rest/search?content:startswith=falcon&searchType=f,d",
+    );
+    assert_eq!(names(&v, "folders"), ["Falcon Drafts"], "{v}");
+    assert_eq!(
+        names(&v, "files"),
+        ["falcon plan.txt", "falcon upload.txt"],
+        "{v}"
+    );
+    assert_eq!(
+        (
+            v["metadata"]["files"].clone(),
+            v["metadata"]["folders"].clone()
+        ),
+        (json!(2), json!(1)),
+        "{v}"
+    );
+
     // A stranger: nothing at all.
     for path in [
         "/rest/query?includeContent=true&searchType=f,d,e&query=falcon",
