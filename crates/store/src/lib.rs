@@ -197,9 +197,12 @@ pub fn establish(url: &DatabaseUrl) -> StoreResult<DbConn> {
             let path = url.sqlite_path();
             let mut c = SqliteConnection::establish(path)
                 .map_err(|e| StoreError::Connection(format!("SQLite at {path}: {e}")))?;
+            // `temp_store = MEMORY`: every write runs in a savepoint of the writer's transaction,
+            // whose journal SQLite otherwise spills to a temporary file once it passes 64 KiB
+            // (a commit of an upload does): a file made, written and removed per transaction.
             c.batch_execute(
                 "PRAGMA busy_timeout = 10000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                 PRAGMA foreign_keys = ON;",
+                 PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;",
             )
             .map_err(|e| StoreError::Connection(format!("SQLite at {path}: {e}")))?;
             search::register_sqlite_functions(&mut c)

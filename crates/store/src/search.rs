@@ -1114,6 +1114,28 @@ pub fn record_without_text(
     Ok(true)
 }
 
+/// Records a file's pending version as `skipped` (no text) in the transaction that made it, and
+/// withdraws the queued extraction its trigger added: the job could only record the same, and
+/// running it would take a claim, a read and two write transactions. A job already claimed is
+/// left to find the version no longer pending. False when the version is not the pending one.
+pub fn skip_without_text_now(
+    conn: &mut DbConn,
+    file_id: &str,
+    version_id: &str,
+    why: &str,
+    t: i64,
+) -> StoreResult<bool> {
+    if !record_without_text(conn, file_id, version_id, "skipped", Some(why), t)? {
+        return Ok(false);
+    }
+    db_run!(conn => diesel::sql_query(
+        "DELETE FROM jobs WHERE kind = 'search-extract' AND payload = $1 AND state = 'queued'",
+    )
+    .bind::<Text, _>(file_id)
+    .execute(conn))?;
+    Ok(true)
+}
+
 fn remove_file_text(conn: &mut DbConn, file_id: &str) -> StoreResult<()> {
     if let DbConn::Sqlite(c) = conn {
         diesel::sql_query(

@@ -670,6 +670,42 @@ fn documents_are_read_and_bad_files_recorded_as_failed() {
 }
 
 #[test]
+fn a_file_without_text_is_skipped_at_its_upload_and_queues_no_extraction() {
+    let app = TestApp::spawn();
+    let (_, t) = app.user_token("ann@example.com", Role::User);
+    let root = my_folder(&app, &t);
+    let data = id(&upload_ok(&app, &t, &root, "data.bin", b"\x00\x01 zephyr"));
+    // Recorded by the upload itself, with nothing left for the worker.
+    let st = state(&app, &data);
+    assert_eq!(
+        (st.state.as_str(), st.error.as_deref()),
+        ("skipped", Some("a type without text"))
+    );
+    assert_eq!(
+        app.count("kind = 'search-extract'", "jobs"),
+        0,
+        "{}",
+        jobs(&app)
+    );
+    // A new version of it is skipped the same way; a type with text still waits for the job.
+    let again = upload_ok(&app, &t, &root, "data.bin", b"\x02\x03 zephyr");
+    assert_eq!(id(&again), data);
+    assert_eq!(state(&app, &data).state, "skipped");
+    let notes = id(&upload_ok(&app, &t, &root, "notes.txt", b"zephyr"));
+    assert_eq!(state(&app, &notes).state, "pending");
+    assert_eq!(
+        app.count("kind = 'search-extract'", "jobs"),
+        1,
+        "{}",
+        jobs(&app)
+    );
+    app.run_jobs();
+    assert_eq!(state(&app, &notes).state, "indexed");
+    assert_eq!(state(&app, &data).state, "skipped");
+    assert_eq!(query(&app, &t, "zephyr")["totalFiles"], 1);
+}
+
+#[test]
 fn mail_is_found_in_the_callers_own_and_active_shared_mailboxes() {
     let app = TestApp::spawn();
     let admin = app.admin_token();

@@ -506,9 +506,16 @@ pub fn commit_by(
     if scanning {
         super::jobs::enqueue(c, super::jobs::SCAN, &v.id, t)?;
     }
+    // A type without text, with no scan that could still quarantine the version, is recorded
+    // so now: the text extraction its trigger queued could only decide the same, and would wake
+    // the worker for a claim, a read and two writes per uploaded file.
+    let without_text = !scanning && coffer_extract::text_format(mime, &file.name).is_none();
+    if without_text {
+        coffer_store::search::skip_without_text_now(c, &file.id, &v.id, "a type without text", t)?;
+    }
     if preview_status == "pending" {
         super::jobs::enqueue(c, super::jobs::PREVIEW, &v.id, t)?;
-    } else {
+    } else if !without_text {
         // The version's text extraction was queued by a trigger, which cannot wake the worker.
         coffer_store::wake::announce(c, coffer_store::wake::Work::Jobs)?;
     }

@@ -1,8 +1,10 @@
 //! The job worker, and the background work of the content core, on the one job queue
 //! (`coffer_store::jobs`): virus scans, previews, upload-staging sweeps, blob sweeps and trash
 //! retention. Every node runs a worker ([`spawn`]); a job is claimed with a lease, so a dead
-//! node's jobs return to the queue. The worker runs the kinds registered in [`Registry`]: the
-//! core's [`KINDS`] and those of the areas above it, which the core never names.
+//! node's jobs return to the queue. Woken by a queued job within [`JOBS_GATHER`] of its last
+//! look, the worker waits out the rest first, so a burst of uploads costs a few claims, not
+//! one per file. The worker runs the kinds registered in [`Registry`]: the core's [`KINDS`]
+//! and those of the areas above it, which the core never names.
 
 use crate::{now, Ctx, Result};
 use coffer_errors::Error;
@@ -656,6 +658,13 @@ async fn purge_trash(ctx: &Ctx) -> Result<()> {
 /// see `coffer_store::wake`), and it wakes when the earliest queued job falls due.
 const JOBS_IDLE: Duration = Duration::from_secs(5);
 
+/// A worker woken within this long of its last look waits for the rest of it first: a burst of
+/// uploads (each version queues its text extraction) is then claimed a few jobs at a time,
+/// instead of a claim, a run and an empty claim per file taking the database's writer between
+/// every two uploads. A job queued after a quiet moment is still looked at at once; a burst adds
+/// at most this to a job's start.
+const JOBS_GATHER: Duration = Duration::from_millis(50);
+
 /// Starts the job worker of this node: it queues the periodic jobs, then runs due jobs as they
 /// are queued or fall due. Runs on its own thread with a small runtime for the blob store.
 pub fn spawn(ctx: Ctx) -> std::io::Result<std::thread::JoinHandle<()>> {
@@ -680,6 +689,7 @@ pub fn spawn(ctx: Ctx) -> std::io::Result<std::thread::JoinHandle<()>> {
                 // Made before the first look, so that no job queued after it goes unnoticed.
                 let mut waiter = ctx.db.waiter(coffer_store::wake::Work::Jobs);
                 loop {
+                    let looked = std::time::Instant::now();
                     match run_due(&ctx, &node).await {
                         Ok(_) => {}
                         Err(e) => log::warn!("job worker: {e}"),
@@ -694,7 +704,11 @@ pub fn spawn(ctx: Ctx) -> std::io::Result<std::thread::JoinHandle<()>> {
                                 .min(Duration::from_secs(at.saturating_sub(now()).max(0) as u64)),
                             _ => JOBS_IDLE,
                         };
-                        waiter.wait(idle);
+                        if waiter.wait(idle) {
+                            if let Some(rest) = JOBS_GATHER.checked_sub(looked.elapsed()) {
+                                std::thread::sleep(rest);
+                            }
+                        }
                         waiter
                     })
                     .await
