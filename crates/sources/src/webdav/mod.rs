@@ -17,8 +17,9 @@
 //! unless the operator allows private addresses (`COFFER_SOURCES_ALLOW_PRIVATE`); no redirect is
 //! followed except for GET, and there at most [`MAX_REDIRECTS`], each through the guard, and the
 //! credentials go only to the source's own origin; every call has time-outs; a listing is capped
-//! in bytes and entries and parsed as a stream without entities; an href outside the source's
-//! root is refused; a download that runs past its announced length fails with `TooLarge`.
+//! in bytes and entries and read by a multistatus reader that expands no entity; an href outside
+//! the source's root is refused; a download that runs past its announced length fails with
+//! `TooLarge`.
 
 mod auth;
 mod multistatus;
