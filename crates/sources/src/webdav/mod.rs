@@ -17,14 +17,16 @@
 //! unless the operator allows private addresses (`COFFER_SOURCES_ALLOW_PRIVATE`); no redirect is
 //! followed except for GET, and there at most [`MAX_REDIRECTS`], each through the guard, and the
 //! credentials go only to the source's own origin; every call has time-outs; a listing is capped
-//! in bytes and entries and parsed as a stream without entities; an href outside the source's
-//! root is refused; a download that runs past its announced length fails with `TooLarge`.
+//! in bytes and entries and read by a multistatus reader that expands no entity; an href outside
+//! the source's root is refused; a download that runs past its announced length fails with
+//! `TooLarge`.
 
 mod auth;
 mod multistatus;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::{self, BufReader, Read};
+use std::io::{self, Read};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -43,6 +45,10 @@ pub const LOCK_SECONDS: u64 = 3600;
 
 /// The most sessions kept (the least recently used one goes first): one per source in use.
 const MAX_SESSIONS: usize = 256;
+
+/// What a listing's body is first given when the server does not announce its length (a
+/// listing of a thousand entries is about 300 KiB; a larger one grows it).
+const LISTING_BUFFER: u64 = 256 << 10;
 
 /// The most idle connections a session keeps open to its server: as many as the listings of
 /// one source a few clients make at once, so that each takes an open connection.
@@ -263,6 +269,58 @@ fn decoded_segments(path: &str) -> Option<Vec<String>> {
         .collect()
 }
 
+/// One segment of an href's path, percent-decoded when it holds a `%`; `None` when the decoded
+/// bytes are not UTF-8.
+fn decode_segment(s: &str) -> Option<Cow<'_, str>> {
+    if !s.contains('%') {
+        return Some(Cow::Borrowed(s));
+    }
+    percent_decode_str(s).decode_utf8().ok()
+}
+
+/// Whether `href` is an absolute path that resolving it against a URL of the same origin would
+/// leave as it is: only characters the URL parser keeps as they are, no `.` or `..` segment in
+/// any spelling (`%2e` included: the parser takes it for a dot), no query or fragment.
+fn plain_absolute_path(href: &str) -> bool {
+    let b = href.as_bytes();
+    b.first() == Some(&b'/')
+        && b.get(1) != Some(&b'/')
+        && b.iter().all(|&c| {
+            c.is_ascii_alphanumeric()
+                || matches!(
+                    c,
+                    b'/' | b'-'
+                        | b'.'
+                        | b'_'
+                        | b'~'
+                        | b'%'
+                        | b'!'
+                        | b'$'
+                        | b'&'
+                        | b'\''
+                        | b'('
+                        | b')'
+                        | b'*'
+                        | b'+'
+                        | b','
+                        | b';'
+                        | b'='
+                        | b':'
+                        | b'@'
+                )
+        })
+        && !b
+            .windows(3)
+            .any(|w| w[0] == b'%' && w[1] == b'2' && w[2] | 0x20 == b'e')
+        && !href.split('/').any(|s| s == "." || s == "..")
+}
+
+/// The folder holding `path`, as text; `None` for the root.
+fn parent_of(path: &RemotePath) -> Option<&str> {
+    let p = path.as_str();
+    (!p.is_empty()).then(|| p.rsplit_once('/').map_or("", |(parent, _)| parent))
+}
+
 /// The HTTP client's error as a `SourceError`: the guard's refusal, a time-out, or `Remote`.
 fn transport_error(e: &ureq::Error) -> SourceError {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
@@ -469,8 +527,9 @@ impl WebDav {
         Err(SourceError::NeedsAuth)
     }
 
-    /// PROPFIND on `url` at `depth`, its responses read within the limits.
-    fn propfind(&self, url: &Url, depth: &str) -> Result<Vec<multistatus::Response>, SourceError> {
+    /// PROPFIND on `url` at `depth`: the body of its multistatus answer, read whole within the
+    /// byte cap (the reader lends its values out of it; [`WebDav::responses`] reads it).
+    fn propfind(&self, url: &Url, depth: &str) -> Result<Vec<u8>, SourceError> {
         let response = self.send(
             "PROPFIND",
             url,
@@ -485,20 +544,27 @@ impl WebDav {
             s => return Err(status_error(s)),
         }
         let cap = self.limits.max_listing_bytes;
-        if response
+        let announced = response
             .header("Content-Length")
-            .and_then(|l| l.trim().parse::<u64>().ok())
-            .is_some_and(|l| l > cap)
-        {
+            .and_then(|l| l.trim().parse::<u64>().ok());
+        if announced.is_some_and(|l| l > cap) {
             return Err(SourceError::TooLarge);
         }
-        let body = Capped {
+        // Sized by the announced length when there is one (a chunked answer grows it).
+        let mut body = Vec::with_capacity(announced.unwrap_or(LISTING_BUFFER).min(cap) as usize);
+        Capped {
             inner: response.into_reader(),
             left: cap,
-        };
-        multistatus::parse(BufReader::new(body), self.limits.max_entries + 1).map_err(|e| match e {
+        }
+        .read_to_end(&mut body)
+        .map_err(|e| SourceError::from_io(&e))?;
+        Ok(body)
+    }
+
+    /// The responses of a multistatus `body`, within the limit of entries.
+    fn responses<'a>(&self, body: &'a [u8]) -> Result<Vec<multistatus::Response<'a>>, SourceError> {
+        multistatus::parse(body, self.limits.max_entries + 1).map_err(|e| match e {
             multistatus::ParseError::TooMany => SourceError::TooLarge,
-            multistatus::ParseError::Read(e) => e,
             multistatus::ParseError::Bad(why) => {
                 SourceError::Remote(format!("PROPFIND answer: {why}"))
             }
@@ -507,25 +573,45 @@ impl WebDav {
 
     /// The path inside the source an href names, resolved against the request's URL; refused
     /// when it lies outside the source's root.
+    /// An absolute path (what most servers send) that the URL parser would give back as it is,
+    /// is read as it stands; any other href is resolved by the URL parser.
     fn href_path(&self, request: &Url, href: &str) -> Result<RemotePath, SourceError> {
-        let url = request
-            .join(href)
-            .map_err(|e| SourceError::Remote(format!("href {href:?}: {e}")))?;
         let outside = || SourceError::Remote(format!("href {href:?} is outside the source"));
-        if !self.same_origin(&url) {
-            return Err(outside());
+        let resolved;
+        let path = if plain_absolute_path(href) {
+            href
+        } else {
+            let url = request
+                .join(href)
+                .map_err(|e| SourceError::Remote(format!("href {href:?}: {e}")))?;
+            if !self.same_origin(&url) {
+                return Err(outside());
+            }
+            resolved = url;
+            resolved.path()
+        };
+        let mut segments = path.split('/').filter(|s| !s.is_empty());
+        for root in &self.root_segments {
+            match segments.next().map(decode_segment) {
+                Some(Some(s)) if s == root.as_str() => {}
+                _ => return Err(outside()),
+            }
         }
-        let segments = decoded_segments(url.path()).ok_or_else(outside)?;
-        let rest = segments
-            .strip_prefix(self.root_segments.as_slice())
-            .ok_or_else(outside)?;
-        if !rest.iter().all(|s| valid_segment(s)) {
-            return Err(outside());
+        let mut rest = String::with_capacity(path.len());
+        for segment in segments {
+            let s = decode_segment(segment).ok_or_else(outside)?;
+            if !valid_segment(&s) {
+                return Err(outside());
+            }
+            if !rest.is_empty() {
+                rest.push('/');
+            }
+            rest.push_str(&s);
         }
-        RemotePath::parse(&rest.join("/")).map_err(|_| outside())
+        RemotePath::parse(&rest).map_err(|_| outside())
     }
 
-    fn entry(&self, path: RemotePath, r: multistatus::Response) -> Entry {
+    fn entry(&self, path: RemotePath, r: multistatus::Response<'_>) -> Entry {
         Entry {
             name: path.name().to_owned(),
             is_dir: r.is_collection,
@@ -534,15 +620,19 @@ impl WebDav {
                 .flatten(),
             created: r.creation_date.as_deref().and_then(parse_rfc3339),
             modified: r.last_modified.as_deref().and_then(parse_http_date),
-            etag: r.etag.filter(|e| !e.is_empty()),
-            mime: r.content_type.filter(|m| !m.is_empty()),
+            etag: r.etag.filter(|e| !e.is_empty()).map(Cow::into_owned),
+            mime: r
+                .content_type
+                .filter(|m| !m.is_empty())
+                .map(Cow::into_owned),
             path,
         }
     }
 
     /// `stat` of a path, found by PROPFIND depth 0 on `url`.
     fn stat_at(&self, path: &RemotePath, url: &Url) -> Result<Entry, SourceError> {
-        for r in self.propfind(url, "0")? {
+        let body = self.propfind(url, "0")?;
+        for r in self.responses(&body)? {
             if self.href_path(url, &r.href)? == *path {
                 return Ok(self.entry(path.clone(), r));
             }
@@ -740,7 +830,8 @@ impl Connector for WebDav {
 
     fn list(&self, dir: &RemotePath) -> Result<Vec<Entry>, SourceError> {
         let url = self.url(dir, true);
-        let responses = self.propfind(&url, "1")?;
+        let body = self.propfind(&url, "1")?;
+        let responses = self.responses(&body)?;
         let mut out = Vec::with_capacity(responses.len());
         let mut saw_dir = false;
         for r in responses {
@@ -753,7 +844,7 @@ impl Connector for WebDav {
                 continue;
             }
             // Only the folder's own children (a server answering deeper is not followed).
-            if path.parent().as_ref() == Some(dir) {
+            if parent_of(&path) == Some(dir.as_str()) {
                 out.push(self.entry(path, r));
             }
         }
@@ -1018,6 +1109,70 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// How an href was resolved before absolute paths were read as they stand: always through
+    /// the URL parser.
+    fn href_path_by_url(c: &WebDav, request: &Url, href: &str) -> Option<String> {
+        let url = request.join(href).ok()?;
+        if !c.same_origin(&url) {
+            return None;
+        }
+        let segments = decoded_segments(url.path())?;
+        let rest = segments.strip_prefix(c.root_segments.as_slice())?;
+        if !rest.iter().all(|s| valid_segment(s)) {
+            return None;
+        }
+        RemotePath::parse(&rest.join("/"))
+            .ok()
+            .map(|p| p.as_str().to_owned())
+    }
+
+    #[test]
+    fn hrefs_read_as_they_stand_resolve_as_the_url_parser_does() {
+        let c = connector("http://dav.example.com/d%20v/");
+        let req = Url::parse("http://dav.example.com/d%20v/a/").unwrap();
+        for href in [
+            "/d%20v/a/",
+            "/d%20v/a/b.txt",
+            "/d v/a/b.txt",
+            "/d%20v//a///b.txt",
+            "/d%20v/a/R%26D%20%E2%84%A2.txt",
+            "/d%20v/a/it's (1)+x;y=z:w@v!$*,~.txt",
+            "/d%20v/a/.hidden",
+            "/d%20v/a/..b",
+            "/d%20v/a/./b",
+            "/d%20v/a/../b",
+            "/d%20v/a/%2e%2E/b",
+            "/d%20v/a/.%2e/b",
+            "/d%20v/a/%2E/b",
+            "/d%20v/a/%2ex",
+            "/d%20v/a/b%2fc",
+            "/d%20v/a/%zz",
+            "/d%20v/a/%ff",
+            "/d%20v/a/%0a",
+            "/d%20v/a/b?q=1",
+            "/d%20v/a/b#f",
+            "/d%20v/a\\b",
+            "/d%20v/a/ç.txt",
+            "//dav.example.com/d%20v/a/b",
+            "//evil.example.com/d%20v/a/b",
+            "/d%20va/b",
+            "/other/a",
+            "/",
+            "b.txt",
+            "http://dav.example.com/d%20v/a/b",
+        ] {
+            let fast = plain_absolute_path(href);
+            assert_eq!(
+                c.href_path(&req, href).ok().map(|p| p.as_str().to_owned()),
+                href_path_by_url(&c, &req, href),
+                "{href} (read as it stands: {fast})"
+            );
+        }
+        assert!(plain_absolute_path("/d%20v/a/b%20c.txt"));
+        assert!(!plain_absolute_path("/d%20v/a/%2e%2e/b"));
+        assert!(!plain_absolute_path("b.txt"));
     }
 
     #[test]
