@@ -13,8 +13,13 @@ use crate::{db_run, DbConn, StoreResult};
 use diesel::prelude::*;
 
 /// One record of the activity log as stored.
+///
+/// An absent field is inserted as NULL, not left to the column's default: with defaults diesel
+/// writes the insert's SQL anew for each combination of absent fields, and on PostgreSQL (whose
+/// `DEFAULT` keyword it will not keep prepared) prepares it on every append. As NULLs the insert
+/// is one statement the connection prepares once.
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = activities)]
+#[diesel(table_name = activities, treat_none_as_default_value = false)]
 pub struct Activity {
     pub seq: i64,
     pub created_at: i64,
@@ -145,7 +150,7 @@ pub struct ActivityQuery {
     pub user_id: String,
     /// Only those where the user is the actor (`filter=my`).
     pub actor_only: bool,
-    /// Only records about this object, or (`in_parent`) about what it holds.
+    /// Only records about this file, or (`in_parent`) about this folder and what it holds.
     pub object_id: Option<String>,
     pub in_parent: bool,
     pub since: Option<i64>,
@@ -179,7 +184,14 @@ macro_rules! selected {
                         .or(activities::parent_id.eq(o.clone())),
                 );
             } else {
-                s = s.filter(activities::object_id.eq(o.clone()));
+                // Only a record about a file carries a file's id as its object, and the index
+                // by object holds only those (SQLite): the condition is the index's own, written
+                // out as it is there so that SQLite sees the index serves the read.
+                s = s
+                    .filter(activities::object_id.eq(o.clone()))
+                    .filter(diesel::dsl::sql::<diesel::sql_types::Bool>(
+                        "activities.object_kind = 'file'",
+                    ));
             }
         }
         if let Some(t) = q.since {

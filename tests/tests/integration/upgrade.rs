@@ -137,10 +137,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // uploads by tracking id, the fold of descriptions on PostgreSQL), 000130 (the activity log
     // without its index by time), 000140 (search's candidates by folded name and by
     // description), 000150 (the activity log keyed by sequence, without a head row), 000160 (the
-    // optional end of a token family).
+    // optional end of a token family), 000120 of the next day (the activity log's index by
+    // object holding only records about files, on SQLite).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        32
+        33
     );
 
     let mut conn = db.get().unwrap();

@@ -43,6 +43,22 @@ pub fn append(
     if !ENABLED.load(std::sync::atomic::Ordering::Relaxed) || PAUSED.with(|p| p.get()) {
         return Ok(());
     }
+    append_serialized(conn, subject, actor, data, data.to_string(), successful)
+}
+
+/// [`append`] with the data already serialised as `data_text` (`data.to_string()`), as the
+/// event recorded beside the record has it.
+pub fn append_serialized(
+    conn: &mut DbConn,
+    subject: &str,
+    actor: Option<&str>,
+    data: &Value,
+    data_text: String,
+    successful: bool,
+) -> Result<()> {
+    if !ENABLED.load(std::sync::atomic::Ordering::Relaxed) || PAUSED.with(|p| p.get()) {
+        return Ok(());
+    }
     let (object_kind, object_id) = object_of(subject, data);
     let object_name = match (&object_kind, &object_id) {
         (Some(k), Some(id)) => match data.get("name").and_then(Value::as_str) {
@@ -101,7 +117,7 @@ pub fn append(
         successful,
         transaction_id: super::transaction().map(|t| t.to_string()),
         users: serde_json::to_string(&indirect).unwrap_or_else(|_| "[]".into()),
-        data: data.to_string(),
+        data: data_text,
         prev_hash: head.hash,
         hash: String::new(),
     };

@@ -49,6 +49,7 @@ pub fn record(
         created_at: now(),
     };
     coffer_store::events::insert(conn, &ev)?;
-    // The activity log's record of the same change, in the same transaction.
-    crate::audit::record::append(conn, subject, actor, &data, true)
+    // The activity log's record of the same change, in the same transaction, with the data as
+    // serialised for the event (the same text: serialised once).
+    crate::audit::record::append_serialized(conn, subject, actor, &data, ev.data, true)
 }
