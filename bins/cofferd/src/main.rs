@@ -10,7 +10,10 @@ mod search_cmd;
 /// buffers) and allocates faster under many threads. It is built with `no_thp`: transparent huge
 /// pages turned a touched byte of its arenas into 2 MiB of resident memory, and cofferd's peak
 /// RSS over a 1 GiB upload and its downloads fell from ~136 MB to ~87 MB without them
-/// (`scripts/bench-content.sh` (j)).
+/// (`scripts/bench-content.sh` (j)). With `override` it is the C allocator of the process too,
+/// so SQLite (its page caches, full-text merge buffers) and OpenSSL allocate from it: glibc gave
+/// each thread that called into SQLite an arena of its own and kept what each had freed, which
+/// held the search benchmark's peak RSS near 200 MB (`scripts/bench-search.sh` (q)).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
