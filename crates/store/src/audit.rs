@@ -120,6 +120,10 @@ pub fn append(conn: &mut DbConn, rec: &Activity, users: &[(String, bool)]) -> St
     db_run!(conn => diesel::insert_into(activities::table).values(rec).execute(conn))?;
     // One row per statement: a single-row insert is a prepared statement the connection keeps,
     // where a multi-row insert of a varying count would be prepared anew on every append.
+    // A row already at this number can only be left by a record removed by hand from the tail
+    // (the head is the last record, so its number is taken again): the new record's row takes
+    // its place, so the append goes on and `audit verify` reports the removal against the last
+    // checkpoint, instead of every later change of that user failing on the key.
     for (u, direct) in users {
         db_run!(conn => diesel::insert_into(activity_users::table)
             .values((
@@ -127,6 +131,13 @@ pub fn append(conn: &mut DbConn, rec: &Activity, users: &[(String, bool)]) -> St
                 activity_users::seq.eq(rec.seq),
                 activity_users::direct.eq(*direct),
                 activity_users::created_at.eq(rec.created_at),
+            ))
+            .on_conflict((activity_users::user_id, activity_users::seq))
+            .do_update()
+            .set((
+                activity_users::direct.eq(diesel::upsert::excluded(activity_users::direct)),
+                activity_users::created_at
+                    .eq(diesel::upsert::excluded(activity_users::created_at)),
             ))
             .execute(conn))?;
     }
