@@ -13,9 +13,11 @@ mod search_cmd;
 /// (`scripts/bench-content.sh` (j)). With `override` it is the C allocator of the process too,
 /// so SQLite (its page caches, full-text merge buffers) and OpenSSL allocate from it: glibc gave
 /// each thread that called into SQLite an arena of its own and kept what each had freed, which
-/// held the search benchmark's peak RSS near 200 MB (`scripts/bench-search.sh` (q)).
+/// held the search benchmark's peak RSS near 200 MB (`scripts/bench-search.sh` (q)). `main`
+/// first sets its purge delay (`coffer_alloc::tune`: freed memory goes back to the system at once
+/// rather than a second later, unless `MIMALLOC_PURGE_DELAY` says otherwise).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: coffer_alloc::Allocator = coffer_alloc::Allocator;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -367,6 +369,7 @@ enum SettingsCommand {
 }
 
 fn main() {
+    coffer_alloc::tune();
     // Everything cofferd creates (the SQLite database and its journal, file content, staging,
     // exports, first-start credentials) is its owner's only, whatever umask it was started with.
     #[cfg(unix)]
