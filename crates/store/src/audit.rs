@@ -123,9 +123,12 @@ pub fn append(conn: &mut DbConn, rec: &Activity, users: &[(String, bool)]) -> St
     // A row already at this number can only be left by a record removed by hand from the tail
     // (the head is the last record, so its number is taken again): the new record's row takes
     // its place, so the append goes on and `audit verify` reports the removal against the last
-    // checkpoint, instead of every later change of that user failing on the key.
+    // checkpoint, instead of every later change of that user failing on the key. That is an
+    // insert that does nothing on the key, then an update only when it did nothing: diesel
+    // keeps no `ON CONFLICT DO UPDATE` statement prepared, so an upsert was compiled again on
+    // every append, where the insert is prepared once.
     for (u, direct) in users {
-        db_run!(conn => diesel::insert_into(activity_users::table)
+        let inserted = db_run!(conn => diesel::insert_into(activity_users::table)
             .values((
                 activity_users::user_id.eq(u.as_str()),
                 activity_users::seq.eq(rec.seq),
@@ -133,13 +136,18 @@ pub fn append(conn: &mut DbConn, rec: &Activity, users: &[(String, bool)]) -> St
                 activity_users::created_at.eq(rec.created_at),
             ))
             .on_conflict((activity_users::user_id, activity_users::seq))
-            .do_update()
-            .set((
-                activity_users::direct.eq(diesel::upsert::excluded(activity_users::direct)),
-                activity_users::created_at
-                    .eq(diesel::upsert::excluded(activity_users::created_at)),
-            ))
+            .do_nothing()
             .execute(conn))?;
+        if inserted == 0 {
+            db_run!(conn => diesel::update(activity_users::table
+                    .filter(activity_users::user_id.eq(u.as_str()))
+                    .filter(activity_users::seq.eq(rec.seq)))
+                .set((
+                    activity_users::direct.eq(*direct),
+                    activity_users::created_at.eq(rec.created_at),
+                ))
+                .execute(conn))?;
+        }
     }
     Ok(())
 }

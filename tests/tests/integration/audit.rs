@@ -156,8 +156,12 @@ fn verify_finds_the_last_record_removed_against_the_last_checkpoint() {
     let c = checkpoint::checkpoint(&app.ctx, &signer).unwrap().unwrap();
     let last = head(&app);
     assert_eq!(c.seq, last);
-    // Removed as a careless hand would: the record, not its rows by user.
+    // Removed as a careless hand would: the record, not its rows by user (marked here, to see
+    // that the next append's rows take their place).
     app.execute(&format!("DELETE FROM activities WHERE seq = {last}"));
+    app.execute(&format!(
+        "UPDATE activity_users SET direct = FALSE, created_at = 1 WHERE seq = {last}"
+    ));
     assert_eq!(
         walk(&app, Some(&key)).problem,
         Some(verify::Problem::Removed(last))
@@ -167,6 +171,24 @@ fn verify_finds_the_last_record_removed_against_the_last_checkpoint() {
     // same user's change is not refused for the rows the removal left (it answers 201).
     mkdir(&app, &token, &my_folder(&app, &token), "after");
     assert_eq!(app.count(&format!("seq = {last}"), "activities"), 1);
+    // The actor's row is the new record's: direct, and of its time.
+    assert_eq!(
+        app.count(
+            &format!(
+                "seq = {last} AND direct = TRUE AND created_at = \
+                 (SELECT created_at FROM activities WHERE seq = {last})"
+            ),
+            "activity_users"
+        ),
+        1
+    );
+    assert_eq!(
+        app.count(
+            &format!("seq = {last} AND created_at = 1"),
+            "activity_users"
+        ),
+        0
+    );
     assert_eq!(
         walk(&app, Some(&key)).problem,
         Some(verify::Problem::Changed(last))
