@@ -238,14 +238,52 @@ pub fn now() -> i64 {
 }
 
 /// A Unix time as RFC 3339 (UTC).
+///
+/// Written by hand (a listing formats two for each of its entries; `time`'s general formatter
+/// costs several times as much): `YYYY-MM-DDTHH:MM:SSZ`, what `time`'s `Rfc3339` writes for a
+/// whole second in UTC, and "" for an instant whose year is outside 0..=9999, which RFC 3339
+/// cannot write (the tests compare both over the whole range).
 pub fn rfc3339(ts: i64) -> String {
-    time::OffsetDateTime::from_unix_timestamp(ts)
-        .ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .unwrap_or_default()
+    let days = ts.div_euclid(86_400);
+    let secs = ts.rem_euclid(86_400);
+    // Days since 1970-01-01 to a civil date (proleptic Gregorian), by 400-year eras.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    if !(0..=9999).contains(&year) {
+        return String::new();
+    }
+    let mut out = [0u8; 20];
+    let mut put = |at: usize, v: i64, width: usize| {
+        let mut v = v;
+        for i in (0..width).rev() {
+            out[at + i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(0, year, 4);
+    put(5, month, 2);
+    put(8, day, 2);
+    put(11, secs / 3_600, 2);
+    put(14, secs / 60 % 60, 2);
+    put(17, secs % 60, 2);
+    for (at, c) in [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'Z'),
+    ] {
+        out[at] = c;
+    }
+    out.iter().map(|&b| b as char).collect()
 }
 
 /// A `blobs` directory beside the SQLite database file; for PostgreSQL without a configured
@@ -299,5 +337,62 @@ pub(crate) mod test_support {
             device_id: None,
             token_hash: String::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod rfc3339_tests {
+    use super::rfc3339;
+
+    /// What `time`'s general formatter writes (the formatter `rfc3339` replaced).
+    fn by_time(ts: i64) -> String {
+        time::OffsetDateTime::from_unix_timestamp(ts)
+            .ok()
+            .and_then(|t| {
+                t.format(&time::format_description::well_known::Rfc3339)
+                    .ok()
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn rfc3339_writes_what_time_writes() {
+        let year0 = -62_167_219_200; // 0000-01-01T00:00:00Z
+        let year10000 = 253_402_300_800; // 10000-01-01T00:00:00Z
+        let mut instants = vec![
+            0,
+            -1,
+            1,
+            86_399,
+            86_400,
+            951_782_400,   // 2000-02-29
+            4_107_542_400, // 2100-02-28
+            1_764_273_600,
+            year0 - 1,
+            year0,
+            year0 + 1,
+            year10000 - 1,
+            year10000,
+            i64::MIN,
+            i64::MAX,
+            -377_705_116_800, // time's first instant, -9999-01-01
+        ];
+        // Every day over four centuries, at a time of day that moves; then steps across the
+        // whole range of years RFC 3339 writes and beyond.
+        let mut t = 946_684_800 - 200 * 365 * 86_400;
+        while t < 946_684_800 + 200 * 366 * 86_400 {
+            instants.push(t);
+            t += 86_400 + 3_607;
+        }
+        let mut t = year0 - 86_400 * 4_000;
+        while t < year10000 + 86_400 * 4_000 {
+            instants.push(t);
+            t += 7_919_999;
+        }
+        for ts in instants {
+            assert_eq!(rfc3339(ts), by_time(ts), "{ts}");
+        }
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(year0 - 1), "");
     }
 }

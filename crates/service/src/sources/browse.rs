@@ -243,15 +243,28 @@ fn render(ctx: &Ctx, s: &Named, entries: &[Entry], with: With) -> Result<Vec<Sou
     };
     let who = holders(ctx, &locks)?;
     let by_path: HashMap<&str, &SourceLock> = locks.iter().map(|l| (l.path.as_str(), l)).collect();
+    // The entries of a listing share their folder: its id is encoded once.
+    let mut folder: Option<(&str, String)> = None;
     Ok(entries
         .iter()
         .map(|e| {
             let path = e.path.as_str();
             let lock = by_path.get(path);
+            let parent = parent_of(path);
+            let parent_id = match &folder {
+                _ if path.is_empty() => String::new(),
+                Some((p, id)) if *p == parent => id.clone(),
+                _ => {
+                    let id = content_id(&source_id, parent);
+                    folder = Some((parent, id.clone()));
+                    id
+                }
+            };
             item(
                 s,
                 &source_id,
                 e,
+                parent_id,
                 lock.and_then(|l| who.get(&l.user_id)),
                 lock.is_some(),
                 with,
@@ -260,17 +273,26 @@ fn render(ctx: &Ctx, s: &Named, entries: &[Entry], with: With) -> Result<Vec<Sou
         .collect())
 }
 
+/// The id of the folder holding the entry at `path` (empty for the root).
+fn parent_id(source_id: &str, path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        content_id(source_id, parent_of(path))
+    }
+}
+
 fn item(
     s: &Named,
     source_id: &str,
     e: &Entry,
+    parent_id: String,
     holder: Option<&String>,
     locked: bool,
     with: With,
 ) -> SourceContentView {
     let path = e.path.as_str();
     let is_root = path.is_empty();
-    let parent = parent_of(path);
     let name = if is_root {
         match s {
             Named::User(u) => u.name.clone(),
@@ -283,17 +305,18 @@ fn item(
     SourceContentView {
         id: content_id(source_id, path),
         name,
-        parent_id: if is_root {
-            String::new()
-        } else {
-            content_id(source_id, parent)
-        },
+        parent_id,
         kind: if file { "f" } else { "d" }.into(),
         created: created_of(e).map(rfc3339),
         modified: secs(e.modified).map(rfc3339),
         status: "available".into(),
         deleted: false,
-        path: format!("/{path}"),
+        path: {
+            let mut p = String::with_capacity(path.len() + 1);
+            p.push('/');
+            p.push_str(path);
+            p
+        },
         wopiapp: false,
         root_id: with.root_id.then(|| source_id.to_string()),
         path_ids: with.path_ids.then(|| path_ids(source_id, path)),
@@ -335,10 +358,12 @@ fn parent_view(
     let parent = RemotePath::parse(parent_of(path))
         .map_err(|_| Error::internal("the parent of a remote path is refused"))?;
     let e = stat(ctx, s, conn, &parent)?;
+    let source_id = s.id();
     Ok(Some(Box::new(item(
         s,
-        &s.id(),
+        &source_id,
         &e,
+        parent_id(&source_id, e.path.as_str()),
         None,
         false,
         With::default(),
@@ -394,10 +419,12 @@ pub fn list(ctx: &Ctx, user_id: &str, id: &str, q: &Browse) -> Result<Listed<Sou
     let mut items = render(ctx, &s, &page, q.with)?;
     if q.with.parent {
         let folder = stat(ctx, &s, conn.as_ref(), &dir)?;
+        let source_id = s.id();
         let p = Some(Box::new(item(
             &s,
-            &s.id(),
+            &source_id,
             &folder,
+            parent_id(&source_id, folder.path.as_str()),
             None,
             false,
             With::default(),

@@ -16,6 +16,7 @@
 
 pub mod browse;
 pub mod edit;
+pub mod json;
 pub mod manage;
 pub mod transfer;
 
@@ -117,7 +118,16 @@ pub fn content_id(source_id: &str, path: &str) -> String {
     if path.is_empty() {
         return source_id.to_string();
     }
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{source_id}:{path}"))
+    // Encoded straight from one buffer into a string of the right size (a listing makes two
+    // of these for every entry).
+    let mut raw = Vec::with_capacity(source_id.len() + 1 + path.len());
+    raw.extend_from_slice(source_id.as_bytes());
+    raw.push(b':');
+    raw.extend_from_slice(path.as_bytes());
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut id = String::with_capacity(base64::encoded_len(raw.len(), false).unwrap_or(0));
+    engine.encode_string(&raw, &mut id);
+    id
 }
 
 /// The source and the remote path a content id names, for `user_id`: a source id is its root;

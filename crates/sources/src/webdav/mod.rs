@@ -791,7 +791,57 @@ fn parse_rfc3339(s: &str) -> Option<time::OffsetDateTime> {
 }
 
 /// An HTTP date (`getlastmodified`, RFC 9110 IMF-fixdate, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`).
+/// A listing reads one for every entry: the usual form is read by hand, and whatever it does not
+/// take as it stands (another spacing, a weekday that is not the date's, …) goes to `time`'s
+/// parser, which decides as before.
 fn parse_http_date(s: &str) -> Option<time::OffsetDateTime> {
+    let s = s.trim();
+    fast_http_date(s).or_else(|| general_http_date(s))
+}
+
+/// The IMF-fixdate `s` exactly as RFC 9110 writes it, with a weekday that is its date's.
+fn fast_http_date(s: &str) -> Option<time::OffsetDateTime> {
+    const DAYS: [&[u8]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
+    const MONTHS: [&[u8]; 12] = [
+        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
+        b"Dec",
+    ];
+    let b = s.as_bytes();
+    if b.len() != 29 || &b[3..5] != b", " || &b[25..] != b" GMT" {
+        return None;
+    }
+    if b[7] != b' ' || b[11] != b' ' || b[16] != b' ' || b[19] != b':' || b[22] != b':' {
+        return None;
+    }
+    let number = |at: usize, len: usize| -> Option<u16> {
+        b[at..at + len].iter().try_fold(0u16, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u16::from(c - b'0'))
+        })
+    };
+    let weekday = DAYS.iter().position(|d| *d == &b[..3])?;
+    let month = MONTHS.iter().position(|m| *m == &b[8..11])?;
+    let month = time::Month::try_from(month as u8 + 1).ok()?;
+    let date = time::Date::from_calendar_date(
+        i32::from(number(12, 4)?),
+        month,
+        u8::try_from(number(5, 2)?).ok()?,
+    )
+    .ok()?;
+    if date.weekday().number_days_from_monday() as usize != weekday {
+        return None;
+    }
+    let at = date
+        .with_hms(
+            u8::try_from(number(17, 2)?).ok()?,
+            u8::try_from(number(20, 2)?).ok()?,
+            u8::try_from(number(23, 2)?).ok()?,
+        )
+        .ok()?;
+    Some(at.assume_utc())
+}
+
+/// An HTTP date read by `time`'s parser.
+fn general_http_date(s: &str) -> Option<time::OffsetDateTime> {
     let format = time::macros::format_description!(
         "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
     );
@@ -1173,6 +1223,42 @@ mod tests {
         assert!(plain_absolute_path("/d%20v/a/b%20c.txt"));
         assert!(!plain_absolute_path("/d%20v/a/%2e%2e/b"));
         assert!(!plain_absolute_path("b.txt"));
+    }
+
+    #[test]
+    fn the_short_way_reads_http_dates_as_time_does() {
+        let imf = time::macros::format_description!(
+            "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+        );
+        // Every day over several centuries at a moving time of day, as a server writes them.
+        let mut t = -2_208_988_800i64; // 1900-01-01
+        while t < 7_258_118_400 {
+            let at = time::OffsetDateTime::from_unix_timestamp(t).unwrap();
+            let text = at.format(&imf).unwrap();
+            assert_eq!(fast_http_date(&text), Some(at), "{text}");
+            assert_eq!(parse_http_date(&text), general_http_date(&text), "{text}");
+            t += 86_400 + 3_607;
+        }
+        // What the short way leaves to `time`, or refuses as it does.
+        for text in [
+            "Mon, 06 Nov 1994 08:49:37 GMT",
+            "Sun, 31 Feb 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 24:49:37 GMT",
+            "Sun, 06 Nov 1994 08:60:37 GMT",
+            "Sun, 06 Nov 1994 08:49:60 GMT",
+            "Sun, 6 Nov 1994 08:49:37 GMT",
+            "sun, 06 nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 UTC",
+            "Sun, 06 Nov +994 08:49:37 GMT",
+            "Sun, 06 Xyz 1994 08:49:37 GMT",
+            "Sun,  06 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:3é GMT",
+            "  Sun, 06 Nov 1994 08:49:37 GMT \t",
+            "Sat, 01 Jan 0000 00:00:00 GMT",
+            "",
+        ] {
+            assert_eq!(parse_http_date(text), general_http_date(text), "{text:?}");
+        }
     }
 
     #[test]
