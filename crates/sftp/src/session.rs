@@ -1,17 +1,20 @@
 //! One SFTP session of a signed-in user: the requests of the protocol (version 3) mapped onto
 //! the service's SFTP use cases (`coffer_service::sftp`), with the open handles.
 //!
-//! A file is opened either to read or to write. Reading serves the current version from the
-//! blob store, sequentially from one stream and reopened at another offset when the client
-//! jumps. Writing streams the bytes, in order, into the blob store as they arrive (fingerprinted
-//! on the way, within the owner's quota), handed on in batches of consecutive writes rather than
-//! one by one; a file that ends within its first batch is stored whole at its close in one call
-//! instead, with none of the stream's hand-offs. Closing the handle makes the file, or a new
+//! A file is opened either to read or to write. Reading serves the current version from the blob
+//! store, sequentially from one stream and reopened at another offset when the client jumps.
+//! Writing streams the bytes, in order, into the blob store as they arrive (fingerprinted on the
+//! way, within the owner's quota), handed on in batches of consecutive writes rather than one by
+//! one; a file that ends within its first batch is stored whole in one call instead, with none of
+//! the stream's hand-offs: as soon as a write that looks like its last arrives (the first one under
+//! 32 KiB, or one shorter than the write before), while its answer travels to the client and the
+//! client sends the close, or else at its close. Closing the handle makes the file, or a new
 //! version of the file of that name. Opening to write asks once, in one call and one read
-//! transaction, whether SFTP is still allowed and where the file goes (permission, name,
-//! room); closing commits without reading the file back, and for a file stored whole at its
-//! close the store and the commit are one call. A handle dropped without its close (the client went away) aborts the
-//! stream, so no partial file is ever made and the staged bytes are removed.
+//! transaction, whether SFTP is still allowed and where the file goes (permission, name, room);
+//! closing commits without reading the file back, and for a file stored whole at its close the
+//! store and the commit are one call. A handle dropped without its close (the client went away)
+//! aborts the stream, so no partial file is ever made and the staged bytes are removed (bytes
+//! stored early are left to the blob sweep).
 //!
 //! Every refusal is an SFTP status with a short message, never internal detail; no request
 //! ends the session.
@@ -45,6 +48,10 @@ const MAX_READ: u32 = 256 * 1024;
 const WRITE_BATCH: usize = 1 << 20;
 /// Batches queued between the session and the blob store.
 const WRITE_QUEUE: usize = 2;
+/// A first write shorter than this is taken for a small file's only one (OpenSSH's clients
+/// write 32 KiB at a time): its bytes are stored at once (see [`Early`]). A later write is
+/// taken for the last when it is shorter than the one before.
+const LAST_WRITE_BELOW: usize = 32 * 1024;
 
 /// A refusal answered to the client.
 #[derive(Debug)]
@@ -136,6 +143,68 @@ struct Writing {
     /// The stream into the blob store, started with the first full batch: a file that ends
     /// before (most files) is stored whole at its close, in one call.
     stream: Option<Streaming>,
+    /// The length of the last write, to tell a client's last (shorter) write.
+    last_write: usize,
+    /// The bytes written so far, already being stored because the last write looked like the
+    /// file's end: see [`Early`].
+    early: Option<Early>,
+}
+
+/// A small file's bytes stored as soon as its last write came, while the write's answer
+/// travels to the client and the client sends the close: the close then finds the bytes
+/// stored (hashed, written, fsynced, linked) or nearly so, and only commits. Bytes that no file
+/// takes (more writes came after all, the close was refused, the client went away) are left to
+/// the blob sweep, as any upload's that failed after its bytes were stored.
+struct Early {
+    /// How many bytes of the file it stores.
+    len: u64,
+    task: Option<JoinHandle<coffer_service::Result<files::Stored>>>,
+    ctx: Ctx,
+}
+
+impl Early {
+    fn start(ctx: &Ctx, put: &svc::Put, batch: &[Bytes], len: u64) -> Early {
+        let bytes = match batch {
+            [one] => one.clone(),
+            _ => Bytes::from(batch.concat()),
+        };
+        let (c, put) = (ctx.clone(), put.clone());
+        let task = tokio::spawn(async move { svc::store_bytes(&c, &put, bytes).await });
+        Early {
+            len,
+            task: Some(task),
+            ctx: ctx.clone(),
+        }
+    }
+
+    /// The stored bytes (this file's from here on), or the store's refusal.
+    async fn stored(mut self) -> Result<files::Stored, Refusal> {
+        let task = self
+            .task
+            .take()
+            .ok_or(Refusal(StatusCode::Failure, "Closed"))?;
+        match task.await {
+            Ok(r) => r.map_err(refusal),
+            Err(_) => Err(Refusal(StatusCode::Failure, "Internal error")),
+        }
+    }
+}
+
+impl Drop for Early {
+    /// Not taken by a file: the stored bytes, once they are, are marked for the sweep.
+    fn drop(&mut self) {
+        let Some(task) = self.task.take() else {
+            return;
+        };
+        let ctx = self.ctx.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                if let Ok(Ok(stored)) = task.await {
+                    coffer_service::content::uploads::release_unused(&ctx, &stored).await;
+                }
+            });
+        }
+    }
 }
 
 /// The blob store's task taking a file's batches as they come.
@@ -313,6 +382,8 @@ impl Session {
             batch: Vec::new(),
             batched: 0,
             stream: None,
+            last_write: 0,
+            early: None,
         })))
     }
 
@@ -320,8 +391,10 @@ impl Session {
     /// and the file or version made.
     async fn finish_write(&mut self, mut w: Box<Writing>) -> Result<(), Refusal> {
         let batch = std::mem::take(&mut w.batch);
-        let stored = match w.stream.take() {
-            Some(stream) => {
+        let early = w.early.take().filter(|e| e.len == w.next);
+        let stored = match (w.stream.take(), early) {
+            (None, Some(early)) => early.stored().await?,
+            (Some(stream), _) => {
                 // The last writes; a refusal by the store is the task's answer.
                 if !batch.is_empty() {
                     stream.send(batch).await;
@@ -329,7 +402,7 @@ impl Session {
                 stream.finished.store(true, Ordering::SeqCst);
                 stream.outcome().await?
             }
-            None => {
+            (None, None) => {
                 let bytes = match batch.len() {
                     0 => Bytes::new(),
                     1 => batch.into_iter().next().unwrap_or_default(),
@@ -585,8 +658,20 @@ impl russh_sftp::server::Handler for Session {
             ));
         }
         let len = data.len() as u64;
+        // Bytes stored early for a write that was not the last after all are not this file's.
+        w.early = None;
+        let short =
+            (w.last_write == 0 && data.len() < LAST_WRITE_BELOW) || data.len() < w.last_write;
+        w.last_write = data.len();
         w.batched += data.len();
         w.batch.push(Bytes::from(data));
+        if short
+            && w.stream.is_none()
+            && (w.batched as u64) <= w.put.room.max(0) as u64
+            && self.ctx.storage.stores_small_here(w.batched)
+        {
+            w.early = Some(Early::start(&self.ctx, &w.put, &w.batch, w.next + len));
+        }
         if w.batched >= WRITE_BATCH {
             w.batched = 0;
             let stream = match w.stream.take() {

@@ -140,6 +140,22 @@ impl Server {
             .expect("running sftp (scripts/sftp-test-clients.sh installs it)")
     }
 
+    /// Runs `sftp -b` with these commands as `u`, the client's other options before them
+    /// (e.g. `-B` for the bytes of each write).
+    fn sftp_with(&self, u: &User, options: &[&str], commands: &str) -> Output {
+        let batch = self.dir.path().join("batch");
+        std::fs::write(&batch, commands).unwrap();
+        Command::new("sftp")
+            .args(self.ssh_options(&u.key, &u.email))
+            .args(options)
+            .args(["-P", &self.port.to_string(), "-b"])
+            .arg(&batch)
+            .arg("127.0.0.1")
+            .current_dir(self.dir.path())
+            .output()
+            .expect("running sftp (scripts/sftp-test-clients.sh installs it)")
+    }
+
     /// Runs `scp` (which speaks SFTP, `-s`, the default of OpenSSH 9) as `u` with these
     /// arguments after the connection's options.
     fn scp(&self, u: &User, args: &[&str]) -> Output {
@@ -736,6 +752,42 @@ fn many_puts_in_one_session_are_stored_whole_with_their_fingerprints() {
         assert_stored(&s, &u, &id_of(name), content, 2);
     }
     assert_eq!(s.events("filesystem.version.create"), again.len() as i64);
+}
+
+#[test]
+fn a_small_put_in_short_writes_is_stored_whole_and_what_was_stored_early_goes_to_the_sweep() {
+    let s = start();
+    let u = s.user("lea@example.com");
+    let root = my_folder(&s.app, &u.token);
+    let unused = "refs <= 0 AND unreferenced_at IS NOT NULL";
+    let unused_before = s.app.count(unused, "blobs");
+    let blobs_before = s.app.count("1 = 1", "blobs");
+    // Writes of 4 KiB: the first is taken for the file's only one and its bytes are stored at
+    // once; more writes follow, so those bytes are no file's and the file is stored whole from
+    // its last (shorter) write, which ends it.
+    let content = pattern(4 * 4096 + 3_000, 21);
+    std::fs::write(s.local("short.bin"), &content).unwrap();
+    // And a file of one write, stored while the client sends its close.
+    let one = pattern(3_000, 22);
+    std::fs::write(s.local("one.bin"), &one).unwrap();
+    ok(&s.sftp_with(
+        &u,
+        &["-B", "4096"],
+        "put short.bin \"/My Folder/short.bin\"\nput one.bin \"/My Folder/one.bin\"\n",
+    ));
+    let files = rest_files(&s.app, &u.token, &root);
+    assert_eq!(files.len(), 2, "{files:?}");
+    for (name, id) in &files {
+        let expected = if name == "short.bin" { &content } else { &one };
+        assert_stored(&s, &u, id, expected, 1);
+    }
+    if coffer_tests::storage_name() == "local" {
+        // The first 4 KiB, stored early, belong to no file: marked for the blob sweep.
+        coffer_tests::wait_until("the early bytes marked unused", 30, || {
+            s.app.count(unused, "blobs") == unused_before + 1
+        });
+        assert_eq!(s.app.count("1 = 1", "blobs"), blobs_before + 3);
+    }
 }
 
 #[test]
