@@ -1499,3 +1499,167 @@ mod tests {
         assert_eq!(after_prefix("é").unwrap(), "ê");
     }
 }
+
+/// The statements of a search on SQLite's owner ranges (migration 000170), on a real database:
+/// text and parts of names found within the caller's ranges and those of the owners who share
+/// with them, never outside the reach, and a file's document following it to a new owner.
+#[cfg(test)]
+mod ranges {
+    use super::*;
+    use crate::test_support::{insert_user, sqlite};
+
+    fn search<'a>(op: Compare, words: &'a str, terms: &'a [String]) -> ObjectSearch<'a> {
+        ObjectSearch {
+            files: true,
+            folders: true,
+            shared_only: false,
+            under: None,
+            path: None,
+            created: Bounds::default(),
+            modified: Bounds::default(),
+            size: Bounds::default(),
+            creator_id: None,
+            description: None,
+            file_name: None,
+            folder_name: None,
+            extensions: &[],
+            tracking_id: None,
+            text: Some(Match { op, folded: words }),
+            content_terms: terms,
+            content_required: false,
+            order: SortBy::Score,
+            descending: false,
+            offset: 0,
+            limit: 25,
+        }
+    }
+
+    fn found(conn: &mut DbConn, user: &str, op: Compare, words: &str) -> Vec<String> {
+        let rule = Rule {
+            list: vec![1, 2, 3, 4, 5, 8, 9],
+            preview: vec![1, 2, 3, 4, 8, 9],
+            own_files_only: vec![5],
+        };
+        let terms = vec![words.to_string()];
+        let page = find_objects(conn, user, &rule, &search(op, words, &terms)).unwrap();
+        let mut ids: Vec<String> = page.files.into_iter().map(|h| h.id).collect();
+        ids.sort();
+        ids
+    }
+
+    fn object(
+        conn: &mut DbConn,
+        id: &str,
+        kind: &str,
+        parent: Option<&str>,
+        owner: &str,
+        name: &str,
+    ) {
+        let parent = parent.map_or("NULL".to_string(), |p| format!("'{p}'"));
+        let system = if parent == "NULL" { "'base'" } else { "NULL" };
+        crate::batch_execute(
+            conn,
+            &format!(
+                "INSERT INTO objects (id, kind, parent_id, owner_id, system, name, name_folded, \
+                 created_at, modified_at, creator_id, modifier_id) VALUES ('{id}', '{kind}', \
+                 {parent}, '{owner}', {system}, '{name}', '{name}', 0, 0, '{owner}', '{owner}')"
+            ),
+        )
+        .unwrap();
+    }
+
+    fn text(conn: &mut DbConn, file: &str, body: &str) {
+        crate::batch_execute(
+            conn,
+            &format!(
+                "INSERT INTO search_texts (file_id, version_id, state, attempts, text_bytes, \
+                 updated_at) VALUES ('{file}', 'v-{file}', 'pending', 0, 0, 0) \
+                 ON CONFLICT (file_id) DO UPDATE SET version_id = excluded.version_id, \
+                 state = 'pending'"
+            ),
+        )
+        .unwrap();
+        assert!(put_file_text(conn, file, &format!("v-{file}"), body, 0).unwrap());
+    }
+
+    #[test]
+    fn text_and_name_parts_are_found_within_the_owners_ranges_only_in_reach() {
+        let (_dir, mut conn) = sqlite();
+        let c = &mut conn;
+        let ann = insert_user(c, &[]);
+        let bob = insert_user(c, &[]);
+        let cay = insert_user(c, &[]);
+        object(c, "ra", "d", None, &ann, "ra");
+        object(c, "team", "d", Some("ra"), &ann, "team");
+        object(c, "rb", "d", None, &bob, "rb");
+        object(c, "drafts", "d", Some("rb"), &bob, "drafts");
+        object(c, "a1", "f", Some("team"), &ann, "alpha quokka.txt");
+        object(c, "b1", "f", Some("drafts"), &bob, "zeta.txt");
+        crate::batch_execute(
+            c,
+            &format!(
+                "INSERT INTO object_members (object_id, user_id, role_id, shared_by, created_at) \
+                 VALUES ('team', '{cay}', 4, '{ann}', 0)"
+            ),
+        )
+        .unwrap();
+        text(c, "a1", "quokka census");
+        text(c, "b1", "quokka migration report");
+
+        // Text, by a whole word and by its start; a part of a name.
+        assert_eq!(found(c, &cay, Compare::Contains, "quokka"), ["a1"]);
+        assert_eq!(found(c, &cay, Compare::StartsWith, "quok"), ["a1"]);
+        assert_eq!(found(c, &cay, Compare::Contains, "okk"), ["a1"]);
+        assert_eq!(
+            found(c, &cay, Compare::Contains, "migration"),
+            Vec::<String>::new()
+        );
+        assert_eq!(found(c, &bob, Compare::Contains, "quokka"), ["b1"]);
+        assert_eq!(found(c, &bob, Compare::Contains, "eta.t"), ["b1"]);
+        assert_eq!(
+            found(c, &ann, Compare::Contains, "zeta"),
+            Vec::<String>::new()
+        );
+        assert_eq!(found(c, &ann, Compare::StartsWith, "quok"), ["a1"]);
+
+        // Bob's file moves into Ann's tree: its document and its name go to Ann's range.
+        crate::batch_execute(
+            c,
+            &format!("UPDATE objects SET owner_id = '{ann}', parent_id = 'team' WHERE id = 'b1'"),
+        )
+        .unwrap();
+        assert_eq!(found(c, &cay, Compare::Contains, "migration"), ["b1"]);
+        assert_eq!(found(c, &cay, Compare::StartsWith, "migr"), ["b1"]);
+        assert_eq!(found(c, &cay, Compare::Contains, "eta.t"), ["b1"]);
+        assert_eq!(found(c, &cay, Compare::Contains, "quokka"), ["a1", "b1"]);
+        assert_eq!(
+            found(c, &bob, Compare::Contains, "quokka"),
+            Vec::<String>::new()
+        );
+        // A rename is found by its new name only.
+        crate::batch_execute(
+            c,
+            "UPDATE objects SET name_folded = 'omega.txt' WHERE id = 'b1'",
+        )
+        .unwrap();
+        assert_eq!(
+            found(c, &cay, Compare::Contains, "eta.t"),
+            Vec::<String>::new()
+        );
+        assert_eq!(found(c, &cay, Compare::Contains, "omeg"), ["b1"]);
+        // A member removed finds nothing more.
+        crate::batch_execute(c, "DELETE FROM object_members WHERE object_id = 'team'").unwrap();
+        assert_eq!(
+            found(c, &cay, Compare::Contains, "quokka"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            found(c, &cay, Compare::Contains, "omeg"),
+            Vec::<String>::new()
+        );
+        // Passages come from the owner's range.
+        let terms = vec!["migration".to_string()];
+        let s = snippets(c, DocKind::File, &["b1".to_string()], &terms).unwrap();
+        assert!(s["b1"].contains("migration"), "{s:?}");
+    }
+}
