@@ -439,6 +439,21 @@ fn candidates(
     }
     let mut parts = Vec::new();
     match s.text {
+        // A part of a name: the trigram index of names within the caller's ranges, and the
+        // objects whose description holds it (only objects that have one).
+        Some(t) if by_name_parts(b.backend, s) => {
+            let q = b.text(&name_phrase(t.folded));
+            parts.push(format!(
+                "SELECT n.object_id FROM scope s CROSS JOIN search_names \
+                 CROSS JOIN search_names_docs n ON n.id = search_names.rowid \
+                 WHERE search_names MATCH {q} AND search_names.rowid BETWEEN s.lo AND s.hi"
+            ));
+            let v = b.text(t.folded);
+            parts.push(format!(
+                "SELECT id FROM objects WHERE description <> '' AND {}",
+                b.compare("coffer_fold(description)", t.op, &v)
+            ));
+        }
         Some(t) if t.op != Compare::Contains => {
             let v = b.text(t.folded);
             let name = b.bytewise("name_folded");
@@ -462,8 +477,8 @@ fn candidates(
     if let Some(q) = fts {
         parts.push(match b.backend {
             Backend::Sqlite => format!(
-                "SELECT d.ref_id FROM search_fts CROSS JOIN search_docs d ON d.id = search_fts.rowid \
-                 WHERE search_fts MATCH {q} AND d.kind = 'f'"
+                "SELECT d.ref_id FROM {SCOPED_HITS} WHERE {} AND d.kind = 'f'",
+                scoped_match(q)
             ),
             Backend::Postgres => format!(
                 "SELECT ref_id FROM search_docs WHERE tsv @@ to_tsquery('simple', {q}) AND kind = 'f'"
@@ -483,30 +498,126 @@ fn candidates(
 /// took three times as long as the reach.
 const MANY_HITS: i64 = 3000;
 
+/// The width of one owner's range of document numbers on SQLite (migration 000170): a file's
+/// document is numbered `slot * SLOT_WIDTH + n`, its owner's slot in `search_owners`; mail is
+/// numbered below `SLOT_WIDTH` (slot 0).
+pub const SLOT_WIDTH: i64 = 1 << 32;
+
+/// The slots (SQLite) whose documents a search by `user_id` may need: the caller's own, and
+/// those of the owners of every object shared with them. A file belongs to the owner of the
+/// tree it lies in (a new object takes its parent's owner, a folder moved into another
+/// owner's tree takes that owner with everything under it), so every file the caller reaches
+/// has its document in one of these ranges. The ranges only spare work: what the caller finds
+/// is still decided by their reach and the rule.
+fn scope_slots(conn: &mut DbConn, user_id: &str) -> StoreResult<Vec<i64>> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = BigInt)]
+        slot: i64,
+    }
+    let DbConn::Sqlite(c) = conn else {
+        return Ok(Vec::new());
+    };
+    let rows: Vec<Row> = diesel::sql_query(
+        "SELECT slot FROM search_owners WHERE user_id = $1 OR user_id IN ( \
+           SELECT o.owner_id FROM object_members m CROSS JOIN objects o ON o.id = m.object_id \
+           WHERE m.user_id = $1) ORDER BY slot",
+    )
+    .bind::<Text, _>(user_id)
+    .load(c)?;
+    Ok(rows.into_iter().map(|r| r.slot).collect())
+}
+
+/// The common table expression `scope(lo, hi)`: the ranges of document numbers of `slots`
+/// (integers the store read, never user input), each joined before the index so that FTS5 is
+/// asked for the words within one range at a time.
+fn scope_cte(slots: &[i64]) -> String {
+    if slots.is_empty() {
+        return "scope(lo, hi) AS (SELECT CAST(0 AS BIGINT), CAST(-1 AS BIGINT) WHERE 1 = 0)"
+            .into();
+    }
+    let ranges: Vec<String> = slots
+        .iter()
+        .map(|s| {
+            let lo = s.saturating_mul(SLOT_WIDTH);
+            format!("({lo}, {})", lo.saturating_add(SLOT_WIDTH - 1))
+        })
+        .collect();
+    format!("scope(lo, hi) AS (VALUES {})", ranges.join(", "))
+}
+
+/// The full-text hits among files on SQLite, within the caller's ranges (`scope`), as `s`
+/// (the ranges), `search_fts` and `d` (the hit's document row), for a `FROM` clause.
+const SCOPED_HITS: &str =
+    "scope s CROSS JOIN search_fts CROSS JOIN search_docs d ON d.id = search_fts.rowid";
+
+/// The condition that pairs with [`SCOPED_HITS`]: the words `q`, within the range.
+fn scoped_match(q: &str) -> String {
+    format!("search_fts MATCH {q} AND search_fts.rowid BETWEEN s.lo AND s.hi")
+}
+
+/// The query of the trigram index of names (SQLite) for a part of a name: one phrase, taken
+/// literally (a `"` doubled), whatever characters it holds.
+fn name_phrase(part: &str) -> String {
+    format!("\"{}\"", part.replace('"', "\"\""))
+}
+
+/// Whether a part of a name can be looked up in the trigram index of names (SQLite, migration
+/// 000170): three characters or more (a trigram index finds nothing shorter).
+fn by_name_parts(backend: Backend, s: &ObjectSearch<'_>) -> bool {
+    backend == Backend::Sqlite
+        && s.path.is_none()
+        && matches!(s.text, Some(t) if t.op == Compare::Contains && t.folded.chars().count() >= 3)
+}
+
+/// Whether the names of at least `n` folders and files within `slots`' ranges hold `part`
+/// (SQLite's trigram index, counted by the index alone and never past `n`).
+fn at_least_named(conn: &mut DbConn, part: &str, n: i64, slots: &[i64]) -> StoreResult<bool> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let DbConn::Sqlite(c) = conn else {
+        return Ok(false);
+    };
+    let rows: Vec<Row> = diesel::sql_query(format!(
+        "WITH {} SELECT COUNT(*) AS n FROM (SELECT 1 FROM scope s CROSS JOIN search_names \
+         WHERE search_names MATCH $1 AND search_names.rowid BETWEEN s.lo AND s.hi LIMIT $2)",
+        scope_cte(slots)
+    ))
+    .bind::<Text, _>(name_phrase(part))
+    .bind::<BigInt, _>(n)
+    .load(c)?;
+    Ok(rows.first().is_some_and(|r| r.n >= n))
+}
+
 /// Whether the full-text query `q` (the backend's syntax) is held by at least `n` documents of
-/// any kind: counted by the index alone and never past `n`, so that it costs less than either
-/// plan it chooses between.
-fn at_least_held(conn: &mut DbConn, q: &str, n: i64) -> StoreResult<bool> {
+/// any kind (on SQLite: files within `slots`' ranges): counted by the index alone and never
+/// past `n`, so that it costs less than either plan it chooses between.
+fn at_least_held(conn: &mut DbConn, q: &str, n: i64, slots: &[i64]) -> StoreResult<bool> {
     #[derive(QueryableByName)]
     struct Row {
         #[diesel(sql_type = BigInt)]
         n: i64,
     }
     let sql = match conn.backend() {
-        Backend::Sqlite => {
-            "SELECT COUNT(*) AS n FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH $1 LIMIT $2)"
-        }
-        Backend::Postgres => {
-            "SELECT COUNT(*) AS n FROM (SELECT 1 FROM search_docs \
+        Backend::Sqlite => format!(
+            "WITH {} SELECT COUNT(*) AS n FROM (SELECT 1 FROM scope s CROSS JOIN search_fts \
+             WHERE {} LIMIT $2)",
+            scope_cte(slots),
+            scoped_match("$1"),
+        ),
+        Backend::Postgres => "SELECT COUNT(*) AS n FROM (SELECT 1 FROM search_docs \
              WHERE tsv @@ to_tsquery('simple', $1) LIMIT $2) x"
-        }
+            .into(),
     };
     let rows: Vec<Row> = match conn {
-        DbConn::Sqlite(c) => diesel::sql_query(sql)
+        DbConn::Sqlite(c) => diesel::sql_query(&sql)
             .bind::<Text, _>(q)
             .bind::<BigInt, _>(n)
             .load(c)?,
-        DbConn::Pg(c) => diesel::sql_query(sql)
+        DbConn::Pg(c) => diesel::sql_query(&sql)
             .bind::<Text, _>(q)
             .bind::<BigInt, _>(n)
             .load(c)?,
@@ -556,9 +667,21 @@ pub fn find_objects(
     let fts_text = text_search.then(|| fts_query(backend, &terms));
     // Candidates first costs a lookup per full-text hit, the reach first the caller's reach:
     // past MANY_HITS documents the reach is the cheaper walk.
+    // On SQLite the index is read within the ranges of the owners whose files the caller may
+    // reach (migration 000170), not over the whole server.
+    let name_parts = by_name_parts(backend, s);
+    let scoped = backend == Backend::Sqlite && (fts_text.is_some() || name_parts);
+    let slots = if scoped {
+        scope_slots(conn, user_id)?
+    } else {
+        Vec::new()
+    };
     let many = match &fts_text {
-        Some(q) => at_least_held(conn, q, MANY_HITS)?,
+        Some(q) => at_least_held(conn, q, MANY_HITS, &slots)?,
         None => false,
+    } || match s.text {
+        Some(t) if name_parts => at_least_named(conn, t.folded, MANY_HITS, &slots)?,
+        _ => false,
     };
     let fts = fts_text.as_deref().map(|q| b.text(q));
     let cands = if many {
@@ -567,10 +690,14 @@ pub fn find_objects(
         candidates(&mut b, s, fts.as_deref(), under.as_deref())
     };
     let reach_first = cands.is_none();
-    let mut ctes = vec![match cands {
+    let mut ctes = Vec::new();
+    if scoped {
+        ctes.push(scope_cte(&slots));
+    }
+    ctes.push(match cands {
         Some(cands) => reach_of_candidates(backend, &user, &cands),
         None => reach_sql(backend, &user, s.path.is_some()),
-    }];
+    });
     if let Some(q) = &fts {
         ctes.push(match backend {
             // When the reach holds fewer objects than the index answers documents (decided
@@ -585,9 +712,9 @@ pub fn find_objects(
                    SELECT d.id FROM reach r CROSS JOIN search_docs d \
                    WHERE d.kind = 'f' AND d.ref_id = r.id), \
                  hits(ref_id, s) AS ( \
-                   SELECT d.ref_id, -bm25(search_fts, 4.0, 1.0) \
-                   FROM search_fts CROSS JOIN search_docs d ON d.id = search_fts.rowid \
-                   WHERE search_fts MATCH {q} AND +search_fts.rowid IN (SELECT doc FROM rdocs))"
+                   SELECT d.ref_id, -bm25(search_fts, 4.0, 1.0) FROM {SCOPED_HITS} \
+                   WHERE {m} AND +search_fts.rowid IN (SELECT doc FROM rdocs))",
+                m = scoped_match(q),
             ),
             // bm25 is smaller for better matches; its negation is the score, computed only
             // for files in the caller's reach. CROSS JOIN keeps the index's own lookup
@@ -595,10 +722,9 @@ pub fn find_objects(
             // index about each.
             Backend::Sqlite => format!(
                 "hits(ref_id, s) AS ( \
-                   SELECT d.ref_id, -bm25(search_fts, 4.0, 1.0) \
-                   FROM search_fts CROSS JOIN search_docs d ON d.id = search_fts.rowid \
-                   WHERE search_fts MATCH {q} AND d.kind = 'f' \
-                     AND d.ref_id IN (SELECT id FROM reach))"
+                   SELECT d.ref_id, -bm25(search_fts, 4.0, 1.0) FROM {SCOPED_HITS} \
+                   WHERE {m} AND d.kind = 'f' AND d.ref_id IN (SELECT id FROM reach))",
+                m = scoped_match(q),
             ),
             Backend::Postgres => format!(
                 "hits(ref_id, s) AS ( \
@@ -950,7 +1076,8 @@ pub const MARK_END: char = '\u{3}';
 /// [`MARK_START`] and [`MARK_END`], for many documents of one kind in one statement: each
 /// document among `ref_ids` whose text holds the terms, with its passage.
 ///
-/// On SQLite the index is asked once, and each document it answers is kept when its rowid is
+/// On SQLite the index is asked once per range of document numbers the page's documents lie in
+/// (an owner's, migration 000170), and each document it answers is kept when its rowid is
 /// one of the page's (`+rowid`: the unary plus keeps the page's rowids from reaching the index
 /// as a lookup). Asking the index about each document alone restarted the query for every
 /// document, and a query whose last term is a prefix (`"stou"*`) merges the lists of every
@@ -975,15 +1102,18 @@ pub fn snippets(
     }
     let q = fts_query(conn.backend(), &terms);
     let ids = serde_json::to_string(ref_ids).unwrap_or_else(|_| "[]".into());
-    // SQLite numbers `$N` parameters by their first appearance: they come in order.
+    // SQLite numbers `$N` parameters by their first appearance: `?N` names them explicitly.
     let rows: Vec<Row> = match conn {
-        DbConn::Sqlite(c) => diesel::sql_query(
-            "SELECT d.ref_id AS ref_id, snippet(search_fts, 1, char(2), char(3), '…', 16) AS s \
-             FROM search_fts CROSS JOIN search_docs d ON d.id = search_fts.rowid \
-             WHERE search_fts MATCH $1 \
-               AND +search_fts.rowid IN (SELECT id FROM search_docs \
-                 WHERE kind = $2 AND ref_id IN (SELECT value FROM json_each($3)))",
-        )
+        DbConn::Sqlite(c) => diesel::sql_query(format!(
+            "WITH docs(id) AS MATERIALIZED (SELECT id FROM search_docs \
+               WHERE kind = ?2 AND ref_id IN (SELECT value FROM json_each(?3))), \
+             scope(lo, hi) AS MATERIALIZED (SELECT DISTINCT id / {w} * {w}, id / {w} * {w} + {w} - 1 \
+               FROM docs) \
+             SELECT d.ref_id AS ref_id, snippet(search_fts, 1, char(2), char(3), '…', 16) AS s \
+             FROM {SCOPED_HITS} WHERE {m} AND +search_fts.rowid IN (SELECT id FROM docs)",
+            w = SLOT_WIDTH,
+            m = scoped_match("?1"),
+        ))
         .bind::<Text, _>(&q)
         .bind::<Text, _>(kind.as_str())
         .bind::<Text, _>(&ids)
@@ -1039,10 +1169,25 @@ pub fn put_file_text(
             )
             .bind::<Text, _>(file_id)
             .execute(c)?;
+            // A new document is numbered next in its file's owner's range (migration 000170);
+            // a file indexed before keeps its number (the owner trigger moves it when the
+            // owner changes).
             diesel::sql_query(
-                "INSERT INTO search_docs (kind, ref_id) VALUES ('f', $1) \
-                 ON CONFLICT (kind, ref_id) DO NOTHING",
+                "INSERT OR IGNORE INTO search_owners (user_id) SELECT owner_id FROM objects WHERE id = $1",
             )
+            .bind::<Text, _>(file_id)
+            .execute(c)?;
+            diesel::sql_query(format!(
+                "INSERT INTO search_docs (id, kind, ref_id) \
+                 SELECT (SELECT COALESCE( \
+                           (SELECT MAX(x.id) + 1 FROM search_docs x \
+                            WHERE x.id >= s.slot * {w} AND x.id < (s.slot + 1) * {w}), \
+                           s.slot * {w} + 1) \
+                         FROM search_owners s WHERE s.user_id = o.owner_id), 'f', o.id \
+                 FROM objects o WHERE o.id = $1 \
+                 ON CONFLICT (kind, ref_id) DO NOTHING",
+                w = SLOT_WIDTH
+            ))
             .bind::<Text, _>(file_id)
             .execute(c)?;
             // SQLite numbers `$N` parameters by their first appearance: they come in order.
@@ -1215,7 +1360,8 @@ pub fn reindex_all(conn: &mut DbConn, t: i64) -> StoreResult<usize> {
     let mail = match conn.backend() {
         Backend::Sqlite => {
             "DELETE FROM search_fts; DELETE FROM search_docs; \
-             INSERT INTO search_docs (kind, ref_id) SELECT 'm', id FROM emails; \
+             INSERT INTO search_docs (id, kind, ref_id) \
+             SELECT ROW_NUMBER() OVER (ORDER BY id), 'm', id FROM emails; \
              INSERT INTO search_fts (rowid, title, body) SELECT d.id, e.subject, e.body \
              FROM search_docs d JOIN emails e ON e.id = d.ref_id WHERE d.kind = 'm';"
         }
@@ -1351,5 +1497,169 @@ mod tests {
         assert_eq!(after_prefix("a\u{10FFFF}").unwrap(), "b");
         assert_eq!(after_prefix("\u{10FFFF}"), None);
         assert_eq!(after_prefix("é").unwrap(), "ê");
+    }
+}
+
+/// The statements of a search on SQLite's owner ranges (migration 000170), on a real database:
+/// text and parts of names found within the caller's ranges and those of the owners who share
+/// with them, never outside the reach, and a file's document following it to a new owner.
+#[cfg(test)]
+mod ranges {
+    use super::*;
+    use crate::test_support::{insert_user, sqlite};
+
+    fn search<'a>(op: Compare, words: &'a str, terms: &'a [String]) -> ObjectSearch<'a> {
+        ObjectSearch {
+            files: true,
+            folders: true,
+            shared_only: false,
+            under: None,
+            path: None,
+            created: Bounds::default(),
+            modified: Bounds::default(),
+            size: Bounds::default(),
+            creator_id: None,
+            description: None,
+            file_name: None,
+            folder_name: None,
+            extensions: &[],
+            tracking_id: None,
+            text: Some(Match { op, folded: words }),
+            content_terms: terms,
+            content_required: false,
+            order: SortBy::Score,
+            descending: false,
+            offset: 0,
+            limit: 25,
+        }
+    }
+
+    fn found(conn: &mut DbConn, user: &str, op: Compare, words: &str) -> Vec<String> {
+        let rule = Rule {
+            list: vec![1, 2, 3, 4, 5, 8, 9],
+            preview: vec![1, 2, 3, 4, 8, 9],
+            own_files_only: vec![5],
+        };
+        let terms = vec![words.to_string()];
+        let page = find_objects(conn, user, &rule, &search(op, words, &terms)).unwrap();
+        let mut ids: Vec<String> = page.files.into_iter().map(|h| h.id).collect();
+        ids.sort();
+        ids
+    }
+
+    fn object(
+        conn: &mut DbConn,
+        id: &str,
+        kind: &str,
+        parent: Option<&str>,
+        owner: &str,
+        name: &str,
+    ) {
+        let parent = parent.map_or("NULL".to_string(), |p| format!("'{p}'"));
+        let system = if parent == "NULL" { "'base'" } else { "NULL" };
+        crate::batch_execute(
+            conn,
+            &format!(
+                "INSERT INTO objects (id, kind, parent_id, owner_id, system, name, name_folded, \
+                 created_at, modified_at, creator_id, modifier_id) VALUES ('{id}', '{kind}', \
+                 {parent}, '{owner}', {system}, '{name}', '{name}', 0, 0, '{owner}', '{owner}')"
+            ),
+        )
+        .unwrap();
+    }
+
+    fn text(conn: &mut DbConn, file: &str, body: &str) {
+        crate::batch_execute(
+            conn,
+            &format!(
+                "INSERT INTO search_texts (file_id, version_id, state, attempts, text_bytes, \
+                 updated_at) VALUES ('{file}', 'v-{file}', 'pending', 0, 0, 0) \
+                 ON CONFLICT (file_id) DO UPDATE SET version_id = excluded.version_id, \
+                 state = 'pending'"
+            ),
+        )
+        .unwrap();
+        assert!(put_file_text(conn, file, &format!("v-{file}"), body, 0).unwrap());
+    }
+
+    #[test]
+    fn text_and_name_parts_are_found_within_the_owners_ranges_only_in_reach() {
+        let (_dir, mut conn) = sqlite();
+        let c = &mut conn;
+        let ann = insert_user(c, &[]);
+        let bob = insert_user(c, &[]);
+        let cay = insert_user(c, &[]);
+        object(c, "ra", "d", None, &ann, "ra");
+        object(c, "team", "d", Some("ra"), &ann, "team");
+        object(c, "rb", "d", None, &bob, "rb");
+        object(c, "drafts", "d", Some("rb"), &bob, "drafts");
+        object(c, "a1", "f", Some("team"), &ann, "alpha quokka.txt");
+        object(c, "b1", "f", Some("drafts"), &bob, "zeta.txt");
+        crate::batch_execute(
+            c,
+            &format!(
+                "INSERT INTO object_members (object_id, user_id, role_id, shared_by, created_at) \
+                 VALUES ('team', '{cay}', 4, '{ann}', 0)"
+            ),
+        )
+        .unwrap();
+        text(c, "a1", "quokka census");
+        text(c, "b1", "quokka migration report");
+
+        // Text, by a whole word and by its start; a part of a name.
+        assert_eq!(found(c, &cay, Compare::Contains, "quokka"), ["a1"]);
+        assert_eq!(found(c, &cay, Compare::StartsWith, "quok"), ["a1"]);
+        assert_eq!(found(c, &cay, Compare::Contains, "okk"), ["a1"]);
+        assert_eq!(
+            found(c, &cay, Compare::Contains, "migration"),
+            Vec::<String>::new()
+        );
+        assert_eq!(found(c, &bob, Compare::Contains, "quokka"), ["b1"]);
+        assert_eq!(found(c, &bob, Compare::Contains, "eta.t"), ["b1"]);
+        assert_eq!(
+            found(c, &ann, Compare::Contains, "zeta"),
+            Vec::<String>::new()
+        );
+        assert_eq!(found(c, &ann, Compare::StartsWith, "quok"), ["a1"]);
+
+        // Bob's file moves into Ann's tree: its document and its name go to Ann's range.
+        crate::batch_execute(
+            c,
+            &format!("UPDATE objects SET owner_id = '{ann}', parent_id = 'team' WHERE id = 'b1'"),
+        )
+        .unwrap();
+        assert_eq!(found(c, &cay, Compare::Contains, "migration"), ["b1"]);
+        assert_eq!(found(c, &cay, Compare::StartsWith, "migr"), ["b1"]);
+        assert_eq!(found(c, &cay, Compare::Contains, "eta.t"), ["b1"]);
+        assert_eq!(found(c, &cay, Compare::Contains, "quokka"), ["a1", "b1"]);
+        assert_eq!(
+            found(c, &bob, Compare::Contains, "quokka"),
+            Vec::<String>::new()
+        );
+        // A rename is found by its new name only.
+        crate::batch_execute(
+            c,
+            "UPDATE objects SET name_folded = 'omega.txt' WHERE id = 'b1'",
+        )
+        .unwrap();
+        assert_eq!(
+            found(c, &cay, Compare::Contains, "eta.t"),
+            Vec::<String>::new()
+        );
+        assert_eq!(found(c, &cay, Compare::Contains, "omeg"), ["b1"]);
+        // A member removed finds nothing more.
+        crate::batch_execute(c, "DELETE FROM object_members WHERE object_id = 'team'").unwrap();
+        assert_eq!(
+            found(c, &cay, Compare::Contains, "quokka"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            found(c, &cay, Compare::Contains, "omeg"),
+            Vec::<String>::new()
+        );
+        // Passages come from the owner's range.
+        let terms = vec!["migration".to_string()];
+        let s = snippets(c, DocKind::File, &["b1".to_string()], &terms).unwrap();
+        assert!(s["b1"].contains("migration"), "{s:?}");
     }
 }

@@ -381,21 +381,29 @@ fn common_words_are_searched_from_the_reach_by_the_same_rule() {
     upload_ok(&app, &owner, &private, "secret.txt", b"marmalade secret");
     upload_ok(&app, &uploader, &shared, "drop.txt", b"marmalade drop");
     app.run_jobs();
+    // On SQLite a search reads the index within the ranges of the owners whose files the caller
+    // may reach: the filler lies in the owner's range (documents of files that are gone), so
+    // that it counts for everyone the owner shares with.
     let filler = match app.ctx.db.backend() {
-        coffer_store::Backend::Sqlite => {
+        coffer_store::Backend::Sqlite => format!(
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) \
-             INSERT INTO search_docs (kind, ref_id) SELECT 'm', 'filler-' || i FROM n; \
+             INSERT INTO search_docs (id, kind, ref_id) \
+             SELECT (SELECT slot FROM search_owners WHERE user_id = \
+                       (SELECT owner_id FROM objects WHERE id = '{shared}')) * {w} + 1000000 + i, \
+                    'f', 'filler-' || i FROM n; \
              INSERT INTO search_fts (rowid, title, body) \
-             SELECT id, '', 'marmalade mars' FROM search_docs WHERE ref_id LIKE 'filler-%';"
-        }
+             SELECT id, '', 'marmalade mars' FROM search_docs WHERE ref_id LIKE 'filler-%';",
+            w = coffer_store::search::SLOT_WIDTH
+        ),
         coffer_store::Backend::Postgres => {
             "INSERT INTO search_docs (kind, ref_id, title, body, tsv) \
              SELECT 'm', 'filler-' || i, '', 'marmalade mars', search_tsv('', 'marmalade mars') \
              FROM generate_series(1, 3000) i;"
+                .into()
         }
     };
     let mut conn = app.ctx.db.get().unwrap();
-    coffer_store::batch_execute(&mut conn, filler).unwrap();
+    coffer_store::batch_execute(&mut conn, &filler).unwrap();
     drop(conn);
 
     // The owner: all three by text, and by the start of a word too.
@@ -437,6 +445,126 @@ fn common_words_are_searched_from_the_reach_by_the_same_rule() {
         "/rest/search?content:startswith=marma&searchType=f",
     );
     assert_eq!(v["metadata"]["files"], 0, "{v}");
+}
+
+/// A file's document follows the file to its new owner (a folder moved into another user's
+/// tree): whoever reaches the file through the new owner's shares finds it by its text, by a
+/// whole word and by the start of one, and a member removed stops finding it at once. On
+/// SQLite the index is read within the owners' ranges, so a document left in its old owner's
+/// range would be lost here, and one read outside the caller's reach would leak.
+#[test]
+fn a_files_text_follows_it_to_a_new_owner_and_only_its_readers_find_it() {
+    let app = TestApp::spawn();
+    let (ann_id, ann) = app.user_token("ann@example.com", Role::User);
+    let (bob_id, bob) = app.user_token("bob@example.com", Role::User);
+    let (cay_id, cay) = app.user_token("cay@example.com", Role::User);
+    let (_, dan) = app.user_token("dan@example.com", Role::User);
+    // Ann's folder Team: Bob may add to it (Collaborator), Cay reads it (Viewer).
+    let team = mkdir(&app, &ann, &my_folder(&app, &ann), "Team");
+    share(&app, &ann, &team, &bob_id, 2);
+    share(&app, &ann, &team, &cay_id, 4);
+    // Bob's own folder, with a file Ann and Cay cannot see, and a shared file of Ann's.
+    let mine = mkdir(&app, &bob, &my_folder(&app, &bob), "Drafts");
+    let f = id(&upload_ok(
+        &app,
+        &bob,
+        &mine,
+        "zeta.txt",
+        b"quokka migration report",
+    ));
+    upload_ok(&app, &ann, &team, "alpha.txt", b"quokka census");
+    app.run_jobs();
+    let text = |t: &str, words: &str| {
+        get(
+            &app,
+            t,
+            &format!("/rest/query?includeContent=true&searchType=f&query={words}"),
+        )
+    };
+    let start = |t: &str, words: &str| {
+        get(
+            &app,
+            t,
+            &format!("/rest/search?content:startswith={words}&searchType=f,d"),
+        )
+    };
+    assert_eq!(
+        names(&text(&bob, "quokka"), "files"),
+        ["alpha.txt", "zeta.txt"]
+    );
+    assert_eq!(names(&text(&ann, "quokka"), "files"), ["alpha.txt"]);
+    assert_eq!(names(&text(&cay, "quokka"), "files"), ["alpha.txt"]);
+    assert_eq!(names(&start(&cay, "quok"), "files"), ["alpha.txt"]);
+    assert_eq!(text(&cay, "migration")["totalFiles"], 0);
+    assert_eq!(text(&dan, "quokka")["totalFiles"], 0);
+
+    // Bob moves his folder into Ann's Team: the file is Ann's now.
+    let r = app.rest(
+        "POST",
+        &format!("/rest/folders/{mine}/actions/move"),
+        &bob,
+        Some(json!({"destinationFolderId": team})),
+    );
+    assert!(r.status < 300, "{}", r.text);
+    let r = app.rest("GET", &format!("/rest/files/{f}"), &ann, None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    if app.ctx.db.backend() == coffer_store::Backend::Sqlite {
+        // Its document lies in Ann's range.
+        assert_eq!(
+            app.count(
+                &format!(
+                    "kind = 'f' AND ref_id = '{f}' AND id / {w} = \
+                     (SELECT slot FROM search_owners WHERE user_id = '{ann_id}')",
+                    w = coffer_store::search::SLOT_WIDTH
+                ),
+                "search_docs"
+            ),
+            1
+        );
+    }
+    for t in [&ann, &bob, &cay] {
+        assert_eq!(
+            names(&text(t, "quokka"), "files"),
+            ["alpha.txt", "zeta.txt"]
+        );
+        assert_eq!(names(&text(t, "migration"), "files"), ["zeta.txt"]);
+        assert_eq!(names(&start(t, "quok"), "files"), ["alpha.txt", "zeta.txt"]);
+        assert_eq!(names(&start(t, "migr"), "files"), ["zeta.txt"]);
+    }
+    let v = text(&cay, "migration");
+    assert_eq!(
+        v["fileHighlightings"].as_object().map(|m| m.len()),
+        Some(1),
+        "{v}"
+    );
+    assert_eq!(text(&dan, "quokka")["totalFiles"], 0);
+    assert_eq!(start(&dan, "quok")["metadata"]["files"], 0);
+
+    // A new version keeps it where it is; its new text is found, the old is not.
+    let (ct, body) = multipart(&[("body", Some("zeta.txt"), b"quokka treaty")]);
+    let r = app.rest_body(
+        "POST",
+        &format!("/rest/files/{f}/versions"),
+        &ann,
+        &ct,
+        body,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.run_jobs();
+    assert_eq!(names(&text(&cay, "treaty"), "files"), ["zeta.txt"]);
+    assert_eq!(text(&cay, "migration")["totalFiles"], 0);
+
+    // Cay removed from Team: nothing of it any more, at once.
+    let r = app.rest(
+        "DELETE",
+        &format!("/rest/folders/{team}/members/{cay_id}"),
+        &ann,
+        None,
+    );
+    assert!(r.status < 300, "{}", r.text);
+    assert_eq!(text(&cay, "quokka")["totalFiles"], 0);
+    assert_eq!(start(&cay, "quok")["metadata"]["files"], 0);
+    assert_eq!(names(&text(&bob, "treaty"), "files"), ["zeta.txt"]);
 }
 
 /// The names of one kind as found, in the order given.

@@ -138,10 +138,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // without its index by time), 000140 (search's candidates by folded name and by
     // description), 000150 (the activity log keyed by sequence, without a head row), 000160 (the
     // optional end of a token family), 000120 of the next day (the activity log's index by
-    // object holding only records about files, on SQLite).
+    // object holding only records about files, on SQLite), 000170 of the next day (search's
+    // documents numbered by owner, on SQLite).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        33
+        34
     );
 
     let mut conn = db.get().unwrap();
@@ -338,4 +339,125 @@ fn activity_records_and_checkpoints_made_before_the_keyed_log_migration_still_ve
             .problem,
         Some(coffer_service::audit::verify::Problem::Removed(6))
     );
+}
+
+/// Migration 000170 (SQLite) renumbers the documents of the full-text index by owner: every
+/// file's document moves into its owner's range with its text, mail keeps its numbers below
+/// the first range, a document of a file that is gone leaves, and the index still answers each
+/// word with exactly the documents that hold it. On PostgreSQL the migration changes nothing.
+#[test]
+fn documents_indexed_before_the_owner_ranges_are_renumbered_into_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, _pg) = fresh_database(dir.path());
+    let db = Db::open(&url, 2).unwrap();
+    // The last migration before 000170.
+    migrate_through(&mut db.get().unwrap(), "20261128000120");
+    let sqlite = db.backend() == coffer_store::Backend::Sqlite;
+    let ctx = Ctx::new(db.clone(), Config::new("http://127.0.0.1", "Coffer")).unwrap();
+    let exec = |sql: &str| {
+        ctx.with_conn(|conn| Ok(coffer_store::batch_execute(conn, sql)?))
+            .unwrap()
+    };
+    let rows = |sql: &str| -> Vec<(String, i64)> {
+        ctx.with_conn(|conn| {
+            use diesel::prelude::*;
+            #[derive(QueryableByName)]
+            struct R {
+                #[diesel(sql_type = diesel::sql_types::Text)]
+                s: String,
+                #[diesel(sql_type = diesel::sql_types::BigInt)]
+                n: i64,
+            }
+            Ok(
+                coffer_store::db_run!(conn => diesel::sql_query(sql).load::<R>(conn))
+                    .map_err(coffer_service::Error::internal)?
+                    .into_iter()
+                    .map(|r| (r.s, r.n))
+                    .collect(),
+            )
+        })
+        .unwrap()
+    };
+    for u in ["u1", "u2"] {
+        exec(&format!(
+            "INSERT INTO users (id, email, name, role, profile_id, active, deleted, internal, \
+               force_password_change, mobile_verified, basedir_id, mydir_id, syncdir_id, \
+               version, created_at, updated_at, user_name) VALUES ('{u}', '{u}@example.com', \
+               '{u}', 'user', (SELECT MIN(id) FROM profiles), TRUE, FALSE, TRUE, FALSE, FALSE, \
+               'b', 'm', 's', 1, 0, 0, '{u}@example.com')"
+        ));
+    }
+    // Files of two owners, their documents interleaved with mail's as they were numbered.
+    let files = [("f1", "u2"), ("f2", "u1"), ("f3", "u2"), ("f4", "u1")];
+    for (f, owner) in files {
+        exec(&format!(
+            "INSERT INTO objects (id, kind, owner_id, name, name_folded, created_at, \
+               modified_at, creator_id, modifier_id) \
+             VALUES ('{f}', 'f', '{owner}', '{f}.txt', '{f}.txt', 0, 0, '{owner}', '{owner}')"
+        ));
+    }
+    if !sqlite {
+        coffer_store::migrate::run(&mut db.get().unwrap()).unwrap();
+        return;
+    }
+    exec(
+        "INSERT INTO search_docs (id, kind, ref_id) VALUES (1, 'f', 'f1'), (2, 'm', 'e1'), \
+           (3, 'f', 'f2'), (4, 'f', 'gone'), (5, 'f', 'f3'), (6, 'm', 'e2'), (7, 'f', 'f4'); \
+         INSERT INTO search_fts (rowid, title, body) VALUES (1, '', 'walrus one'), \
+           (2, 'walrus mail', 'two'), (3, '', 'walrus three'), (4, '', 'walrus gone'), \
+           (5, '', 'pelican five'), (6, 'mail', 'pelican six'), (7, '', 'walrus seven');",
+    );
+    coffer_store::migrate::run(&mut db.get().unwrap()).unwrap();
+    let w = coffer_store::search::SLOT_WIDTH;
+    let slots = rows("SELECT user_id AS s, slot AS n FROM search_owners ORDER BY user_id");
+    assert_eq!(slots, [("u1".to_string(), 1), ("u2".to_string(), 2)]);
+    // Each owner's files numbered from the start of its range, in their old order; mail as it
+    // was; the document of a file that is gone removed.
+    let docs = rows("SELECT ref_id AS s, id AS n FROM search_docs ORDER BY ref_id");
+    let want = [
+        ("e1", 2),
+        ("e2", 6),
+        ("f1", 2 * w + 1),
+        ("f2", w + 1),
+        ("f3", 2 * w + 2),
+        ("f4", w + 2),
+    ];
+    assert_eq!(
+        docs,
+        want.iter()
+            .map(|(s, n)| (s.to_string(), *n))
+            .collect::<Vec<_>>()
+    );
+    let hits = |q: &str| -> Vec<String> {
+        rows(&format!(
+            "SELECT d.ref_id AS s, d.id AS n FROM search_fts \
+             JOIN search_docs d ON d.id = search_fts.rowid WHERE search_fts MATCH '{q}' \
+             ORDER BY d.ref_id"
+        ))
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect()
+    };
+    assert_eq!(hits("walrus"), ["e1", "f1", "f2", "f4"]);
+    assert_eq!(hits("pelic*"), ["e2", "f3"]);
+    assert_eq!(hits("gone"), Vec::<String>::new());
+    // Within one owner's range, only that owner's.
+    let within = rows(&format!(
+        "SELECT d.ref_id AS s, d.id AS n FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid \
+         WHERE search_fts MATCH 'walr*' AND search_fts.rowid BETWEEN {} AND {} ORDER BY d.ref_id",
+        w,
+        2 * w - 1
+    ));
+    assert_eq!(
+        within.into_iter().map(|(s, _)| s).collect::<Vec<_>>(),
+        ["f2", "f4"]
+    );
+    // A file that changes owner takes its document into the new owner's range, with its text.
+    exec("UPDATE objects SET owner_id = 'u1' WHERE id = 'f1'");
+    assert_eq!(
+        rows("SELECT ref_id AS s, id AS n FROM search_docs WHERE ref_id = 'f1'"),
+        [("f1".to_string(), w + 3)]
+    );
+    assert_eq!(hits("one"), ["f1"]);
+    assert_eq!(hits("walrus"), ["e1", "f1", "f2", "f4"]);
 }
