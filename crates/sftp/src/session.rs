@@ -64,6 +64,18 @@ impl From<Refusal> for StatusReply {
 }
 
 /// The SFTP status of a service error; internal failures are logged, never described.
+/// A store task's answer once it ended: its refusal as the client's, a task already taken or
+/// one that did not finish (it panicked) as a failure.
+async fn joined(
+    task: Option<JoinHandle<coffer_service::Result<files::Stored>>>,
+) -> Result<files::Stored, Refusal> {
+    let task = task.ok_or(Refusal(StatusCode::Failure, "Closed"))?;
+    match task.await {
+        Ok(r) => r.map_err(refusal),
+        Err(_) => Err(Refusal(StatusCode::Failure, "Internal error")),
+    }
+}
+
 fn refusal(e: Error) -> Refusal {
     match e {
         Error::Api(a) => match a.code {
@@ -179,14 +191,7 @@ impl Early {
 
     /// The stored bytes (this file's from here on), or the store's refusal.
     async fn stored(mut self) -> Result<files::Stored, Refusal> {
-        let task = self
-            .task
-            .take()
-            .ok_or(Refusal(StatusCode::Failure, "Closed"))?;
-        match task.await {
-            Ok(r) => r.map_err(refusal),
-            Err(_) => Err(Refusal(StatusCode::Failure, "Internal error")),
-        }
+        joined(self.task.take()).await
     }
 }
 
@@ -273,14 +278,7 @@ impl Streaming {
     /// The store's answer once the task ended (the stream cut off when it was not finished).
     async fn outcome(mut self) -> Result<files::Stored, Refusal> {
         self.tx.take();
-        let task = self
-            .task
-            .take()
-            .ok_or(Refusal(StatusCode::Failure, "Closed"))?;
-        match task.await {
-            Ok(r) => r.map_err(refusal),
-            Err(_) => Err(Refusal(StatusCode::Failure, "Internal error")),
-        }
+        joined(self.task.take()).await
     }
 }
 
