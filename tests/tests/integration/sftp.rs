@@ -128,25 +128,21 @@ impl Server {
     }
 
     fn sftp_as(&self, key: &Path, user: &str, commands: &str) -> Output {
-        let batch = self.dir.path().join("batch");
-        std::fs::write(&batch, commands).unwrap();
-        Command::new("sftp")
-            .args(self.ssh_options(key, user))
-            .args(["-P", &self.port.to_string(), "-b"])
-            .arg(&batch)
-            .arg("127.0.0.1")
-            .current_dir(self.dir.path())
-            .output()
-            .expect("running sftp (scripts/sftp-test-clients.sh installs it)")
+        self.sftp_options(key, user, &[], commands)
     }
 
     /// Runs `sftp -b` with these commands as `u`, the client's other options before them
     /// (e.g. `-B` for the bytes of each write).
     fn sftp_with(&self, u: &User, options: &[&str], commands: &str) -> Output {
+        self.sftp_options(&u.key, &u.email, options, commands)
+    }
+
+    /// Runs `sftp -b` with these commands as `user` with `key`, `options` before the port.
+    fn sftp_options(&self, key: &Path, user: &str, options: &[&str], commands: &str) -> Output {
         let batch = self.dir.path().join("batch");
         std::fs::write(&batch, commands).unwrap();
         Command::new("sftp")
-            .args(self.ssh_options(&u.key, &u.email))
+            .args(self.ssh_options(key, user))
             .args(options)
             .args(["-P", &self.port.to_string(), "-b"])
             .arg(&batch)
