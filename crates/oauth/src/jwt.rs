@@ -7,7 +7,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use coffer_domain::client::flow;
 use coffer_errors::OAuthError;
-use ring::signature::{RsaPublicKeyComponents, RSA_PKCS1_2048_8192_SHA256};
+use openssl::hash::MessageDigest;
+use openssl::pkey::{PKey, Public};
+use openssl::sign::Verifier;
 use serde_json::{Map, Value};
 
 /// The `grant_type` of this grant.
@@ -47,9 +49,11 @@ pub struct AssertionClaims {
     pub iat: i64,
 }
 
-/// A client's registered RSA public key, parsed once and reusable for many assertions.
+/// A client's registered RSA public key, parsed once and reusable for many assertions: the
+/// key keeps its modulus's Montgomery constants after the first verification, which a key
+/// parsed per assertion computes again every time (as much work as the verification itself).
 #[derive(Debug, Clone)]
-pub struct JwtKey(RsaPublicKeyComponents<Vec<u8>>);
+pub struct JwtKey(PKey<Public>);
 
 impl JwtKey {
     /// Parses a registered PEM (SPKI `PUBLIC KEY` or PKCS#1 `RSA PUBLIC KEY`); a private key
@@ -86,9 +90,11 @@ fn verify_parts(
     let signature = URL_SAFE_NO_PAD
         .decode(signature)
         .map_err(|_| OAuthError::invalid_grant("The assertion is malformed."))?;
-    key.0
-        .verify(&RSA_PKCS1_2048_8192_SHA256, signed.as_bytes(), &signature)
-        .map_err(|_| OAuthError::invalid_grant("The assertion signature is invalid."))?;
+    if !key.verifies(signed.as_bytes(), &signature) {
+        return Err(OAuthError::invalid_grant(
+            "The assertion signature is invalid.",
+        ));
+    }
     let claims = URL_SAFE_NO_PAD
         .decode(payload)
         .ok()
@@ -180,14 +186,13 @@ fn check_header(header: &str) -> Result<(), OAuthError> {
     }
 }
 
-/// The client's registered key (SPKI `PUBLIC KEY` or PKCS#1 `RSA PUBLIC KEY` PEM) as the
-/// modulus and exponent that `ring` verifies with. Private keys are refused: a public key is
-/// all Coffer needs. The `rsa` crate only parses here; `ring`'s constant-time, assembly-backed
-/// arithmetic does the verification, several times faster than a generic big-number backend.
-fn rsa_public_key(pem: &str) -> Result<RsaPublicKeyComponents<Vec<u8>>, OAuthError> {
+/// The client's registered key (SPKI `PUBLIC KEY` or PKCS#1 `RSA PUBLIC KEY` PEM), ready for
+/// OpenSSL to verify with. Private keys are refused: a public key is all Coffer needs. The `rsa`
+/// crate reads both PEM forms; OpenSSL's assembly-backed arithmetic verifies, and its key keeps
+/// the modulus's Montgomery constants from one verification to the next.
+fn rsa_public_key(pem: &str) -> Result<PKey<Public>, OAuthError> {
     use rsa::pkcs1::DecodeRsaPublicKey;
-    use rsa::pkcs8::DecodePublicKey;
-    use rsa::traits::PublicKeyParts;
+    use rsa::pkcs8::{DecodePublicKey, EncodePublicKey};
     let bad = || {
         OAuthError::invalid_client("The client's registered public key is not a valid RSA PEM key.")
     };
@@ -198,10 +203,22 @@ fn rsa_public_key(pem: &str) -> Result<RsaPublicKeyComponents<Vec<u8>>, OAuthErr
     let key = rsa::RsaPublicKey::from_public_key_pem(pem)
         .or_else(|_| rsa::RsaPublicKey::from_pkcs1_pem(pem))
         .map_err(|_| bad())?;
-    Ok(RsaPublicKeyComponents {
-        n: key.n().to_bytes_be(),
-        e: key.e().to_bytes_be(),
-    })
+    let der = key.to_public_key_der().map_err(|_| bad())?;
+    PKey::public_key_from_der(der.as_bytes()).map_err(|_| bad())
+}
+
+impl JwtKey {
+    /// Whether `signature` is this key's RS256 (RSASSA-PKCS1-v1_5 with SHA-256) signature of
+    /// `message`. Keys outside 2,048–8,192 bits verify nothing, whatever they signed.
+    fn verifies(&self, message: &[u8], signature: &[u8]) -> bool {
+        let bits = self.0.bits();
+        if !(2048..=8192).contains(&bits) {
+            return false;
+        }
+        Verifier::new(MessageDigest::sha256(), &self.0)
+            .and_then(|mut v| v.verify_oneshot(signature, message))
+            .unwrap_or(false)
+    }
 }
 
 fn check_claims(
@@ -813,6 +830,42 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_key_under_2048_bits_verifies_nothing_even_what_it_signed() {
+        // Registration refuses such a key; a key stored before that rule still signs nothing.
+        let short = rsa::RsaPrivateKey::new(&mut rand::thread_rng(), 1024).unwrap();
+        let private = short.to_pkcs8_pem(LineEnding::LF).unwrap();
+        let public = short
+            .to_public_key()
+            .to_public_key_pem(LineEnding::LF)
+            .unwrap();
+        assert!(!valid_public_key(&public));
+        let token = encode(
+            &Header::new(Algorithm::RS256),
+            &claims(),
+            &EncodingKey::from_rsa_pem(private.as_bytes()).unwrap(),
+        )
+        .unwrap();
+        let client = ClientInfo {
+            jwt_public_key: Some(public.clone()),
+            ..client()
+        };
+        let e = verify_assertion(&client, &token, AUD, NOW).unwrap_err();
+        assert_eq!(e.error, InvalidGrant);
+        assert!(e.error_description.contains("signature"), "{e}");
+        let key = JwtKey::parse(&public).unwrap();
+        assert_eq!(
+            verify_signature(&key, &token).unwrap_err().error,
+            InvalidGrant
+        );
+        // The same key verifies its signatures many times over (its constants kept).
+        let key = JwtKey::parse(&keys().public_pem).unwrap();
+        let token = sign(&claims());
+        for _ in 0..3 {
+            assert!(verify_signature(&key, &token).is_ok());
         }
     }
 
