@@ -70,6 +70,19 @@ pub fn by_email(conn: &mut DbConn, email: &str) -> StoreResult<Option<User>> {
         .optional())?)
 }
 
+/// The user with this address, and whether the account is a shared mailbox, in one query (the
+/// subject of a JWT or signature grant, read on the writer for every such grant).
+pub fn by_email_with_mailbox(conn: &mut DbConn, email: &str) -> StoreResult<Option<(User, bool)>> {
+    use crate::schema::shared_mailboxes;
+    let row: Option<(User, Option<String>)> = db_run!(conn => users::table
+        .left_join(shared_mailboxes::table)
+        .filter(users::email.eq(email))
+        .select((User::as_select(), shared_mailboxes::user_id.nullable()))
+        .first(conn)
+        .optional())?;
+    Ok(row.map(|(user, mailbox)| (user, mailbox.is_some())))
+}
+
 pub fn count(conn: &mut DbConn) -> StoreResult<i64> {
     Ok(db_run!(conn => users::table.count().get_result(conn))?)
 }

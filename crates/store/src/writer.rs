@@ -358,17 +358,74 @@ fn commit(conn: &mut DbConn) -> Result<(), StoreError> {
 
 /// Runs `f` in a savepoint: released on `Ok`, rolled back on `Err`. The outer `Err` means the
 /// savepoint itself could not be made or ended, i.e. the transaction is broken.
+///
+/// On SQLite the savepoint's statements are ones the writer connection keeps prepared
+/// ([`sp`]); diesel's own savepoints are SQL text, which SQLite parsed anew twice per write.
 fn savepoint<T, E>(
     conn: &mut DbConn,
     f: impl FnOnce(&mut DbConn) -> Result<T, E>,
 ) -> Result<Result<T, E>, StoreError> {
-    crate::db_run!(conn => AnsiTransactionManager::begin_transaction(conn))?;
+    if let DbConn::Pg(c) = conn {
+        AnsiTransactionManager::begin_transaction(c)?;
+    } else {
+        sp::run(conn, sp::Begin)?;
+    }
     let result = f(conn);
-    match &result {
-        Ok(_) => crate::db_run!(conn => AnsiTransactionManager::commit_transaction(conn))?,
-        Err(_) => crate::db_run!(conn => AnsiTransactionManager::rollback_transaction(conn))?,
+    match (conn, result.is_ok()) {
+        (DbConn::Pg(c), true) => AnsiTransactionManager::commit_transaction(c)?,
+        (DbConn::Pg(c), false) => AnsiTransactionManager::rollback_transaction(c)?,
+        (conn, true) => sp::run(conn, sp::Release)?,
+        (conn, false) => {
+            sp::run(conn, sp::RollbackTo)?;
+            sp::run(conn, sp::Release)?;
+        }
     }
     Ok(result)
+}
+
+/// The writer's savepoint statements on SQLite, each a type of its own: diesel keeps a
+/// statement prepared per type, so each is parsed once per connection.
+mod sp {
+    use crate::{DbConn, StoreError};
+    use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+    use diesel::query_dsl::methods::ExecuteDsl;
+    use diesel::sqlite::Sqlite;
+
+    macro_rules! statement {
+        ($name:ident, $sql:literal) => {
+            #[derive(QueryId)]
+            pub(super) struct $name;
+
+            impl QueryFragment<Sqlite> for $name {
+                fn walk_ast<'b>(
+                    &'b self,
+                    mut out: AstPass<'_, 'b, Sqlite>,
+                ) -> diesel::QueryResult<()> {
+                    out.push_sql($sql);
+                    Ok(())
+                }
+            }
+        };
+    }
+
+    statement!(Begin, "SAVEPOINT coffer_writer");
+    statement!(Release, "RELEASE coffer_writer");
+    statement!(RollbackTo, "ROLLBACK TO coffer_writer");
+
+    /// Runs one of them on a SQLite connection.
+    pub(super) fn run<Q>(conn: &mut DbConn, q: Q) -> Result<(), StoreError>
+    where
+        Q: QueryFragment<Sqlite> + QueryId,
+    {
+        match conn {
+            DbConn::Sqlite(c) => ExecuteDsl::execute(q, c)
+                .map(drop)
+                .map_err(StoreError::from),
+            DbConn::Pg(_) => Err(StoreError::Connection(
+                "a SQLite savepoint on a PostgreSQL connection".into(),
+            )),
+        }
+    }
 }
 
 #[cfg(test)]

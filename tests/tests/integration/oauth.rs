@@ -1370,6 +1370,11 @@ fn jwt_assertion_with_bad_claims_is_invalid_grant() {
     app.user("frank@example.com", Role::User);
     app.user("inactive@example.com", Role::User);
     app.execute("UPDATE users SET active = FALSE WHERE email = 'inactive@example.com'");
+    // A shared mailbox never signs in, whatever its `active` flag.
+    let (mailbox, _) = app.user("team@example.com", Role::User);
+    app.execute(&format!(
+        "INSERT INTO shared_mailboxes (user_id, created_at, modified_at) VALUES ('{mailbox}', 1, 1)"
+    ));
     let t = now();
     let good = || claims(&app, &client_id, "frank@example.com");
     let with = |name: &str, v: Value| {
@@ -1395,6 +1400,7 @@ fn jwt_assertion_with_bad_claims_is_invalid_grant() {
         }),
         ("unknown sub", with("sub", json!("nobody@example.com"))),
         ("inactive sub", with("sub", json!("inactive@example.com"))),
+        ("shared mailbox sub", with("sub", json!("team@example.com"))),
     ];
     for (what, c) in cases {
         let r = jwt_grant(&app, &client_id, &sign_rs256(&c));

@@ -748,13 +748,9 @@ fn device_for(
 /// mailbox (a mailbox never signs in).
 fn usable_user_by_email(c: &mut DbConn, email: &str) -> Result<Option<User>> {
     let email = email.trim().to_ascii_lowercase();
-    let Some(user) = coffer_store::users::by_email(c, &email)?.filter(User::is_usable) else {
-        return Ok(None);
-    };
-    if coffer_store::shared_mailboxes::is_shared_mailbox(c, &user.id)? {
-        return Ok(None);
-    }
-    Ok(Some(user))
+    Ok(coffer_store::users::by_email_with_mailbox(c, &email)?
+        .filter(|(user, mailbox)| user.is_usable() && !mailbox)
+        .map(|(user, _)| user))
 }
 
 /// Whether the signature flow or the JWT grant may act for `user` (never for a system
