@@ -40,7 +40,9 @@ pub fn listing_body<T: Serialize>(
 /// A streamed body re-cut into pieces of at most [`SliceStream::SLICE`] bytes, sharing the
 /// stream's bytes. actix copies each piece of a body into its connection's write buffer and
 /// starts that buffer over whenever a piece left it above 128 KiB: a download's 256 KiB pieces
-/// cost an allocation each, 64 KiB slices reuse the one buffer, which stays in cache.
+/// cost an allocation each, 64 KiB slices reuse the one buffer, which stays in cache. (A kept
+/// listing is answered whole: cut, each response of many concurrent ones finished later, as
+/// the worker served the other connections between its pieces.)
 pub struct SliceStream<S> {
     inner: S,
     held: actix_web::web::Bytes,
@@ -76,40 +78,6 @@ where
         }
         let n = self.held.len().min(Self::SLICE);
         std::task::Poll::Ready(Some(Ok(self.held.split_to(n))))
-    }
-}
-
-/// A JSON body held whole in memory (a kept listing, a rendered page of a source), answered
-/// with its `Content-Length` in pieces of [`SliceStream::SLICE`] bytes that share its bytes.
-/// Handed to actix in one piece, a body of a megabyte was copied into a connection's write
-/// buffer grown to its size, which actix then drops (it keeps no buffer above 128 KiB): an
-/// allocation of the body's size per answer, whose pages the allocator returns to the system
-/// at once and the next answer faults in again.
-pub fn json_bytes(body: impl Into<actix_web::web::Bytes>) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type(actix_web::http::header::ContentType::json())
-        .body(Sliced(body.into()))
-}
-
-/// A body of known bytes, given to actix a slice at a time ([`json_bytes`]).
-struct Sliced(actix_web::web::Bytes);
-
-impl actix_web::body::MessageBody for Sliced {
-    type Error = std::convert::Infallible;
-
-    fn size(&self) -> actix_web::body::BodySize {
-        actix_web::body::BodySize::Sized(self.0.len() as u64)
-    }
-
-    fn poll_next(
-        mut self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<actix_web::web::Bytes, Self::Error>>> {
-        if self.0.is_empty() {
-            return std::task::Poll::Ready(None);
-        }
-        let n = self.0.len().min(SliceStream::<()>::SLICE);
-        std::task::Poll::Ready(Some(Ok(self.0.split_to(n))))
     }
 }
 

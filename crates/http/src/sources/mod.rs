@@ -637,9 +637,9 @@ async fn browse_list(
         .map(|v| content_links(&st, v, on))
         .collect();
     // The `{data, metadata}` envelope, written by hand: what `listing` writes, for less.
-    Ok(crate::plumbing::respond::json_bytes(
-        coffer_service::sources::json::listing(&l),
-    ))
+    Ok(HttpResponse::Ok()
+        .content_type(actix_web::http::header::ContentType::json())
+        .body(coffer_service::sources::json::listing(&l)))
 }
 
 #[utoipa::path(get, path = "/rest/sources/{id}/children", tag = "sources", params(("id" = String, Path, description = "A source's id (its root) or a source folder's id")), responses((status = 200, body = crate::plumbing::schema::WithMetadata<SourceContentView>, description = "The folders and files directly inside, read live from the source; `name`, `description` (source entries have none), `created`, `modified` (a day or an RFC 3339 time, with `:gt`, `:gte`, `:lt`, `:lte`), `deleted` (true lists nothing), `type` (`d` or `f`)"), (status = 403, description = "`ERR_AUTH_EC_UPDATE_TOKEN`: the source's server refused the stored credentials; `ERR_ACCESS_USER`: the source refused access"), (status = 404, description = "`ERR_ENTITY_NOT_FOUND`: no such source or folder of the caller's"), (status = 422, description = "`ERR_INPUT_INVALID_DATE`, `ERR_INPUT_NOT_IN_LIST` (type)"), (status = 503, description = "`ERR_SERVICE_UNAVAILABLE`: the source did not answer")), security(("bearer" = [])))]
