@@ -459,14 +459,7 @@ fi
 # The seeded files start background work of their own (text extraction for search, the activity
 # log's upkeep); the listing is measured once cofferd is idle again (under 5% of a core over a
 # second, for at most 180 s), so (i) is the listing's latency, not that of a busy indexer.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$COFFERD_PID/stat" 2>/dev/null || echo 0; }
-HZ=$(getconf CLK_TCK)
-for ((w = 0; w < 180; w++)); do
-  t0=$(cpu_ticks)
-  sleep 1
-  t1=$(cpu_ticks)
-  if (((t1 - t0) * 100 < 5 * HZ)); then break; fi
-done
+w=$(wait_idle "$COFFERD_PID" 180)
 info "(i) cofferd idle after ${w} s of background work from the seeding"
 I_URL="$BASE/rest/folders/$LIST_FOLDER/children?limit=$ENTRIES"
 code=$(curl -sS -o "$WORK/preflight-i.json" -w '%{http_code}' --max-time 60 -H "$AUTH" \

@@ -10,7 +10,9 @@
 #   (c) POST /oauth/token  grant_type=refresh_token   one rotating token chain per connection
 #   (d) POST /oauth/token  JWT bearer assertion       pre-generated single-use RS256 assertions
 #   (e) oidc-peer POST /token client_credentials      scripts/bench/oidc-peer
-# and cofferd's peak RSS (VmHWM) after (a)-(d) and the SQLite WAL's peak size during (c). Then the
+# and cofferd's peak RSS (VmHWM) after (a)-(d) and the SQLite WAL's peak size during (c); (d)
+# starts once cofferd is idle again after (c) (under 5% of a core over a second), so it does not
+# share the cores with work (c) left behind. Then the
 # content benchmarks, scripts/bench-content.sh (a fresh cofferd of their own; runs alone too),
 # whose results go in the same page:
 #   (f) a 1 GiB upload in 10 MiB chunks, sequential      >= 75% of the lower of dd
@@ -358,7 +360,9 @@ preflight d 200 "$BASE/oauth/token" \
   --data-urlencode grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer \
   --data-urlencode "client_id=$CLIENT_ID" \
   --data-urlencode "assertion=$(head -n 1 "$WORK/jwt-preflight/assert.1")"
-sleep 1 # let the cores settle after the generator
+# (c) leaves work behind (the activity log's upkeep of its records, the sweep of the tokens it
+# rotated out): (d) starts once cofferd is idle again, so it measures the grant, not what (c) left.
+info "(d) cofferd idle after $(wait_idle "$COFFERD_PID" 120) s of work left by (c)"
 run_wrk d "$BASE/oauth/token" -s "$HERE/jwt.lua"
 
 # --- peak RSS, then stop cofferd ---------------------------------------------------------------

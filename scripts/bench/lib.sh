@@ -67,3 +67,18 @@ proc_status() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status" 2>/dev/nul
 
 # best OLD NEW: the smaller of two times in seconds (OLD empty: NEW).
 best() { python3 -c 'import sys; a, b = sys.argv[1], float(sys.argv[2]); print(b if a == "" or b < float(a) else a)' "$1" "$2"; }
+
+# wait_idle PID MAX: waits until PID used under 5% of a core over a second (at most MAX
+# seconds), so a measurement starts once the work an earlier one left behind is done; prints the
+# seconds waited.
+wait_idle() {
+  local pid=$1 max=$2 hz t0 t1 w
+  hz=$(getconf CLK_TCK)
+  for ((w = 0; w < max; w++)); do
+    t0=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)
+    sleep 1
+    t1=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)
+    if (((t1 - t0) * 100 < 5 * hz)); then break; fi
+  done
+  printf '%s\n' "$w"
+}

@@ -7,9 +7,14 @@
 //! them to the system. A 1 GiB upload allocates its 10 MiB chunks and batches on some threads and
 //! frees them on others, so each second of uploads left up to a second's worth of freed buffers
 //! resident: three back-to-back 1 GiB uploads with their downloads peaked at 150–175 MB of RSS,
-//! and at 85 MB with the delay at zero, the uploads as fast (`scripts/bench-content.sh` (j),
-//! docs/performance.md). [`tune`] sets the delay to [`PURGE_DELAY_MS`] unless the operator set
-//! `MIMALLOC_PURGE_DELAY` in the environment, which mimalloc reads itself and which then wins.
+//! and at 85–100 MB with the delay at zero, the uploads as fast (`scripts/bench-content.sh` (j),
+//! docs/performance.md). At zero, though, a buffer freed and allocated again on every request
+//! (actix's write buffer, grown to the size of a 830 KB listing and dropped after it) faulted
+//! its pages in again each time: the listing (i) answered fewer requests with a p99 of 37–45 ms.
+//! At [`PURGE_DELAY_MS`] such pages are reused while requests keep coming and returned a tenth of
+//! a second after they stop: (j) 118–133 MB, (i) 24–29 ms in the same runs.
+//! [`tune`] sets the delay unless the operator set `MIMALLOC_PURGE_DELAY` in the environment,
+//! which mimalloc reads itself and which then wins.
 //!
 //! This is the workspace's only crate that allows `unsafe` code, for the single call in
 //! [`tune`]; everything else forbids it.
@@ -18,7 +23,7 @@ pub use mimalloc::MiMalloc as Allocator;
 use std::os::raw::c_long;
 
 /// The delay, in milliseconds, after which mimalloc returns freed memory to the system.
-pub const PURGE_DELAY_MS: c_long = 0;
+pub const PURGE_DELAY_MS: c_long = 100;
 
 /// mimalloc 3's index of `mi_option_purge_delay` in its `mi_option_e` (libmimalloc-sys names
 /// the options around it but not this one). The tests check that this index reads the

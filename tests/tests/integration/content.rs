@@ -181,6 +181,48 @@ fn folders_are_created_named_listed_and_refused_bad_names() {
 }
 
 #[test]
+fn a_listing_over_a_slice_is_answered_whole_with_its_length_and_kept_alike() {
+    // A folder page is sent in 64 KiB slices of one rendered body: a client sees one body
+    // with its `Content-Length`, the same when the kept page is answered again.
+    let app = TestApp::spawn();
+    let (_, token) = app.user_token("slices@example.com", Role::User);
+    let root = my_folder(&app, &token);
+    let dir = mkdir(&app, &token, &root, "Many");
+    let description = "d".repeat(900);
+    for i in 0..80 {
+        let r = app.rest(
+            "POST",
+            &format!("/rest/folders/{dir}/folders"),
+            &token,
+            Some(json!({"name": format!("folder {i:03}"), "description": description})),
+        );
+        assert_eq!(r.status, 201, "{}", r.text);
+    }
+    let path = format!("/rest/folders/{dir}/children?limit=100");
+    let first = app.rest("GET", &path, &token, None);
+    assert_eq!(first.status, 200, "{}", first.text);
+    assert!(first.bytes.len() > 64 * 1024, "{} bytes", first.bytes.len());
+    assert_eq!(
+        first.header("content-length"),
+        Some(first.bytes.len().to_string().as_str())
+    );
+    assert_eq!(first.header("transfer-encoding"), None);
+    assert_eq!(first.header("content-type"), Some("application/json"));
+    let body = first.json();
+    assert_eq!(body["metadata"]["total"], 80);
+    assert_eq!(body["data"].as_array().unwrap().len(), 80);
+    assert_eq!(body["data"][79]["name"], "folder 079");
+    assert_eq!(body["data"][0]["description"], description.as_str());
+    let again = app.rest("GET", &path, &token, None);
+    assert_eq!(again.status, 200);
+    assert_eq!(again.bytes, first.bytes);
+    assert_eq!(
+        again.header("content-length"),
+        Some(first.bytes.len().to_string().as_str())
+    );
+}
+
+#[test]
 fn one_shot_upload_versions_and_download_with_ranges() {
     let app = TestApp::spawn();
     let (_, token) = app.user_token("files@example.com", Role::User);
