@@ -63,7 +63,6 @@ impl From<Refusal> for StatusReply {
     }
 }
 
-/// The SFTP status of a service error; internal failures are logged, never described.
 /// A store task's answer once it ended: its refusal as the client's, a task already taken or
 /// one that did not finish (it panicked) as a failure.
 async fn joined(
@@ -76,6 +75,7 @@ async fn joined(
     }
 }
 
+/// The SFTP status of a service error; internal failures are logged, never described.
 fn refusal(e: Error) -> Refusal {
     match e {
         Error::Api(a) => match a.code {

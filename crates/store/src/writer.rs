@@ -365,19 +365,18 @@ fn savepoint<T, E>(
     conn: &mut DbConn,
     f: impl FnOnce(&mut DbConn) -> Result<T, E>,
 ) -> Result<Result<T, E>, StoreError> {
-    if let DbConn::Pg(c) = conn {
-        AnsiTransactionManager::begin_transaction(c)?;
-    } else {
-        sp::run(conn, sp::Begin)?;
+    match conn {
+        DbConn::Pg(c) => AnsiTransactionManager::begin_transaction(c)?,
+        DbConn::Sqlite(c) => sp::run(c, sp::Begin)?,
     }
     let result = f(conn);
     match (conn, result.is_ok()) {
         (DbConn::Pg(c), true) => AnsiTransactionManager::commit_transaction(c)?,
         (DbConn::Pg(c), false) => AnsiTransactionManager::rollback_transaction(c)?,
-        (conn, true) => sp::run(conn, sp::Release)?,
-        (conn, false) => {
-            sp::run(conn, sp::RollbackTo)?;
-            sp::run(conn, sp::Release)?;
+        (DbConn::Sqlite(c), true) => sp::run(c, sp::Release)?,
+        (DbConn::Sqlite(c), false) => {
+            sp::run(c, sp::RollbackTo)?;
+            sp::run(c, sp::Release)?;
         }
     }
     Ok(result)
@@ -386,10 +385,11 @@ fn savepoint<T, E>(
 /// The writer's savepoint statements on SQLite, each a type of its own: diesel keeps a
 /// statement prepared per type, so each is parsed once per connection.
 mod sp {
-    use crate::{DbConn, StoreError};
+    use crate::StoreError;
     use diesel::query_builder::{AstPass, QueryFragment, QueryId};
     use diesel::query_dsl::methods::ExecuteDsl;
     use diesel::sqlite::Sqlite;
+    use diesel::SqliteConnection;
 
     macro_rules! statement {
         ($name:ident, $sql:literal) => {
@@ -413,18 +413,13 @@ mod sp {
     statement!(RollbackTo, "ROLLBACK TO coffer_writer");
 
     /// Runs one of them on a SQLite connection.
-    pub(super) fn run<Q>(conn: &mut DbConn, q: Q) -> Result<(), StoreError>
+    pub(super) fn run<Q>(conn: &mut SqliteConnection, q: Q) -> Result<(), StoreError>
     where
         Q: QueryFragment<Sqlite> + QueryId,
     {
-        match conn {
-            DbConn::Sqlite(c) => ExecuteDsl::execute(q, c)
-                .map(drop)
-                .map_err(StoreError::from),
-            DbConn::Pg(_) => Err(StoreError::Connection(
-                "a SQLite savepoint on a PostgreSQL connection".into(),
-            )),
-        }
+        ExecuteDsl::execute(q, conn)
+            .map(drop)
+            .map_err(StoreError::from)
     }
 }
 

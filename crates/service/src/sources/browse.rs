@@ -311,12 +311,7 @@ fn item(
         modified: secs(e.modified).map(rfc3339),
         status: "available".into(),
         deleted: false,
-        path: {
-            let mut p = String::with_capacity(path.len() + 1);
-            p.push('/');
-            p.push_str(path);
-            p
-        },
+        path: ["/", path].concat(),
         wopiapp: false,
         root_id: with.root_id.then(|| source_id.to_string()),
         path_ids: with.path_ids.then(|| path_ids(source_id, path)),

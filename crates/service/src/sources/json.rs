@@ -48,6 +48,22 @@ fn boolean(out: &mut Vec<u8>, v: bool) {
     out.extend_from_slice(if v { b"true" } else { b"false" });
 }
 
+/// `"name":"v"` when `v` is present.
+fn optional_string(out: &mut Vec<u8>, first: &mut bool, name: &str, v: Option<&str>) {
+    if let Some(v) = v {
+        key(out, first, name);
+        string(out, v);
+    }
+}
+
+/// `"name":v` when `v` is present.
+fn optional_boolean(out: &mut Vec<u8>, first: &mut bool, name: &str, v: Option<bool>) {
+    if let Some(v) = v {
+        key(out, first, name);
+        boolean(out, v);
+    }
+}
+
 fn links(out: &mut Vec<u8>, links: &[Link]) {
     out.push(b'[');
     for (i, l) in links.iter().enumerate() {
@@ -78,14 +94,8 @@ impl SourceContentView {
         string(out, &self.parent_id);
         key(out, f, "type");
         string(out, &self.kind);
-        if let Some(v) = &self.created {
-            key(out, f, "created");
-            string(out, v);
-        }
-        if let Some(v) = &self.modified {
-            key(out, f, "modified");
-            string(out, v);
-        }
+        optional_string(out, f, "created", self.created.as_deref());
+        optional_string(out, f, "modified", self.modified.as_deref());
         key(out, f, "status");
         string(out, &self.status);
         key(out, f, "deleted");
@@ -94,50 +104,23 @@ impl SourceContentView {
         string(out, &self.path);
         key(out, f, "wopiapp");
         boolean(out, self.wopiapp);
-        if let Some(v) = &self.root_id {
-            key(out, f, "rootId");
-            string(out, v);
-        }
-        if let Some(v) = &self.path_ids {
-            key(out, f, "pathIds");
-            string(out, v);
-        }
-        if let Some(v) = &self.source_type_id {
-            key(out, f, "sourceTypeId");
-            string(out, v);
-        }
+        optional_string(out, f, "rootId", self.root_id.as_deref());
+        optional_string(out, f, "pathIds", self.path_ids.as_deref());
+        optional_string(out, f, "sourceTypeId", self.source_type_id.as_deref());
         if let Some(v) = &self.parent {
             key(out, f, "parent");
             v.write_json(out);
         }
-        if let Some(v) = self.locked {
-            key(out, f, "locked");
-            boolean(out, v);
-        }
-        if let Some(v) = &self.locked_user_name {
-            key(out, f, "lockedUserName");
-            string(out, v);
-        }
+        optional_boolean(out, f, "locked", self.locked);
+        optional_string(out, f, "lockedUserName", self.locked_user_name.as_deref());
         if let Some(v) = self.size {
             key(out, f, "size");
             integer(out, v);
         }
-        if let Some(v) = &self.mime {
-            key(out, f, "mime");
-            string(out, v);
-        }
-        if let Some(v) = &self.av_status {
-            key(out, f, "avStatus");
-            string(out, v);
-        }
-        if let Some(v) = &self.dlp_status {
-            key(out, f, "dlpStatus");
-            string(out, v);
-        }
-        if let Some(v) = self.is_favorite {
-            key(out, f, "isFavorite");
-            boolean(out, v);
-        }
+        optional_string(out, f, "mime", self.mime.as_deref());
+        optional_string(out, f, "avStatus", self.av_status.as_deref());
+        optional_string(out, f, "dlpStatus", self.dlp_status.as_deref());
+        optional_boolean(out, f, "isFavorite", self.is_favorite);
         if let Some(v) = &self.links {
             key(out, f, "links");
             links(out, v);
