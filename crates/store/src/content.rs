@@ -209,7 +209,7 @@ pub fn ancestors(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Ancestor>> {
                  WHERE o.parent_id IS NOT NULL AND up.depth < 4096) \
                SELECT o.id, o.parent_id, o.name, o.system, o.deleted_at, up.depth \
                FROM up CROSS JOIN objects o WHERE o.id = up.id ORDER BY up.depth";
-    Ok(db_run!(conn => diesel::sql_query(sql)
+    Ok(db_run!(conn => crate::fixed::sql(sql)
         .bind::<Text, _>(id)
         .load::<Ancestor>(conn))?)
 }
@@ -236,7 +236,7 @@ pub fn nearest_membership(
                SELECT m.role_id, m.object_id FROM up \
                JOIN object_members m ON m.object_id = up.id AND m.user_id = $2 \
                ORDER BY up.depth LIMIT 1";
-    let row: Option<Row> = db_run!(conn => diesel::sql_query(sql)
+    let row: Option<Row> = db_run!(conn => crate::fixed::sql(sql)
         .bind::<Text, _>(id)
         .bind::<Text, _>(user_id)
         .get_result::<Row>(conn)
@@ -261,7 +261,7 @@ pub fn subtree_ids(conn: &mut DbConn, id: &str) -> StoreResult<Vec<String>> {
                  WHERE o.parent_id = down.id AND down.depth < 4096 AND o.perm_deleted = FALSE) \
                SELECT id FROM down";
     let rows: Vec<Row> =
-        db_run!(conn => diesel::sql_query(sql).bind::<Text, _>(id).load::<Row>(conn))?;
+        db_run!(conn => crate::fixed::sql(sql).bind::<Text, _>(id).load::<Row>(conn))?;
     Ok(rows.into_iter().map(|r| r.id).collect())
 }
 
@@ -418,7 +418,7 @@ pub fn usage_recount(conn: &mut DbConn, owner: &str) -> StoreResult<i64> {
                JOIN objects o ON o.id = v.file_id \
                WHERE o.owner_id = $1 AND o.perm_deleted = FALSE AND v.deleted = FALSE";
     let row: Row =
-        db_run!(conn => diesel::sql_query(sql).bind::<Text, _>(owner).get_result::<Row>(conn))?;
+        db_run!(conn => crate::fixed::sql(sql).bind::<Text, _>(owner).get_result::<Row>(conn))?;
     Ok(row.used)
 }
 
@@ -441,7 +441,7 @@ pub fn account_drift(conn: &mut DbConn) -> StoreResult<Vec<(String, i64, i64)>> 
                      FROM objects o LEFT JOIN file_versions v ON v.file_id = o.id \
                      GROUP BY o.owner_id) r ON r.owner_id = a.owner_id \
                WHERE a.used <> r.actual ORDER BY a.owner_id";
-    let rows: Vec<Row> = db_run!(conn => diesel::sql_query(sql).load::<Row>(conn))?;
+    let rows: Vec<Row> = db_run!(conn => crate::fixed::sql(sql).load::<Row>(conn))?;
     Ok(rows
         .into_iter()
         .map(|r| (r.owner_id, r.used, r.actual))
@@ -450,7 +450,7 @@ pub fn account_drift(conn: &mut DbConn) -> StoreResult<Vec<(String, i64, i64)>> 
 
 /// Sets an owner's counted usage (the repair of [`account_drift`]).
 pub fn set_usage(conn: &mut DbConn, owner: &str, used: i64) -> StoreResult<()> {
-    db_run!(conn => diesel::sql_query(
+    db_run!(conn => crate::fixed::sql(
         "UPDATE content_accounts SET used = $1, generation = generation + 1 WHERE owner_id = $2",
     )
     .bind::<BigInt, _>(used)
@@ -910,7 +910,7 @@ pub fn live_subtree(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Object>> {
                  WHERE o.parent_id = down.id AND down.depth < 4096 AND o.deleted_at IS NULL \
                    AND o.perm_deleted = FALSE) \
                SELECT o.* FROM down CROSS JOIN objects o WHERE o.id = down.id ORDER BY down.depth";
-    Ok(db_run!(conn => diesel::sql_query(sql).bind::<Text, _>(id).load::<Object>(conn))?)
+    Ok(db_run!(conn => crate::fixed::sql(sql).bind::<Text, _>(id).load::<Object>(conn))?)
 }
 
 /// Permanently deletes up to `limit` objects trashed before `before`: their versions are

@@ -469,7 +469,7 @@ pub fn counts(conn: &mut DbConn, owner: &str) -> StoreResult<Vec<Count>> {
                FROM mailbox_entries e JOIN emails m ON m.id = e.email_id \
                WHERE e.user_id = $1 \
                GROUP BY e.bucket, (e.trashed_at IS NOT NULL), e.is_read, m.status";
-    Ok(db_run!(conn => diesel::sql_query(sql)
+    Ok(db_run!(conn => crate::fixed::sql(sql)
         .bind::<diesel::sql_types::Text, _>(owner)
         .load::<Count>(conn))?)
 }

@@ -27,6 +27,7 @@ pub mod events;
 pub mod external_dls;
 pub mod favorites;
 pub mod filter;
+mod fixed;
 pub mod grants;
 pub mod jobs;
 pub mod locations;

@@ -518,7 +518,7 @@ fn scope_slots(conn: &mut DbConn, user_id: &str) -> StoreResult<Vec<i64>> {
     let DbConn::Sqlite(c) = conn else {
         return Ok(Vec::new());
     };
-    let rows: Vec<Row> = diesel::sql_query(
+    let rows: Vec<Row> = crate::fixed::sql(
         "SELECT slot FROM search_owners WHERE user_id = $1 OR user_id IN ( \
            SELECT o.owner_id FROM object_members m CROSS JOIN objects o ON o.id = m.object_id \
            WHERE m.user_id = $1) ORDER BY slot",
@@ -1039,7 +1039,7 @@ pub fn matches(
                      WHERE search_fts MATCH $1 AND d.kind = $2 AND $3 = ''"
                 }
             };
-            Ok(diesel::sql_query(sql)
+            Ok(crate::fixed::sql(sql)
                 .bind::<Text, _>(&q)
                 .bind::<Text, _>(kind.as_str())
                 .bind::<Text, _>(among_json.unwrap_or_default())
@@ -1057,7 +1057,7 @@ pub fn matches(
                      FROM search_docs WHERE tsv @@ to_tsquery('simple', $1) AND kind = $2 AND $3 = ''"
                 }
             };
-            Ok(diesel::sql_query(sql)
+            Ok(crate::fixed::sql(sql)
                 .bind::<Text, _>(&q)
                 .bind::<Text, _>(kind.as_str())
                 .bind::<Text, _>(among_json.unwrap_or_default())
@@ -1314,7 +1314,7 @@ pub struct TextState {
 }
 
 pub fn state(conn: &mut DbConn, file_id: &str) -> StoreResult<Option<TextState>> {
-    Ok(db_run!(conn => diesel::sql_query(
+    Ok(db_run!(conn => crate::fixed::sql(
         "SELECT file_id, version_id, state, error, attempts, text_bytes FROM search_texts \
          WHERE file_id = $1",
     )
@@ -1458,7 +1458,7 @@ pub fn mail_of(conn: &mut DbConn, boxes: &[String]) -> StoreResult<Vec<MailRow>>
                AND e.user_id IN (SELECT jsonb_array_elements_text(CAST($1 AS jsonb)))"
         }
     };
-    Ok(db_run!(conn => diesel::sql_query(sql)
+    Ok(db_run!(conn => crate::fixed::sql(sql)
         .bind::<Text, _>(&json)
         .load::<MailRow>(conn))?)
 }

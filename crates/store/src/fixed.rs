@@ -1,0 +1,194 @@
+//! Statements of fixed text that the connection keeps prepared.
+//!
+//! `diesel::sql_query` marks every statement unsafe to cache (its text may be built per call),
+//! so each call prepares its statement again: for the recursive walks up a folder tree, which a
+//! search calls for every hit's path, preparing cost as much as running. [`sql`] takes only a
+//! `&'static str`, so the statements it lets diesel cache (keyed by their text) are bounded by
+//! those written in this crate. Text built at run time keeps using `diesel::sql_query`.
+//!
+//! The text names its values `$1`, `$2`, … as `sql_query` statements do on either backend; each
+//! `$N` becomes the backend's own placeholder for the N-th value bound, so a value may be named
+//! more than once.
+
+use diesel::backend::Backend;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::result::{Error, QueryResult};
+use diesel::serialize::ToSql;
+use diesel::sql_types::{HasSqlType, Untyped};
+use diesel::RunQueryDsl;
+use std::marker::PhantomData;
+
+/// A statement of fixed text and the values bound so far (see the module).
+#[derive(Debug, Clone, Copy)]
+#[must_use = "a statement runs only when loaded or executed"]
+pub(crate) struct Fixed<B> {
+    sql: &'static str,
+    binds: B,
+}
+
+/// A statement of fixed text, kept prepared on the connection.
+pub(crate) fn sql(sql: &'static str) -> Fixed<()> {
+    Fixed { sql, binds: () }
+}
+
+impl<B> Fixed<B> {
+    /// Binds the next value (`$1` first) as SQL type `ST`.
+    pub(crate) fn bind<ST, V>(self, value: V) -> Fixed<Bound<B, V, ST>> {
+        Fixed {
+            sql: self.sql,
+            binds: Bound {
+                before: self.binds,
+                value,
+                _type: PhantomData,
+            },
+        }
+    }
+}
+
+/// The values bound to a [`Fixed`] statement: a list built by [`Fixed::bind`], last value first.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bound<B, V, ST> {
+    before: B,
+    value: V,
+    _type: PhantomData<ST>,
+}
+
+/// Pushes the N-th bound value (1-based) into a pass over the statement.
+pub(crate) trait Binds<DB: Backend> {
+    /// How many values are bound.
+    const LEN: usize;
+
+    fn push<'b>(&'b self, n: usize, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()>;
+}
+
+impl<DB: Backend> Binds<DB> for () {
+    const LEN: usize = 0;
+
+    fn push<'b>(&'b self, n: usize, _out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        Err(Error::QueryBuilderError(
+            format!("statement names ${n}, which no value is bound to").into(),
+        ))
+    }
+}
+
+impl<DB, B, V, ST> Binds<DB> for Bound<B, V, ST>
+where
+    DB: Backend + HasSqlType<ST>,
+    B: Binds<DB>,
+    V: ToSql<ST, DB>,
+{
+    const LEN: usize = B::LEN + 1;
+
+    fn push<'b>(&'b self, n: usize, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        if n == Self::LEN {
+            out.push_bind_param::<ST, V>(&self.value)
+        } else {
+            self.before.push(n, out)
+        }
+    }
+}
+
+impl<DB, B> QueryFragment<DB> for Fixed<B>
+where
+    DB: Backend,
+    B: Binds<DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        let mut rest = self.sql;
+        while let Some(at) = rest.find('$') {
+            let digits = rest[at + 1..]
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len() - at - 1);
+            out.push_sql(&rest[..at]);
+            if digits == 0 {
+                out.push_sql("$");
+            } else {
+                let n: usize = rest[at + 1..at + 1 + digits].parse().map_err(|_| {
+                    Error::QueryBuilderError("a statement's placeholder is out of range".into())
+                })?;
+                self.binds.push(n, &mut out)?;
+            }
+            rest = &rest[at + 1 + digits..];
+        }
+        out.push_sql(rest);
+        Ok(())
+    }
+}
+
+impl<B> QueryId for Fixed<B> {
+    type QueryId = ();
+
+    // Keyed by its text in diesel's cache, which `sql`'s `&'static str` bounds.
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<B> Query for Fixed<B> {
+    type SqlType = Untyped;
+}
+
+impl<B, Conn> RunQueryDsl<Conn> for Fixed<B> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use diesel::connection::{Connection, InstrumentationEvent};
+    use diesel::sql_types::{BigInt, Text};
+    use diesel::sqlite::SqliteConnection;
+    use diesel::QueryableByName;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    #[derive(QueryableByName, Debug, PartialEq)]
+    struct Row {
+        #[diesel(sql_type = Text)]
+        a: String,
+        #[diesel(sql_type = BigInt)]
+        b: i64,
+        #[diesel(sql_type = Text)]
+        c: String,
+    }
+
+    #[test]
+    fn values_go_where_the_text_names_them_and_the_statement_is_prepared_once() {
+        let mut c = SqliteConnection::establish(":memory:").unwrap();
+        let prepared = Arc::new(AtomicUsize::new(0));
+        let seen = prepared.clone();
+        c.set_instrumentation(move |e: InstrumentationEvent<'_>| {
+            if matches!(e, InstrumentationEvent::CacheQuery { .. }) {
+                seen.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        for i in 0..3_i64 {
+            // `$2` twice and before `$1`; a `$` not followed by digits stays text.
+            let rows: Vec<Row> = sql("SELECT $2 || '$' AS a, $1 + $1 AS b, $2 AS c")
+                .bind::<BigInt, _>(i)
+                .bind::<Text, _>("x")
+                .load(&mut c)
+                .unwrap();
+            assert_eq!(
+                rows,
+                vec![Row {
+                    a: "x$".into(),
+                    b: 2 * i,
+                    c: "x".into()
+                }]
+            );
+        }
+        assert_eq!(
+            prepared.load(Ordering::Relaxed),
+            1,
+            "prepared once, then taken from the connection's cache"
+        );
+    }
+
+    #[test]
+    fn a_placeholder_without_a_value_is_an_error_not_a_panic() {
+        let mut c = SqliteConnection::establish(":memory:").unwrap();
+        let r = sql("SELECT $3 AS a, 1 AS b, 'c' AS c")
+            .bind::<BigInt, _>(1_i64)
+            .load::<Row>(&mut c);
+        assert!(matches!(r, Err(Error::QueryBuilderError(_))), "{r:?}");
+        let r = sql("SELECT $99999999999999999999999 AS a, 1 AS b, 'c' AS c").load::<Row>(&mut c);
+        assert!(matches!(r, Err(Error::QueryBuilderError(_))), "{r:?}");
+    }
+}
