@@ -9,14 +9,23 @@
 //! The text names its values `$1`, `$2`, … as `sql_query` statements do on either backend; each
 //! `$N` becomes the backend's own placeholder for the N-th value bound, so a value may be named
 //! more than once.
+//!
+//! [`built`] is the same for text built per call whose values are all bound, so that its texts
+//! are the shapes of one statement (the search statements: which criteria a request gives, not
+//! their values). Shapes are many, so only the first [`ADMITTED_MAX`] distinct texts the process
+//! sees are kept prepared; later ones are prepared per call, as `sql_query` does. Memory stays
+//! bounded whatever requests arrive; at worst a flood of odd shapes leaves the common ones
+//! prepared per call.
 
 use diesel::backend::Backend;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::result::{Error, QueryResult};
 use diesel::serialize::ToSql;
-use diesel::sql_types::{HasSqlType, Untyped};
+use diesel::sql_types::{BigInt, HasSqlType, Text, Untyped};
 use diesel::RunQueryDsl;
+use std::collections::HashSet;
 use std::marker::PhantomData;
+use std::sync::{Mutex, OnceLock};
 
 /// A statement of fixed text and the values bound so far (see the module).
 #[derive(Debug, Clone, Copy)]
@@ -94,25 +103,34 @@ where
     B: Binds<DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        let mut rest = self.sql;
-        while let Some(at) = rest.find('$') {
-            let digits = rest[at + 1..]
-                .find(|c: char| !c.is_ascii_digit())
-                .unwrap_or(rest.len() - at - 1);
-            out.push_sql(&rest[..at]);
-            if digits == 0 {
-                out.push_sql("$");
-            } else {
-                let n: usize = rest[at + 1..at + 1 + digits].parse().map_err(|_| {
-                    Error::QueryBuilderError("a statement's placeholder is out of range".into())
-                })?;
-                self.binds.push(n, &mut out)?;
-            }
-            rest = &rest[at + 1 + digits..];
-        }
-        out.push_sql(rest);
-        Ok(())
+        walk(self.sql, &mut out, |n, out| self.binds.push(n, out))
     }
+}
+
+/// Pushes `sql` into a pass, each `$N` as the N-th value (`bind`); a `$` without digits stays.
+fn walk<'b, DB: Backend>(
+    sql: &'b str,
+    out: &mut AstPass<'_, 'b, DB>,
+    mut bind: impl FnMut(usize, &mut AstPass<'_, 'b, DB>) -> QueryResult<()>,
+) -> QueryResult<()> {
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        let digits = rest[at + 1..]
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len() - at - 1);
+        out.push_sql(&rest[..at]);
+        if digits == 0 {
+            out.push_sql("$");
+        } else {
+            let n: usize = rest[at + 1..at + 1 + digits].parse().map_err(|_| {
+                Error::QueryBuilderError("a statement's placeholder is out of range".into())
+            })?;
+            bind(n, out)?;
+        }
+        rest = &rest[at + 1 + digits..];
+    }
+    out.push_sql(rest);
+    Ok(())
 }
 
 impl<B> QueryId for Fixed<B> {
@@ -127,6 +145,86 @@ impl<B> Query for Fixed<B> {
 }
 
 impl<B, Conn> RunQueryDsl<Conn> for Fixed<B> {}
+
+/// How many distinct texts of [`built`] statements a process keeps prepared.
+pub(crate) const ADMITTED_MAX: usize = 64;
+
+/// A value bound to a [`built`] statement.
+#[derive(Debug, Clone)]
+pub(crate) enum Value {
+    Text(String),
+    Int(i64),
+}
+
+/// A statement whose text was built for this call, with its values (see the module).
+#[derive(Debug, Clone, Copy)]
+#[must_use = "a statement runs only when loaded or executed"]
+pub(crate) struct Built<'a> {
+    sql: &'a str,
+    args: &'a [Value],
+    cache: bool,
+}
+
+/// A statement of text built per call, every value in `args` (`$1` the first); kept prepared
+/// when its text is one of the first [`ADMITTED_MAX`] the process saw.
+pub(crate) fn built<'a>(sql: &'a str, args: &'a [Value]) -> Built<'a> {
+    Built {
+        sql,
+        args,
+        cache: admitted(sql),
+    }
+}
+
+/// Whether statements of text `sql` may be kept prepared: true for the first [`ADMITTED_MAX`]
+/// distinct texts, and for those ever after.
+fn admitted(sql: &str) -> bool {
+    static SEEN: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let mut seen = SEEN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if seen.contains(sql) {
+        return true;
+    }
+    if seen.len() >= ADMITTED_MAX {
+        return false;
+    }
+    seen.insert(sql.to_owned())
+}
+
+impl<DB> QueryFragment<DB> for Built<'_>
+where
+    DB: Backend + HasSqlType<Text> + HasSqlType<BigInt>,
+    String: ToSql<Text, DB>,
+    i64: ToSql<BigInt, DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        if !self.cache {
+            out.unsafe_to_cache_prepared();
+        }
+        walk(self.sql, &mut out, |n, out| {
+            match self.args.get(n.wrapping_sub(1)) {
+                Some(Value::Text(s)) => out.push_bind_param::<Text, String>(s),
+                Some(Value::Int(i)) => out.push_bind_param::<BigInt, i64>(i),
+                None => Err(Error::QueryBuilderError(
+                    format!("statement names ${n}, which no value is bound to").into(),
+                )),
+            }
+        })
+    }
+}
+
+impl QueryId for Built<'_> {
+    type QueryId = ();
+
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl Query for Built<'_> {
+    type SqlType = Untyped;
+}
+
+impl<Conn> RunQueryDsl<Conn> for Built<'_> {}
 
 #[cfg(test)]
 mod tests {
@@ -182,6 +280,41 @@ mod tests {
     }
 
     #[test]
+    fn built_text_is_kept_prepared_up_to_the_cap_and_then_prepared_per_call() {
+        let mut c = SqliteConnection::establish(":memory:").unwrap();
+        let prepared = Arc::new(AtomicUsize::new(0));
+        let seen = prepared.clone();
+        c.set_instrumentation(move |e: InstrumentationEvent<'_>| {
+            if matches!(e, InstrumentationEvent::CacheQuery { .. }) {
+                seen.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        let args = [Value::Int(7), Value::Text("t".into())];
+        // Texts of this test only (the cap is the process's), past the cap in all.
+        let texts: Vec<String> = (0..ADMITTED_MAX + 8)
+            .map(|i| format!("SELECT $2 AS a, $1 + {i} AS b, $2 || 'u' AS c"))
+            .collect();
+        for _ in 0..2 {
+            for (i, t) in texts.iter().enumerate() {
+                let rows: Vec<Row> = built(t, &args).load(&mut c).unwrap();
+                assert_eq!(
+                    rows,
+                    vec![Row {
+                        a: "t".into(),
+                        b: 7 + i as i64,
+                        c: "tu".into()
+                    }]
+                );
+            }
+        }
+        let cached = prepared.load(Ordering::Relaxed);
+        assert!(
+            cached > 0 && cached <= ADMITTED_MAX,
+            "{cached} texts kept prepared, each once, never more than the cap"
+        );
+    }
+
+    #[test]
     fn a_placeholder_without_a_value_is_an_error_not_a_panic() {
         let mut c = SqliteConnection::establish(":memory:").unwrap();
         let r = sql("SELECT $3 AS a, 1 AS b, 'c' AS c")
@@ -189,6 +322,8 @@ mod tests {
             .load::<Row>(&mut c);
         assert!(matches!(r, Err(Error::QueryBuilderError(_))), "{r:?}");
         let r = sql("SELECT $99999999999999999999999 AS a, 1 AS b, 'c' AS c").load::<Row>(&mut c);
+        assert!(matches!(r, Err(Error::QueryBuilderError(_))), "{r:?}");
+        let r = built("SELECT $0 AS a, 1 AS b, 'c' AS c", &[]).load::<Row>(&mut c);
         assert!(matches!(r, Err(Error::QueryBuilderError(_))), "{r:?}");
     }
 }

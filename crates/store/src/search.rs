@@ -111,14 +111,11 @@ pub struct ObjectPage {
     pub total_folders: i64,
 }
 
-/// A value bound to a statement built here.
-enum Arg {
-    Text(String),
-    Int(i64),
-}
+use crate::fixed::Value as Arg;
 
-/// A statement being written, with its values. Placeholders are numbered explicitly (`?N` on
-/// SQLite, `$N` on PostgreSQL), so a value may be named again anywhere in the text.
+/// A statement being written, with its values. Placeholders are numbered (`$N`), so a value may
+/// be named again anywhere in the text; every value is bound, so that the text is the
+/// statement's shape and is kept prepared ([`crate::fixed::built`]).
 struct Sql {
     backend: Backend,
     args: Vec<Arg>,
@@ -133,10 +130,7 @@ impl Sql {
     }
 
     fn slot(&self) -> String {
-        match self.backend {
-            Backend::Sqlite => format!("?{}", self.args.len()),
-            Backend::Postgres => format!("${}", self.args.len()),
-        }
+        format!("${}", self.args.len())
     }
 
     fn text(&mut self, v: &str) -> String {
@@ -197,28 +191,7 @@ impl Sql {
     where
         T: QueryableByName<diesel::sqlite::Sqlite> + QueryableByName<diesel::pg::Pg> + 'static,
     {
-        match conn {
-            DbConn::Sqlite(c) => {
-                let mut q = diesel::sql_query(sql).into_boxed::<diesel::sqlite::Sqlite>();
-                for a in self.args {
-                    q = match a {
-                        Arg::Text(s) => q.bind::<Text, _>(s),
-                        Arg::Int(i) => q.bind::<BigInt, _>(i),
-                    };
-                }
-                Ok(q.load::<T>(c)?)
-            }
-            DbConn::Pg(c) => {
-                let mut q = diesel::sql_query(sql).into_boxed::<diesel::pg::Pg>();
-                for a in self.args {
-                    q = match a {
-                        Arg::Text(s) => q.bind::<Text, _>(s),
-                        Arg::Int(i) => q.bind::<BigInt, _>(i),
-                    };
-                }
-                Ok(q.load::<T>(c)?)
-            }
-        }
+        Ok(db_run!(conn => crate::fixed::built(sql, &self.args).load::<T>(conn))?)
     }
 }
 
@@ -528,22 +501,20 @@ fn scope_slots(conn: &mut DbConn, user_id: &str) -> StoreResult<Vec<i64>> {
     Ok(rows.into_iter().map(|r| r.slot).collect())
 }
 
-/// The common table expression `scope(lo, hi)`: the ranges of document numbers of `slots`
-/// (integers the store read, never user input), each joined before the index so that FTS5 is
-/// asked for the words within one range at a time.
-fn scope_cte(slots: &[i64]) -> String {
-    if slots.is_empty() {
-        return "scope(lo, hi) AS (SELECT CAST(0 AS BIGINT), CAST(-1 AS BIGINT) WHERE 1 = 0)"
-            .into();
-    }
-    let ranges: Vec<String> = slots
-        .iter()
-        .map(|s| {
-            let lo = s.saturating_mul(SLOT_WIDTH);
-            format!("({lo}, {})", lo.saturating_add(SLOT_WIDTH - 1))
-        })
-        .collect();
-    format!("scope(lo, hi) AS (VALUES {})", ranges.join(", "))
+/// The common table expression `scope(lo, hi)`: the ranges of document numbers of the slots
+/// in the JSON array bound as `slots` (see [`slots_json`]), each joined before the index so
+/// that FTS5 is asked for the words within one range at a time. Bound rather than written
+/// into the text, so that the statement's text is the same for every caller.
+fn scope_cte(slots: &str) -> String {
+    format!(
+        "scope(lo, hi) AS (SELECT value * {w}, value * {w} + {w} - 1 FROM json_each({slots}))",
+        w = SLOT_WIDTH
+    )
+}
+
+/// `slots` as the JSON array [`scope_cte`] reads.
+fn slots_json(slots: &[i64]) -> String {
+    serde_json::to_string(slots).unwrap_or_else(|_| "[]".into())
 }
 
 /// The full-text hits among files on SQLite, within the caller's ranges (`scope`), as `s`
@@ -581,14 +552,17 @@ fn at_least_named(conn: &mut DbConn, part: &str, n: i64, slots: &[i64]) -> Store
     let DbConn::Sqlite(c) = conn else {
         return Ok(false);
     };
-    let rows: Vec<Row> = diesel::sql_query(format!(
+    let sql = format!(
         "WITH {} SELECT COUNT(*) AS n FROM (SELECT 1 FROM scope s CROSS JOIN search_names \
          WHERE search_names MATCH $1 AND search_names.rowid BETWEEN s.lo AND s.hi LIMIT $2)",
-        scope_cte(slots)
-    ))
-    .bind::<Text, _>(name_phrase(part))
-    .bind::<BigInt, _>(n)
-    .load(c)?;
+        scope_cte("$3")
+    );
+    let args = [
+        Arg::Text(name_phrase(part)),
+        Arg::Int(n),
+        Arg::Text(slots_json(slots)),
+    ];
+    let rows: Vec<Row> = crate::fixed::built(&sql, &args).load(c)?;
     Ok(rows.first().is_some_and(|r| r.n >= n))
 }
 
@@ -605,23 +579,20 @@ fn at_least_held(conn: &mut DbConn, q: &str, n: i64, slots: &[i64]) -> StoreResu
         Backend::Sqlite => format!(
             "WITH {} SELECT COUNT(*) AS n FROM (SELECT 1 FROM scope s CROSS JOIN search_fts \
              WHERE {} LIMIT $2)",
-            scope_cte(slots),
+            scope_cte("$3"),
             scoped_match("$1"),
         ),
         Backend::Postgres => "SELECT COUNT(*) AS n FROM (SELECT 1 FROM search_docs \
              WHERE tsv @@ to_tsquery('simple', $1) LIMIT $2) x"
             .into(),
     };
-    let rows: Vec<Row> = match conn {
-        DbConn::Sqlite(c) => diesel::sql_query(&sql)
-            .bind::<Text, _>(q)
-            .bind::<BigInt, _>(n)
-            .load(c)?,
-        DbConn::Pg(c) => diesel::sql_query(&sql)
-            .bind::<Text, _>(q)
-            .bind::<BigInt, _>(n)
-            .load(c)?,
-    };
+    // `$3` (the ranges) is named on SQLite only; a value bound and never named is no error.
+    let args = [
+        Arg::Text(q.to_owned()),
+        Arg::Int(n),
+        Arg::Text(slots_json(slots)),
+    ];
+    let rows: Vec<Row> = db_run!(conn => crate::fixed::built(&sql, &args).load(conn))?;
     Ok(rows.first().is_some_and(|r| r.n >= n))
 }
 
@@ -692,7 +663,8 @@ pub fn find_objects(
     let reach_first = cands.is_none();
     let mut ctes = Vec::new();
     if scoped {
-        ctes.push(scope_cte(&slots));
+        let p = b.text(&slots_json(&slots));
+        ctes.push(scope_cte(&p));
     }
     ctes.push(match cands {
         Some(cands) => reach_of_candidates(backend, &user, &cands),
