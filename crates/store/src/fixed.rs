@@ -246,8 +246,8 @@ mod tests {
         c: String,
     }
 
-    #[test]
-    fn values_go_where_the_text_names_them_and_the_statement_is_prepared_once() {
+    /// A connection, and how many statements it has put into its statement cache.
+    fn counted() -> (SqliteConnection, Arc<AtomicUsize>) {
         let mut c = SqliteConnection::establish(":memory:").unwrap();
         let prepared = Arc::new(AtomicUsize::new(0));
         let seen = prepared.clone();
@@ -256,6 +256,12 @@ mod tests {
                 seen.fetch_add(1, Ordering::Relaxed);
             }
         });
+        (c, prepared)
+    }
+
+    #[test]
+    fn values_go_where_the_text_names_them_and_the_statement_is_prepared_once() {
+        let (mut c, prepared) = counted();
         for i in 0..3_i64 {
             // `$2` twice and before `$1`; a `$` not followed by digits stays text.
             let rows: Vec<Row> = sql("SELECT $2 || '$' AS a, $1 + $1 AS b, $2 AS c")
@@ -281,14 +287,7 @@ mod tests {
 
     #[test]
     fn built_text_is_kept_prepared_up_to_the_cap_and_then_prepared_per_call() {
-        let mut c = SqliteConnection::establish(":memory:").unwrap();
-        let prepared = Arc::new(AtomicUsize::new(0));
-        let seen = prepared.clone();
-        c.set_instrumentation(move |e: InstrumentationEvent<'_>| {
-            if matches!(e, InstrumentationEvent::CacheQuery { .. }) {
-                seen.fetch_add(1, Ordering::Relaxed);
-            }
-        });
+        let (mut c, prepared) = counted();
         let args = [Value::Int(7), Value::Text("t".into())];
         // Texts of this test only (the cap is the process's), past the cap in all.
         let texts: Vec<String> = (0..ADMITTED_MAX + 8)
