@@ -1135,7 +1135,7 @@ pub fn put_file_text(
     }
     match conn {
         DbConn::Sqlite(c) => {
-            diesel::sql_query(
+            crate::fixed::sql(
                 "DELETE FROM search_fts WHERE rowid = \
                  (SELECT id FROM search_docs WHERE kind = 'f' AND ref_id = $1)",
             )
@@ -1144,7 +1144,7 @@ pub fn put_file_text(
             // A new document is numbered next in its file's owner's range (migration 000170);
             // a file indexed before keeps its number (the owner trigger moves it when the
             // owner changes).
-            diesel::sql_query(
+            crate::fixed::sql(
                 "INSERT OR IGNORE INTO search_owners (user_id) SELECT owner_id FROM objects WHERE id = $1",
             )
             .bind::<Text, _>(file_id)
@@ -1162,8 +1162,7 @@ pub fn put_file_text(
             ))
             .bind::<Text, _>(file_id)
             .execute(c)?;
-            // SQLite numbers `$N` parameters by their first appearance: they come in order.
-            diesel::sql_query(
+            crate::fixed::sql(
                 "INSERT INTO search_fts (rowid, title, body) \
                  SELECT id, '', $1 FROM search_docs WHERE kind = 'f' AND ref_id = $2",
             )
@@ -1172,7 +1171,7 @@ pub fn put_file_text(
             .execute(c)?;
         }
         DbConn::Pg(c) => {
-            diesel::sql_query(
+            crate::fixed::sql(
                 "INSERT INTO search_docs (kind, ref_id, title, body, tsv) \
                  VALUES ('f', $1, '', $2, search_tsv('', $2)) \
                  ON CONFLICT (kind, ref_id) DO UPDATE SET body = excluded.body, tsv = excluded.tsv",
@@ -1198,8 +1197,7 @@ fn set_state(
     bytes: i64,
     t: i64,
 ) -> StoreResult<()> {
-    // SQLite numbers `$N` parameters by their first appearance: they come in order.
-    db_run!(conn => diesel::sql_query(
+    db_run!(conn => crate::fixed::sql(
         "UPDATE search_texts SET state = $1, error = $2, text_bytes = $3, updated_at = $4, \
          attempts = attempts + 1 WHERE file_id = $5",
     )
@@ -1245,7 +1243,7 @@ pub fn skip_without_text_now(
     if !record_without_text(conn, file_id, version_id, "skipped", Some(why), t)? {
         return Ok(false);
     }
-    db_run!(conn => diesel::sql_query(
+    db_run!(conn => crate::fixed::sql(
         "DELETE FROM jobs WHERE kind = 'search-extract' AND payload = $1 AND state = 'queued'",
     )
     .bind::<Text, _>(file_id)
@@ -1255,14 +1253,14 @@ pub fn skip_without_text_now(
 
 fn remove_file_text(conn: &mut DbConn, file_id: &str) -> StoreResult<()> {
     if let DbConn::Sqlite(c) = conn {
-        diesel::sql_query(
+        crate::fixed::sql(
             "DELETE FROM search_fts WHERE rowid = \
              (SELECT id FROM search_docs WHERE kind = 'f' AND ref_id = $1)",
         )
         .bind::<Text, _>(file_id)
         .execute(c)?;
     }
-    db_run!(conn => diesel::sql_query("DELETE FROM search_docs WHERE kind = 'f' AND ref_id = $1")
+    db_run!(conn => crate::fixed::sql("DELETE FROM search_docs WHERE kind = 'f' AND ref_id = $1")
         .bind::<Text, _>(file_id)
         .execute(conn))?;
     Ok(())
