@@ -4,6 +4,7 @@
 //! parameters in the order they first appear, as PostgreSQL numbers them, so the same text binds
 //! on both backends.
 
+use crate::among::among;
 use crate::filter::Page;
 use crate::models::{Blob, Comment, FileVersion, Member, NewComment, NewUpload, Object, Upload};
 use crate::schema::{blobs, comments, file_versions, object_members, objects, uploads, users};
@@ -212,6 +213,69 @@ pub fn ancestors(conn: &mut DbConn, id: &str) -> StoreResult<Vec<Ancestor>> {
     Ok(db_run!(conn => crate::fixed::sql(sql)
         .bind::<Text, _>(id)
         .load::<Ancestor>(conn))?)
+}
+
+/// The ancestors of each of `ids` (as [`ancestors`], nearest first), in one statement: a page of
+/// search hits or a listing asks for all its paths at once. Keyed by the id asked for; an id
+/// that names no object has no entry.
+pub fn ancestors_of_each(
+    conn: &mut DbConn,
+    ids: &[String],
+) -> StoreResult<std::collections::HashMap<String, Vec<Ancestor>>> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Text)]
+        start: String,
+        #[diesel(embed)]
+        a: Ancestor,
+    }
+    // The same walk as `ancestors`, from every id at once; the ids are one bound value (a JSON
+    // array on SQLite, an array on PostgreSQL), so the statement stays prepared.
+    let rows: Vec<Row> = match conn {
+        DbConn::Sqlite(c) => crate::fixed::sql(
+            "WITH RECURSIVE up(start, id, depth) AS ( \
+               SELECT o.id, o.id, CAST(0 AS BIGINT) FROM json_each($1) j \
+                 CROSS JOIN objects o ON o.id = j.value \
+               UNION ALL \
+               SELECT up.start, o.parent_id, up.depth + 1 FROM up CROSS JOIN objects o \
+                 ON o.id = up.id WHERE o.parent_id IS NOT NULL AND up.depth < 4096) \
+             SELECT up.start, o.id, o.parent_id, o.name, o.system, o.deleted_at, up.depth \
+             FROM up CROSS JOIN objects o WHERE o.id = up.id ORDER BY up.start, up.depth",
+        )
+        .bind::<Text, _>(serde_json::Value::from(ids.to_vec()).to_string())
+        .load(c)?,
+        DbConn::Pg(c) => crate::fixed::sql(
+            "WITH RECURSIVE up(start, id, depth) AS ( \
+               SELECT o.id, o.id, CAST(0 AS BIGINT) FROM objects o WHERE o.id = ANY($1) \
+               UNION ALL \
+               SELECT up.start, o.parent_id, up.depth + 1 FROM up JOIN objects o \
+                 ON o.id = up.id WHERE o.parent_id IS NOT NULL AND up.depth < 4096) \
+             SELECT up.start, o.id, o.parent_id, o.name, o.system, o.deleted_at, up.depth \
+             FROM up CROSS JOIN objects o WHERE o.id = up.id ORDER BY up.start, up.depth",
+        )
+        .bind::<diesel::sql_types::Array<Text>, _>(ids)
+        .load(c)?,
+    };
+    let mut out: std::collections::HashMap<String, Vec<Ancestor>> =
+        std::collections::HashMap::new();
+    for r in rows {
+        out.entry(r.start).or_default().push(r.a);
+    }
+    Ok(out)
+}
+
+/// Of `ids`, the objects where `user_id` is a member.
+pub fn memberships_among(
+    conn: &mut DbConn,
+    user_id: &str,
+    ids: &[String],
+) -> StoreResult<std::collections::HashSet<String>> {
+    let found: Vec<String> = db_run!(conn => object_members::table
+        .filter(object_members::user_id.eq(user_id))
+        .filter(among(object_members::object_id, ids))
+        .select(object_members::object_id)
+        .load(conn))?;
+    Ok(found.into_iter().collect())
 }
 
 /// The role the user holds on the nearest of the object's ancestors (itself included) where they
@@ -853,16 +917,12 @@ pub fn shared_among(
     conn: &mut DbConn,
     ids: &[String],
 ) -> StoreResult<std::collections::HashSet<String>> {
-    let mut out = std::collections::HashSet::new();
-    for part in ids.chunks(500) {
-        let found: Vec<String> = db_run!(conn => object_members::table
-            .filter(object_members::object_id.eq_any(part))
-            .select(object_members::object_id)
-            .distinct()
-            .load(conn))?;
-        out.extend(found);
-    }
-    Ok(out)
+    let found: Vec<String> = db_run!(conn => object_members::table
+        .filter(among(object_members::object_id, ids))
+        .select(object_members::object_id)
+        .distinct()
+        .load(conn))?;
+    Ok(found.into_iter().collect())
 }
 
 /// The given versions with the MD5 of their content.
@@ -870,16 +930,15 @@ pub fn versions_with_md5(
     conn: &mut DbConn,
     ids: &[String],
 ) -> StoreResult<std::collections::HashMap<String, (FileVersion, String)>> {
-    let mut out = std::collections::HashMap::new();
-    for part in ids.chunks(500) {
-        let rows: Vec<(FileVersion, String)> = db_run!(conn => file_versions::table
-            .inner_join(blobs::table.on(blobs::id.eq(file_versions::blob_id)))
-            .filter(file_versions::id.eq_any(part))
-            .select((FileVersion::as_select(), blobs::md5))
-            .load(conn))?;
-        out.extend(rows.into_iter().map(|(v, m)| (v.id.clone(), (v, m))));
-    }
-    Ok(out)
+    let rows: Vec<(FileVersion, String)> = db_run!(conn => file_versions::table
+        .inner_join(blobs::table.on(blobs::id.eq(file_versions::blob_id)))
+        .filter(among(file_versions::id, ids))
+        .select((FileVersion::as_select(), blobs::md5))
+        .load(conn))?;
+    Ok(rows
+        .into_iter()
+        .map(|(v, m)| (v.id.clone(), (v, m)))
+        .collect())
 }
 
 /// The number of (not deleted) versions of each of the given files.
@@ -887,17 +946,13 @@ pub fn version_counts(
     conn: &mut DbConn,
     ids: &[String],
 ) -> StoreResult<std::collections::HashMap<String, i64>> {
-    let mut out = std::collections::HashMap::new();
-    for part in ids.chunks(500) {
-        let rows: Vec<(String, i64)> = db_run!(conn => file_versions::table
-            .filter(file_versions::file_id.eq_any(part))
-            .filter(file_versions::deleted.eq(false))
-            .group_by(file_versions::file_id)
-            .select((file_versions::file_id, diesel::dsl::count_star()))
-            .load(conn))?;
-        out.extend(rows);
-    }
-    Ok(out)
+    let rows: Vec<(String, i64)> = db_run!(conn => file_versions::table
+        .filter(among(file_versions::file_id, ids))
+        .filter(file_versions::deleted.eq(false))
+        .group_by(file_versions::file_id)
+        .select((file_versions::file_id, diesel::dsl::count_star()))
+        .load(conn))?;
+    Ok(rows.into_iter().collect())
 }
 
 /// Live objects of a subtree (the root included), parents before children, for a copy. Walked

@@ -53,16 +53,12 @@ pub fn delete(conn: &mut DbConn, id: i64) -> StoreResult<usize> {
 
 /// Which of `ids` are the user's favorites.
 pub fn among(conn: &mut DbConn, user_id: &str, ids: &[String]) -> StoreResult<HashSet<String>> {
-    let mut out = HashSet::new();
-    for part in ids.chunks(500) {
-        let found: Vec<String> = db_run!(conn => favorites::table
-            .filter(favorites::user_id.eq(user_id))
-            .filter(favorites::object_id.eq_any(part))
-            .select(favorites::object_id)
-            .load(conn))?;
-        out.extend(found);
-    }
-    Ok(out)
+    let found: Vec<String> = db_run!(conn => favorites::table
+        .filter(favorites::user_id.eq(user_id))
+        .filter(crate::among::among(favorites::object_id, ids))
+        .select(favorites::object_id)
+        .load(conn))?;
+    Ok(found.into_iter().collect())
 }
 
 /// The user's favorites whose objects are neither in the trash nor permanently deleted, each

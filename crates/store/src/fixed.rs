@@ -227,7 +227,7 @@ impl Query for Built<'_> {
 impl<Conn> RunQueryDsl<Conn> for Built<'_> {}
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use diesel::connection::{Connection, InstrumentationEvent};
     use diesel::sql_types::{BigInt, Text};
@@ -247,7 +247,7 @@ mod tests {
     }
 
     /// A connection, and how many statements it has put into its statement cache.
-    fn counted() -> (SqliteConnection, Arc<AtomicUsize>) {
+    pub(crate) fn counted() -> (SqliteConnection, Arc<AtomicUsize>) {
         let mut c = SqliteConnection::establish(":memory:").unwrap();
         let prepared = Arc::new(AtomicUsize::new(0));
         let seen = prepared.clone();

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod among;
 pub mod audit;
 pub mod backup;
 pub mod clients;

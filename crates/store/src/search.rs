@@ -481,15 +481,16 @@ pub const SLOT_WIDTH: i64 = 1 << 32;
 /// tree it lies in (a new object takes its parent's owner, a folder moved into another
 /// owner's tree takes that owner with everything under it), so every file the caller reaches
 /// has its document in one of these ranges. The ranges only spare work: what the caller finds
-/// is still decided by their reach and the rule.
-fn scope_slots(conn: &mut DbConn, user_id: &str) -> StoreResult<Vec<i64>> {
+/// is still decided by their reach and the rule. As the JSON array [`scope_cte`] reads (`[]` on
+/// PostgreSQL, which numbers no ranges), made once per search.
+fn scope_slots(conn: &mut DbConn, user_id: &str) -> StoreResult<String> {
     #[derive(QueryableByName)]
     struct Row {
         #[diesel(sql_type = BigInt)]
         slot: i64,
     }
     let DbConn::Sqlite(c) = conn else {
-        return Ok(Vec::new());
+        return Ok("[]".into());
     };
     let rows: Vec<Row> = crate::fixed::sql(
         "SELECT slot FROM search_owners WHERE user_id = $1 OR user_id IN ( \
@@ -498,11 +499,12 @@ fn scope_slots(conn: &mut DbConn, user_id: &str) -> StoreResult<Vec<i64>> {
     )
     .bind::<Text, _>(user_id)
     .load(c)?;
-    Ok(rows.into_iter().map(|r| r.slot).collect())
+    let slots: Vec<i64> = rows.into_iter().map(|r| r.slot).collect();
+    Ok(serde_json::Value::from(slots).to_string())
 }
 
 /// The common table expression `scope(lo, hi)`: the ranges of document numbers of the slots
-/// in the JSON array bound as `slots` (see [`slots_json`]), each joined before the index so
+/// in the JSON array bound as `slots` (see [`scope_slots`]), each joined before the index so
 /// that FTS5 is asked for the words within one range at a time. Bound rather than written
 /// into the text, so that the statement's text is the same for every caller.
 fn scope_cte(slots: &str) -> String {
@@ -510,11 +512,6 @@ fn scope_cte(slots: &str) -> String {
         "scope(lo, hi) AS (SELECT value * {w}, value * {w} + {w} - 1 FROM json_each({slots}))",
         w = SLOT_WIDTH
     )
-}
-
-/// `slots` as the JSON array [`scope_cte`] reads.
-fn slots_json(slots: &[i64]) -> String {
-    serde_json::to_string(slots).unwrap_or_else(|_| "[]".into())
 }
 
 /// The full-text hits among files on SQLite, within the caller's ranges (`scope`), as `s`
@@ -543,7 +540,7 @@ fn by_name_parts(backend: Backend, s: &ObjectSearch<'_>) -> bool {
 
 /// Whether the names of at least `n` folders and files within `slots`' ranges hold `part`
 /// (SQLite's trigram index, counted by the index alone and never past `n`).
-fn at_least_named(conn: &mut DbConn, part: &str, n: i64, slots: &[i64]) -> StoreResult<bool> {
+fn at_least_named(conn: &mut DbConn, part: &str, n: i64, slots: &str) -> StoreResult<bool> {
     #[derive(QueryableByName)]
     struct Row {
         #[diesel(sql_type = BigInt)]
@@ -560,7 +557,7 @@ fn at_least_named(conn: &mut DbConn, part: &str, n: i64, slots: &[i64]) -> Store
     let args = [
         Arg::Text(name_phrase(part)),
         Arg::Int(n),
-        Arg::Text(slots_json(slots)),
+        Arg::Text(slots.to_owned()),
     ];
     let rows: Vec<Row> = crate::fixed::built(&sql, &args).load(c)?;
     Ok(rows.first().is_some_and(|r| r.n >= n))
@@ -569,7 +566,7 @@ fn at_least_named(conn: &mut DbConn, part: &str, n: i64, slots: &[i64]) -> Store
 /// Whether the full-text query `q` (the backend's syntax) is held by at least `n` documents of
 /// any kind (on SQLite: files within `slots`' ranges): counted by the index alone and never
 /// past `n`, so that it costs less than either plan it chooses between.
-fn at_least_held(conn: &mut DbConn, q: &str, n: i64, slots: &[i64]) -> StoreResult<bool> {
+fn at_least_held(conn: &mut DbConn, q: &str, n: i64, slots: &str) -> StoreResult<bool> {
     #[derive(QueryableByName)]
     struct Row {
         #[diesel(sql_type = BigInt)]
@@ -590,7 +587,7 @@ fn at_least_held(conn: &mut DbConn, q: &str, n: i64, slots: &[i64]) -> StoreResu
     let args = [
         Arg::Text(q.to_owned()),
         Arg::Int(n),
-        Arg::Text(slots_json(slots)),
+        Arg::Text(slots.to_owned()),
     ];
     let rows: Vec<Row> = db_run!(conn => crate::fixed::built(&sql, &args).load(conn))?;
     Ok(rows.first().is_some_and(|r| r.n >= n))
@@ -645,7 +642,7 @@ pub fn find_objects(
     let slots = if scoped {
         scope_slots(conn, user_id)?
     } else {
-        Vec::new()
+        String::new()
     };
     let many = match &fts_text {
         Some(q) => at_least_held(conn, q, MANY_HITS, &slots)?,
@@ -663,7 +660,7 @@ pub fn find_objects(
     let reach_first = cands.is_none();
     let mut ctes = Vec::new();
     if scoped {
-        let p = b.text(&slots_json(&slots));
+        let p = b.text(&slots);
         ctes.push(scope_cte(&p));
     }
     ctes.push(match cands {
@@ -1109,15 +1106,11 @@ pub fn snippets(
 /// [`find_objects`] found, read in one statement.
 pub fn objects_of(conn: &mut DbConn, ids: &[String]) -> StoreResult<Vec<crate::models::Object>> {
     use crate::schema::objects;
-    let mut out = Vec::with_capacity(ids.len());
-    for part in ids.chunks(500) {
-        out.extend(db_run!(conn => objects::table
-            .filter(objects::id.eq_any(part))
-            .filter(objects::perm_deleted.eq(false))
-            .select(crate::models::Object::as_select())
-            .load(conn))?);
-    }
-    Ok(out)
+    Ok(db_run!(conn => objects::table
+        .filter(crate::among::among(objects::id, ids))
+        .filter(objects::perm_deleted.eq(false))
+        .select(crate::models::Object::as_select())
+        .load(conn))?)
 }
 
 /// Puts a file's text into the index in place of any earlier text, and records the version

@@ -608,6 +608,23 @@ fn the_nearest_membership_decides_in_every_criterion_and_the_trash_hides() {
         "{v}"
     );
     assert_eq!(names(&v, "folders"), ["Atlas"], "{v}");
+    // Each hit's path is the one the member sees on the file itself: from the nearest folder
+    // shared with them (the page's paths are read together).
+    for f in v["files"].as_array().unwrap() {
+        let one = get(&app, &member, &format!("/rest/files/{}", id(f)));
+        assert_eq!(f["path"], one["path"], "{v}");
+    }
+    let paths: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        ["Inner/atlas mine.txt", "Atlas/atlas one.txt"],
+        "{v}"
+    );
     // By text only what the nearest role may preview: not even its own upload as an Uploader.
     let v = query(&app, &member, "zephyr");
     assert_eq!(names(&v, "files"), ["atlas one.txt"], "{v}");

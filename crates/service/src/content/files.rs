@@ -3,7 +3,7 @@
 
 use super::tree;
 use super::views::{file_view, FileView, VersionView};
-use super::{live, new_object, path_of, require_file, require_folder, Limits};
+use super::{live, new_object, path_of, paths_of, require_file, require_folder, Limits};
 use crate::platform::events;
 use crate::platform::views::Listed;
 use crate::{now, Ctx, Result};
@@ -45,9 +45,9 @@ pub(crate) fn views(
     let counts = coffer_store::content::version_counts(c, &ids)?;
     let shared = coffer_store::content::shared_among(c, &ids)?;
     let favorites = coffer_store::favorites::among(c, user_id, &ids)?;
+    let paths = paths_of(c, user_id, files)?;
     let mut out = Vec::with_capacity(files.len());
-    for (o, a) in files.iter().zip(access) {
-        let (path, _) = path_of(c, user_id, o)?;
+    for ((o, a), path) in files.iter().zip(access).zip(paths) {
         let cur = o.current_version_id.as_ref().and_then(|v| versions.get(v));
         let mut v = file_view(
             o,

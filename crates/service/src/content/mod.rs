@@ -27,6 +27,7 @@ use coffer_errors::{ApiError, Error, ErrorCode};
 use coffer_storage::StorageError;
 use coffer_store::models::Object;
 use coffer_store::DbConn;
+use std::collections::HashSet;
 
 /// How a request body that timed out is told apart among aborted writes (answered 408).
 const TIMED_OUT: &str = "timed out";
@@ -305,20 +306,62 @@ pub(crate) fn name_conflict(e: coffer_store::StoreError) -> Error {
 /// they reach down to the object (their own root is not named).
 pub fn path_of(c: &mut DbConn, user_id: &str, o: &Object) -> Result<(Vec<(String, String)>, bool)> {
     let chain = coffer_store::content::ancestors(c, &o.id)?;
-    let mut out = Vec::new();
     let own = o.owner_id == user_id;
-    for a in chain.iter() {
+    let mut member =
+        |id: &str| -> Result<bool> { Ok(coffer_store::content::member(c, id, user_id)?.is_some()) };
+    Ok((walk_path(&chain, own, &mut member)?, own))
+}
+
+/// The paths of `objects` (as [`path_of`], without whether each is the caller's own), in order,
+/// with two statements for all of them: their ancestors, and the caller's memberships among
+/// those ancestors.
+pub(crate) fn paths_of(
+    c: &mut DbConn,
+    user_id: &str,
+    objects: &[Object],
+) -> Result<Vec<Vec<(String, String)>>> {
+    let ids: Vec<String> = objects.iter().map(|o| o.id.clone()).collect();
+    let chains = coffer_store::content::ancestors_of_each(c, &ids)?;
+    let theirs: Vec<String> = objects
+        .iter()
+        .filter(|o| o.owner_id != user_id)
+        .filter_map(|o| chains.get(&o.id))
+        .flatten()
+        .map(|a| a.id.clone())
+        .collect();
+    let memberships = if theirs.is_empty() {
+        HashSet::new()
+    } else {
+        coffer_store::content::memberships_among(c, user_id, &theirs)?
+    };
+    let mut member = |id: &str| -> Result<bool> { Ok(memberships.contains(id)) };
+    objects
+        .iter()
+        .map(|o| {
+            let chain = chains.get(&o.id).map(Vec::as_slice).unwrap_or_default();
+            walk_path(chain, o.owner_id == user_id, &mut member)
+        })
+        .collect()
+}
+
+/// The path along `chain` (an object and its ancestors, nearest first): up to the owner's root
+/// (not named), or for another's object up to the nearest folder the caller is a member of.
+fn walk_path(
+    chain: &[coffer_store::content::Ancestor],
+    own: bool,
+    member: &mut dyn FnMut(&str) -> Result<bool>,
+) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for a in chain {
         if a.system.as_deref() == Some("base") {
             break;
         }
         out.push((a.id.clone(), a.name.clone()));
-        if !own {
-            // A member sees the tree from the folder they were given.
-            if coffer_store::content::member(c, &a.id, user_id)?.is_some() {
-                break;
-            }
+        // A member sees the tree from the folder they were given.
+        if !own && member(&a.id)? {
+            break;
         }
     }
     out.reverse();
-    Ok((out, own))
+    Ok(out)
 }
