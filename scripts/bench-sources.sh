@@ -309,7 +309,7 @@ wrk.method = "PROPFIND"
 wrk.headers["Depth"] = "1"
 wrk.headers["Content-Type"] = "application/xml; charset=utf-8"
 wrk.headers["Authorization"] = "Basic $DAV_BASIC"
-wrk.body = '<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/><D:getcontentlength/><D:getlastmodified/><D:creationdate/><D:getetag/><D:getcontenttype/></D:prop></D:propfind>'
+wrk.body = '<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/><D:getcontentlength/><D:getlastmodified/><D:creationdate/><D:getetag/></D:prop></D:propfind>'
 LUA
 info "wrk -t 2 -c 8 -d ${SECS}s --timeout 10s --latency -s propfind.lua ${DAV_URL}bench/list/"
 wrk -t 2 -c 8 -d "${SECS}s" --timeout 10s --latency -s "$WORK/propfind.lua" "${DAV_URL}bench/list/" \

