@@ -309,26 +309,36 @@ pub fn path_of(c: &mut DbConn, user_id: &str, o: &Object) -> Result<(Vec<(String
     let own = o.owner_id == user_id;
     let mut member =
         |id: &str| -> Result<bool> { Ok(coffer_store::content::member(c, id, user_id)?.is_some()) };
-    Ok((walk_path(&chain, own, &mut member)?, own))
+    let steps = chain
+        .iter()
+        .map(|a| (a.id.as_str(), a.name.as_str(), a.system.as_deref()));
+    Ok((walk_path(steps, own, &mut member)?, own))
 }
 
 /// The paths of `objects` (as [`path_of`], without whether each is the caller's own), in order,
-/// with two statements for all of them: their ancestors, and the caller's memberships among
-/// those ancestors.
+/// with two statements for all of them: the ancestors of their folders (each folder walked once,
+/// however many of the objects it holds), and the caller's memberships among those.
 pub(crate) fn paths_of(
     c: &mut DbConn,
     user_id: &str,
     objects: &[Object],
 ) -> Result<Vec<Vec<(String, String)>>> {
-    let ids: Vec<String> = objects.iter().map(|o| o.id.clone()).collect();
-    let chains = coffer_store::content::ancestors_of_each(c, &ids)?;
-    let theirs: Vec<String> = objects
-        .iter()
-        .filter(|o| o.owner_id != user_id)
-        .filter_map(|o| chains.get(&o.id))
-        .flatten()
-        .map(|a| a.id.clone())
-        .collect();
+    let mut parents: Vec<String> = objects.iter().filter_map(|o| o.parent_id.clone()).collect();
+    parents.sort_unstable();
+    parents.dedup();
+    let chains = coffer_store::content::ancestors_of_each(c, &parents)?;
+    let none = Vec::new();
+    let chain_of = |o: &Object| match &o.parent_id {
+        Some(p) => chains.get(p).unwrap_or(&none),
+        None => &none,
+    };
+    let mut theirs: Vec<String> = Vec::new();
+    for o in objects.iter().filter(|o| o.owner_id != user_id) {
+        theirs.push(o.id.clone());
+        theirs.extend(chain_of(o).iter().map(|a| a.id.clone()));
+    }
+    theirs.sort_unstable();
+    theirs.dedup();
     let memberships = if theirs.is_empty() {
         HashSet::new()
     } else {
@@ -338,27 +348,33 @@ pub(crate) fn paths_of(
     objects
         .iter()
         .map(|o| {
-            let chain = chains.get(&o.id).map(Vec::as_slice).unwrap_or_default();
-            walk_path(chain, o.owner_id == user_id, &mut member)
+            let steps = std::iter::once((o.id.as_str(), o.name.as_str(), o.system.as_deref()))
+                .chain(
+                    chain_of(o)
+                        .iter()
+                        .map(|a| (a.id.as_str(), a.name.as_str(), a.system.as_deref())),
+                );
+            walk_path(steps, o.owner_id == user_id, &mut member)
         })
         .collect()
 }
 
-/// The path along `chain` (an object and its ancestors, nearest first): up to the owner's root
-/// (not named), or for another's object up to the nearest folder the caller is a member of.
-fn walk_path(
-    chain: &[coffer_store::content::Ancestor],
+/// The path along `steps` (an object and its ancestors, nearest first, as id, name and system
+/// kind): up to the owner's root (not named), or for another's object up to the nearest folder
+/// the caller is a member of.
+fn walk_path<'a>(
+    steps: impl Iterator<Item = (&'a str, &'a str, Option<&'a str>)>,
     own: bool,
     member: &mut dyn FnMut(&str) -> Result<bool>,
 ) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
-    for a in chain {
-        if a.system.as_deref() == Some("base") {
+    for (id, name, system) in steps {
+        if system == Some("base") {
             break;
         }
-        out.push((a.id.clone(), a.name.clone()));
+        out.push((id.to_owned(), name.to_owned()));
         // A member sees the tree from the folder they were given.
-        if !own && member(&a.id)? {
+        if !own && member(id)? {
             break;
         }
     }
