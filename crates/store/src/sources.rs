@@ -181,16 +181,11 @@ pub fn locks_among(
     source_id: &str,
     paths: &[String],
 ) -> StoreResult<Vec<SourceLock>> {
-    let mut out = Vec::new();
-    for part in paths.chunks(500) {
-        let found: Vec<SourceLock> = db_run!(conn => source_locks::table
-            .filter(source_locks::source_id.eq(source_id))
-            .filter(source_locks::path.eq_any(part))
-            .select(SourceLock::as_select())
-            .load(conn))?;
-        out.extend(found);
-    }
-    Ok(out)
+    Ok(db_run!(conn => source_locks::table
+        .filter(source_locks::source_id.eq(source_id))
+        .filter(crate::among::among(source_locks::path, paths))
+        .select(SourceLock::as_select())
+        .load(conn))?)
 }
 
 /// The locks on paths under the folder `dir` (`""`: the source's root), at any depth, and perhaps
@@ -277,17 +272,12 @@ pub fn transfers_among(
     user_id: &str,
     ids: &[String],
 ) -> StoreResult<Vec<Transfer>> {
-    let mut out = Vec::new();
-    for part in ids.chunks(500) {
-        let found: Vec<Transfer> = db_run!(conn => source_transfers::table
-            .filter(source_transfers::user_id.eq(user_id))
-            .filter(source_transfers::id.eq_any(part))
-            .order(source_transfers::created_at.asc())
-            .select(Transfer::as_select())
-            .load(conn))?;
-        out.extend(found);
-    }
-    Ok(out)
+    Ok(db_run!(conn => source_transfers::table
+        .filter(source_transfers::user_id.eq(user_id))
+        .filter(crate::among::among(source_transfers::id, ids))
+        .order(source_transfers::created_at.asc())
+        .select(Transfer::as_select())
+        .load(conn))?)
 }
 
 /// Moves a transfer to `state` (with its error code and the Coffer object it made).
