@@ -63,10 +63,10 @@ pub struct WebDavOptions {
 }
 
 /// What a PROPFIND asks for: the properties of an [`Entry`] but its media type, which Coffer
-/// takes from the name as it does for its own files. `getcontenttype` is the costly one to
-/// answer: Apache's mod_dav looks it up with a subrequest per entry, which halved the listings it
-/// served (1,000 entries at 8 clients: 146 PROPFINDs/s with it, 300 without). A server that
-/// sends it anyway is believed.
+/// takes from the name as it does for its own files and directory sources. `getcontenttype` is
+/// the costly one to answer: Apache's mod_dav looks it up with a subrequest per entry, which
+/// halved the listings it served (1,000 entries at 8 clients: 146 PROPFINDs/s with it, 300
+/// without). A server that sends it anyway is believed.
 const PROPFIND_BODY: &str = concat!(
     r#"<?xml version="1.0" encoding="utf-8"?>"#,
     r#"<D:propfind xmlns:D="DAV:"><D:prop>"#,
@@ -616,6 +616,16 @@ impl WebDav {
     }
 
     fn entry(&self, path: RemotePath, r: multistatus::Response<'_>) -> Entry {
+        // The server's media type when it sends one unasked; else the name's, as for a
+        // directory source (see PROPFIND_BODY).
+        let mime = r
+            .content_type
+            .filter(|m| !m.is_empty())
+            .map(Cow::into_owned)
+            .or_else(|| {
+                (!r.is_collection)
+                    .then(|| coffer_domain::content::guess_mime(path.name()).to_owned())
+            });
         Entry {
             name: path.name().to_owned(),
             is_dir: r.is_collection,
@@ -625,10 +635,7 @@ impl WebDav {
             created: r.creation_date.as_deref().and_then(parse_rfc3339),
             modified: r.last_modified.as_deref().and_then(parse_http_date),
             etag: r.etag.filter(|e| !e.is_empty()).map(Cow::into_owned),
-            mime: r
-                .content_type
-                .filter(|m| !m.is_empty())
-                .map(Cow::into_owned),
+            mime,
             path,
         }
     }
