@@ -31,12 +31,16 @@ pub(crate) fn among<C, T>(column: C, values: &[T]) -> Among<C, T>
 where
     T: Clone + Into<serde_json::Value>,
 {
-    let json = serde_json::Value::Array(values.iter().cloned().map(Into::into).collect());
     Among {
         column,
         values: values.to_vec(),
-        json: json.to_string(),
+        json: json_array(values),
     }
+}
+
+/// `values` as the JSON array SQLite's `json_each` reads, for a list bound as one value.
+pub(crate) fn json_array<T: Clone + Into<serde_json::Value>>(values: &[T]) -> String {
+    serde_json::Value::Array(values.iter().cloned().map(Into::into).collect()).to_string()
 }
 
 impl<C, T> Expression for Among<C, T>

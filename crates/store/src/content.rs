@@ -230,31 +230,31 @@ pub fn ancestors_of_each(
         a: Ancestor,
     }
     // The same walk as `ancestors`, from every id at once; the ids are one bound value (a JSON
-    // array on SQLite, an array on PostgreSQL), so the statement stays prepared.
+    // array on SQLite, an array on PostgreSQL), so the statement stays prepared. Only the
+    // condition that reads them differs between the backends.
+    macro_rules! walk_from {
+        ($seed:literal) => {
+            concat!(
+                "WITH RECURSIVE up(start, id, depth) AS ( \
+                   SELECT o.id, o.id, CAST(0 AS BIGINT) FROM objects o WHERE ",
+                $seed,
+                " UNION ALL \
+                   SELECT up.start, o.parent_id, up.depth + 1 FROM objects o JOIN up ON o.id = up.id \
+                   WHERE o.parent_id IS NOT NULL AND up.depth < 4096) \
+                 SELECT up.start, o.id, o.parent_id, o.name, o.system, o.deleted_at, up.depth \
+                 FROM up CROSS JOIN objects o WHERE o.id = up.id ORDER BY up.start, up.depth"
+            )
+        };
+    }
     let rows: Vec<Row> = match conn {
-        DbConn::Sqlite(c) => crate::fixed::sql(
-            "WITH RECURSIVE up(start, id, depth) AS ( \
-               SELECT o.id, o.id, CAST(0 AS BIGINT) FROM json_each($1) j \
-                 CROSS JOIN objects o ON o.id = j.value \
-               UNION ALL \
-               SELECT up.start, o.parent_id, up.depth + 1 FROM up CROSS JOIN objects o \
-                 ON o.id = up.id WHERE o.parent_id IS NOT NULL AND up.depth < 4096) \
-             SELECT up.start, o.id, o.parent_id, o.name, o.system, o.deleted_at, up.depth \
-             FROM up CROSS JOIN objects o WHERE o.id = up.id ORDER BY up.start, up.depth",
-        )
-        .bind::<Text, _>(serde_json::Value::from(ids.to_vec()).to_string())
-        .load(c)?,
-        DbConn::Pg(c) => crate::fixed::sql(
-            "WITH RECURSIVE up(start, id, depth) AS ( \
-               SELECT o.id, o.id, CAST(0 AS BIGINT) FROM objects o WHERE o.id = ANY($1) \
-               UNION ALL \
-               SELECT up.start, o.parent_id, up.depth + 1 FROM up JOIN objects o \
-                 ON o.id = up.id WHERE o.parent_id IS NOT NULL AND up.depth < 4096) \
-             SELECT up.start, o.id, o.parent_id, o.name, o.system, o.deleted_at, up.depth \
-             FROM up CROSS JOIN objects o WHERE o.id = up.id ORDER BY up.start, up.depth",
-        )
-        .bind::<diesel::sql_types::Array<Text>, _>(ids)
-        .load(c)?,
+        DbConn::Sqlite(c) => {
+            crate::fixed::sql(walk_from!("o.id IN (SELECT value FROM json_each($1))"))
+                .bind::<Text, _>(crate::among::json_array(ids))
+                .load(c)?
+        }
+        DbConn::Pg(c) => crate::fixed::sql(walk_from!("o.id = ANY($1)"))
+            .bind::<diesel::sql_types::Array<Text>, _>(ids)
+            .load(c)?,
     };
     let mut out: std::collections::HashMap<String, Vec<Ancestor>> =
         std::collections::HashMap::new();

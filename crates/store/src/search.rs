@@ -500,7 +500,7 @@ fn scope_slots(conn: &mut DbConn, user_id: &str) -> StoreResult<String> {
     .bind::<Text, _>(user_id)
     .load(c)?;
     let slots: Vec<i64> = rows.into_iter().map(|r| r.slot).collect();
-    Ok(serde_json::Value::from(slots).to_string())
+    Ok(crate::among::json_array(&slots))
 }
 
 /// The common table expression `scope(lo, hi)`: the ranges of document numbers of the slots

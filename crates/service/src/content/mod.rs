@@ -305,14 +305,10 @@ pub(crate) fn name_conflict(e: coffer_store::StoreError) -> Error {
 /// The path of an object from the caller's point of view: the names from the top-most folder
 /// they reach down to the object (their own root is not named).
 pub fn path_of(c: &mut DbConn, user_id: &str, o: &Object) -> Result<(Vec<(String, String)>, bool)> {
-    let chain = coffer_store::content::ancestors(c, &o.id)?;
-    let own = o.owner_id == user_id;
-    let mut member =
-        |id: &str| -> Result<bool> { Ok(coffer_store::content::member(c, id, user_id)?.is_some()) };
-    let steps = chain
-        .iter()
-        .map(|a| (a.id.as_str(), a.name.as_str(), a.system.as_deref()));
-    Ok((walk_path(steps, own, &mut member)?, own))
+    let path = paths_of(c, user_id, std::slice::from_ref(o))?
+        .pop()
+        .unwrap_or_default();
+    Ok((path, o.owner_id == user_id))
 }
 
 /// The paths of `objects` (as [`path_of`], without whether each is the caller's own), in order,
@@ -344,8 +340,7 @@ pub(crate) fn paths_of(
     } else {
         coffer_store::content::memberships_among(c, user_id, &theirs)?
     };
-    let mut member = |id: &str| -> Result<bool> { Ok(memberships.contains(id)) };
-    objects
+    Ok(objects
         .iter()
         .map(|o| {
             let steps = std::iter::once((o.id.as_str(), o.name.as_str(), o.system.as_deref()))
@@ -354,19 +349,19 @@ pub(crate) fn paths_of(
                         .iter()
                         .map(|a| (a.id.as_str(), a.name.as_str(), a.system.as_deref())),
                 );
-            walk_path(steps, o.owner_id == user_id, &mut member)
+            walk_path(steps, o.owner_id == user_id, &memberships)
         })
-        .collect()
+        .collect())
 }
 
 /// The path along `steps` (an object and its ancestors, nearest first, as id, name and system
 /// kind): up to the owner's root (not named), or for another's object up to the nearest folder
-/// the caller is a member of.
+/// the caller is a member of (`memberships`).
 fn walk_path<'a>(
     steps: impl Iterator<Item = (&'a str, &'a str, Option<&'a str>)>,
     own: bool,
-    member: &mut dyn FnMut(&str) -> Result<bool>,
-) -> Result<Vec<(String, String)>> {
+    memberships: &HashSet<String>,
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (id, name, system) in steps {
         if system == Some("base") {
@@ -374,10 +369,10 @@ fn walk_path<'a>(
         }
         out.push((id.to_owned(), name.to_owned()));
         // A member sees the tree from the folder they were given.
-        if !own && member(id)? {
+        if !own && memberships.contains(id) {
             break;
         }
     }
     out.reverse();
-    Ok(out)
+    out
 }
