@@ -139,10 +139,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // description), 000150 (the activity log keyed by sequence, without a head row), 000160 (the
     // optional end of a token family), 000120 of the next day (the activity log's index by
     // object holding only records about files, on SQLite), 000170 of the next day (search's
-    // documents numbered by owner, on SQLite).
+    // documents numbered by owner, on SQLite), 000180 of the next day (the reach's indexes, on
+    // SQLite).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        34
+        35
     );
 
     let mut conn = db.get().unwrap();
