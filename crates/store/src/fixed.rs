@@ -107,29 +107,46 @@ where
     }
 }
 
-/// Pushes `sql` into a pass, each `$N` as the N-th value (`bind`); a `$` without digits stays.
+/// Pushes `sql` into a pass, each `$N` as the N-th value (`bind`); a `$` without digits stays,
+/// and so does every `$` inside a quoted string or name (`'…'`, `"…"`): a literal such as
+/// `'$1'` is text, not a placeholder. A doubled quote inside a quoted part closes and opens it
+/// again, which leaves the part quoted, as SQL reads it.
 fn walk<'b, DB: Backend>(
     sql: &'b str,
     out: &mut AstPass<'_, 'b, DB>,
     mut bind: impl FnMut(usize, &mut AstPass<'_, 'b, DB>) -> QueryResult<()>,
 ) -> QueryResult<()> {
-    let mut rest = sql;
-    while let Some(at) = rest.find('$') {
-        let digits = rest[at + 1..]
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len() - at - 1);
-        out.push_sql(&rest[..at]);
-        if digits == 0 {
-            out.push_sql("$");
-        } else {
-            let n: usize = rest[at + 1..at + 1 + digits].parse().map_err(|_| {
-                Error::QueryBuilderError("a statement's placeholder is out of range".into())
-            })?;
-            bind(n, out)?;
+    let bytes = sql.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None if b == b'\'' || b == b'"' => quote = Some(b),
+            None if b == b'$' => {
+                let digits = bytes[i + 1..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .count();
+                if digits > 0 {
+                    out.push_sql(&sql[start..i]);
+                    let n: usize = sql[i + 1..i + 1 + digits].parse().map_err(|_| {
+                        Error::QueryBuilderError("a statement's placeholder is out of range".into())
+                    })?;
+                    bind(n, out)?;
+                    start = i + 1 + digits;
+                    i = start;
+                    continue;
+                }
+            }
+            None => {}
         }
-        rest = &rest[at + 1 + digits..];
+        i += 1;
     }
-    out.push_sql(rest);
+    out.push_sql(&sql[start..]);
     Ok(())
 }
 
@@ -310,6 +327,28 @@ pub(crate) mod tests {
         assert!(
             cached > 0 && cached <= ADMITTED_MAX,
             "{cached} texts kept prepared, each once, never more than the cap"
+        );
+    }
+
+    #[test]
+    fn a_dollar_sign_inside_quotes_is_text() {
+        let mut c = SqliteConnection::establish(":memory:").unwrap();
+        // `$1` in a string, in a string with a doubled quote, and in a quoted name.
+        let rows: Vec<Row> = sql(
+            "SELECT '$1' || $1 || 'it''s $2' AS a, $2 AS b, \"$1\" AS c \
+             FROM (SELECT 'q' AS \"$1\")",
+        )
+        .bind::<Text, _>("x")
+        .bind::<BigInt, _>(5_i64)
+        .load(&mut c)
+        .unwrap();
+        assert_eq!(
+            rows,
+            vec![Row {
+                a: "$1xit's $2".into(),
+                b: 5,
+                c: "q".into()
+            }]
         );
     }
 
