@@ -247,17 +247,13 @@ log "report: the Search section of $REPORT"
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 CPUS=$(nproc)
 python3 - "$OUT" "$REPORT" "$COMMIT" "$CPUS" "$FILES" "$EMAILS" "$CLIENTS" "$SECS" "$WARMUP" \
-  "$SEED_SECS" "$INDEX_SECS" "$HWM_KB" "$RSS_LIMIT_MB" "${BENCH_STRICT:-0}" "$BIN" "$MIN_REQUESTS" "$REUSED" <<'PY'
-import datetime, json, os, re, sys
+  "$SEED_SECS" "$INDEX_SECS" "$HWM_KB" "$RSS_LIMIT_MB" "${BENCH_STRICT:-0}" "$BIN" "$MIN_REQUESTS" "$REUSED" \
+  "$(profile_overrides)" <<'PY'
+import datetime, json, re, sys
 (out, report, commit, cpus, files, emails, clients, secs, warmup, seed_secs, index_secs,
- hwm_kb, rss_limit, strict, binary, min_requests, reused) = sys.argv[1:]
-build = "debug build: not comparable with the targets" if "/debug/" in binary else "release build"
-# The profile overrides a benchmark build may be made with (slower than the shipped profile).
-if "/debug/" not in binary:
-    if os.environ.get("CARGO_PROFILE_RELEASE_LTO") == "false":
-        build += " without LTO"
-    if os.environ.get("CARGO_PROFILE_RELEASE_CODEGEN_UNITS"):
-        build += f" with {os.environ['CARGO_PROFILE_RELEASE_CODEGEN_UNITS']} codegen units"
+ hwm_kb, rss_limit, strict, binary, min_requests, reused, overrides) = sys.argv[1:]
+build = ("debug build: not comparable with the targets" if "/debug/" in binary
+         else "release build" + overrides)
 status = json.load(open(out + "/search-status.json"))
 
 def wrk(key):

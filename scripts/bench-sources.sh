@@ -335,12 +335,7 @@ S_NOTES=$(printf '%s\n' "${NOTES[@]+"${NOTES[@]}"}")
 S_TC=$T_COFFER S_TU=$T_CURL S_TS=$T_SHA3 S_WRK=$WRK_VERSION S_CURL=$CURL_VERSION S_DAV=$DAV_NAME
 S_T2=$OUT/sources-t2.txt S_T2DAV=$OUT/sources-t2-webdav.txt
 if [[ $BIN == "$CARGO_TARGET_DIR/release/cofferd" ]]; then
-  S_BUILD="release build"
-  # The profile overrides a benchmark build may be made with (slower than the shipped profile).
-  if [[ ${CARGO_PROFILE_RELEASE_LTO:-} == false ]]; then S_BUILD+=" without LTO"; fi
-  if [[ -n ${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-} ]]; then
-    S_BUILD+=" with ${CARGO_PROFILE_RELEASE_CODEGEN_UNITS} codegen units"
-  fi
+  S_BUILD="release build$(profile_overrides)"
 else
   S_BUILD="the binary \`$BIN\`"
   NOTES+=("cofferd was not the release build of this checkout: $BIN")

@@ -82,3 +82,14 @@ wait_idle() {
   done
   printf '%s\n' "$w"
 }
+
+# The release profile overrides a benchmark build may be made with (slower than the shipped
+# profile), as the report's words: "" or " without LTO", " with N codegen units", or both.
+profile_overrides() {
+  local s=""
+  if [[ ${CARGO_PROFILE_RELEASE_LTO:-} == false ]]; then s+=" without LTO"; fi
+  if [[ -n ${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-} ]]; then
+    s+=" with ${CARGO_PROFILE_RELEASE_CODEGEN_UNITS} codegen units"
+  fi
+  printf '%s' "$s"
+}

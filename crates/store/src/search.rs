@@ -287,8 +287,8 @@ fn own(o: &str, user: &str) -> String {
 /// the path (the same rule, written as one walk); without, it goes down the folders only. Each
 /// object carries its row key ([`Sql::row_key`]) as `rk`, by which the search reads it again.
 /// On SQLite, without `paths`, both the caller's own objects and the files in the shared
-/// folders are read from indexes that hold every column tested here (migration 000180:
-/// `objects_owned_reach`, `objects_children_reach`), not from the table's rows.
+/// folders are read from indexes that hold every column tested here (`objects_owner` and
+/// `objects_parent`, widened by migration 000180), not from the table's rows.
 fn reach_sql(backend: Backend, user: &str, paths: bool) -> String {
     let rk = row_key(backend, "o");
     if !paths {
@@ -1651,7 +1651,7 @@ mod ranges {
             .into_iter()
             .map(|s| s.detail)
             .collect();
-        for index in ["objects_owned_reach", "objects_children_reach"] {
+        for index in ["objects_owner", "objects_parent"] {
             let covering = format!("USING COVERING INDEX {index} ");
             assert!(
                 plan.iter().any(|d| d.contains(&covering)),
