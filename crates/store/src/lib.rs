@@ -197,6 +197,11 @@ pub fn establish(url: &DatabaseUrl) -> StoreResult<DbConn> {
             .map_err(|e| StoreError::Connection(format!("PostgreSQL at {url}: {e}"))),
         Backend::Sqlite => {
             let path = url.sqlite_path();
+            // The search statements rank with `coffer_rank`, which SQLite adds to every
+            // connection opened after this (see the crate `coffer-sqlite-rank`).
+            coffer_sqlite_rank::register().map_err(|rc| {
+                StoreError::Connection(format!("SQLite's full-text ranking function: error {rc}"))
+            })?;
             let mut c = SqliteConnection::establish(path)
                 .map_err(|e| StoreError::Connection(format!("SQLite at {path}: {e}")))?;
             // `temp_store = MEMORY`: every write runs in a savepoint of the writer's transaction,

@@ -341,12 +341,13 @@ fn reach_sql(backend: Backend, user: &str, paths: bool) -> String {
 /// shared object or a folder under one), or a file in one of them that [`shared_files`] takes.
 ///
 /// In that last part the file's kind is asked only of a candidate whose parent is one of the
-/// folders ([`shared_files`] with `kind_last`).
-fn reach_of_candidates(backend: Backend, user: &str, cands: &str) -> String {
+/// folders ([`shared_files`] with `kind_last`). The last expression is named `name` (`reach`,
+/// unless the reach is completed from elsewhere, as [`reached_hits`] does).
+fn reach_of_candidates(backend: Backend, user: &str, cands: &str, name: &str) -> String {
     format!(
         "cands(id) AS MATERIALIZED ({cands}), \
          {folders}, \
-         reach(id, rk, role_id, path) AS MATERIALIZED ( \
+         {name}(id, rk, role_id, path) AS MATERIALIZED ( \
            SELECT o.id, {rk}, CAST(NULL AS BIGINT), CAST('' AS TEXT) \
            FROM cands c CROSS JOIN objects o WHERE o.id = c.id AND {own} \
            UNION ALL SELECT f.id, f.rk, f.role_id, CAST('' AS TEXT) FROM folders f \
@@ -401,11 +402,18 @@ fn previewable(rule: &Rule, user: &str) -> String {
 /// backend's query, when text is searched); `under`, the folder searched in, so that whether
 /// the caller reaches it is decided the same way. `None` when a criterion that must hold has no
 /// index (a part of a name, a path, ranges alone): the reach is then walked down whole.
+///
+/// `text_apart`: the text is searched apart ([`reached_hits`]), so only the other candidates
+/// are named, and a search by text alone (`fileContent`) names none but `under`.
+/// `scoped`: the expression `scope` exists ([`scope_cte`]), so a range of names is read for
+/// the owners of the caller's ranges only.
 fn candidates(
     b: &mut Sql,
     s: &ObjectSearch<'_>,
     fts: Option<&str>,
     under: Option<&str>,
+    text_apart: bool,
+    scoped: bool,
 ) -> Option<String> {
     if s.path.is_some() {
         return None;
@@ -435,6 +443,17 @@ fn candidates(
                 let end = b.text(&end);
                 range.push_str(&format!(" AND {name} < {end}"));
             }
+            // Only the owners whose objects the caller may reach (those of the caller's
+            // ranges): the owner is read from the index with the name (migration 000190), and
+            // `+` keeps SQLite from reading every object of those owners instead. A common
+            // four-letter start is the name of 1,356 of the benchmark's 100,000 objects, 33 of
+            // them reached by one caller: deciding the reach of each was most of a search.
+            if scoped {
+                range.push_str(&format!(
+                    " AND +owner_id IN (SELECT o.user_id FROM scope s \
+                     CROSS JOIN search_owners o ON o.slot = s.lo / {SLOT_WIDTH})"
+                ));
+            }
             parts.push(format!("SELECT id FROM objects WHERE {range}"));
             if t.op == Compare::StartsWith {
                 parts.push(format!(
@@ -444,7 +463,7 @@ fn candidates(
             }
         }
         // Only the text finds (`fileContent`): without a text search nothing does.
-        None if s.content_required && fts.is_some() => {}
+        None if s.content_required && (fts.is_some() || text_apart) => {}
         _ => return None,
     }
     if let Some(q) = fts {
@@ -461,7 +480,44 @@ fn candidates(
     if let Some(u) = under {
         parts.push(format!("SELECT CAST({u} AS TEXT)"));
     }
+    if parts.is_empty() {
+        return Some("SELECT CAST(NULL AS TEXT) WHERE 1 = 0".into());
+    }
     Some(parts.join(" UNION "))
+}
+
+/// The common table expressions `hits` and `reach` of a text search on SQLite (migration
+/// 000190), given `named`, the reach of the other candidates ([`reach_of_candidates`]) with the
+/// `grants` and `folders` it walked. `hits` are the documents within the caller's ranges that
+/// hold the words `q` and that the caller reaches, with the role that reaches each (NULL for
+/// their own) and its score: a document's number tells its file's owner, and its row the file's
+/// parent and whether it is live, so the rule of [`reach_sql`] is decided from the rows the
+/// index answers, read in the order of their numbers: the caller's own live file (a number in
+/// their own range), a live file shared with them (in `grants`), or a live file, not itself
+/// shared with them again, in one of `folders`. `reach` is then `named` and the hits, each
+/// once. Deciding it from the documents spares reading the caller's whole reach, or each hit's
+/// object, before the hits are known: a common prefix is held by thousands of documents in a
+/// caller's ranges.
+fn reached_hits(user: &str, q: &str) -> String {
+    let own =
+        format!("d.id / {SLOT_WIDTH} = (SELECT slot FROM search_owners WHERE user_id = {user})");
+    format!(
+        "hits(ref_id, role_id, s) AS MATERIALIZED ( \
+           SELECT d.ref_id, \
+                  CASE WHEN {own} THEN CAST(NULL AS BIGINT) \
+                       ELSE COALESCE((SELECT g.role_id FROM grants g WHERE g.id = d.ref_id), \
+                                     (SELECT f.role_id FROM folders f WHERE f.id = d.parent_id)) END, \
+                  coffer_rank(search_fts, 4.0, 1.0) \
+           FROM {SCOPED_HITS} \
+           WHERE {m} AND d.kind = 'f' AND d.live \
+             AND ({own} OR d.ref_id IN (SELECT id FROM grants) \
+                  OR (d.parent_id IN (SELECT id FROM folders) \
+                      AND d.ref_id NOT IN (SELECT id FROM grants)))), \
+         reach(id, rk, role_id, path) AS MATERIALIZED ( \
+           SELECT id, rk, role_id, path FROM named WHERE id NOT IN (SELECT ref_id FROM hits) \
+           UNION ALL SELECT ref_id, CAST(NULL AS BIGINT), role_id, CAST('' AS TEXT) FROM hits)",
+        m = scoped_match(q),
+    )
 }
 
 /// How many documents the full-text index may answer before a search takes the caller's reach
@@ -633,42 +689,61 @@ pub fn find_objects(
     let terms = clean_terms(s.content_terms);
     let text_search = s.path.is_none() && !terms.is_empty();
     let fts_text = text_search.then(|| fts_query(backend, &terms));
-    // Candidates first costs a lookup per full-text hit, the reach first the caller's reach:
-    // past MANY_HITS documents the reach is the cheaper walk.
+    // Where the hits' reach is not decided from their documents (PostgreSQL; SQLite when the
+    // other candidates have no index), candidates first costs a lookup per full-text hit, the
+    // reach first the caller's reach: past MANY_HITS documents the reach is the cheaper walk.
     // On SQLite the index is read within the ranges of the owners whose files the caller may
     // reach (migration 000170), not over the whole server.
     let name_parts = by_name_parts(backend, s);
-    let scoped = backend == Backend::Sqlite && (fts_text.is_some() || name_parts);
+    let scoped = backend == Backend::Sqlite
+        && (fts_text.is_some() || name_parts || s.text.is_some_and(|t| t.op != Compare::Contains));
     let slots = if scoped {
         scope_slots(conn, user_id)?
     } else {
         String::new()
     };
-    let many = match &fts_text {
-        Some(q) => at_least_held(conn, q, MANY_HITS, &slots)?,
-        None => false,
-    } || match s.text {
+    let named_many = match s.text {
         Some(t) if name_parts => at_least_named(conn, t.folded, MANY_HITS, &slots)?,
         _ => false,
     };
     let fts = fts_text.as_deref().map(|q| b.text(q));
-    let cands = if many {
-        None
-    } else {
-        candidates(&mut b, s, fts.as_deref(), under.as_deref())
+    // On SQLite a text search decides which of its hits the caller reaches from their
+    // documents ([`reached_hits`]), and the reach of the other candidates alone, when an index
+    // finds those.
+    let by_docs = match &fts {
+        Some(_) if backend == Backend::Sqlite && !named_many => {
+            candidates(&mut b, s, None, under.as_deref(), true, scoped)
+        }
+        _ => None,
     };
-    let reach_first = cands.is_none();
     let mut ctes = Vec::new();
     if scoped {
         let p = b.text(&slots);
         ctes.push(scope_cte(&p));
     }
-    ctes.push(match cands {
-        Some(cands) => reach_of_candidates(backend, &user, &cands),
-        None => reach_sql(backend, &user, s.path.is_some()),
-    });
-    if let Some(q) = &fts {
-        ctes.push(match backend {
+    // The objects of the reach are read again by their row key, or by id where the hits
+    // completed it (they carry no row key).
+    let by_id = by_docs.is_some();
+    if let (Some(names), Some(q)) = (by_docs, &fts) {
+        ctes.push(reach_of_candidates(backend, &user, &names, "named"));
+        ctes.push(reached_hits(&user, q));
+    } else {
+        let many = named_many
+            || match &fts_text {
+                Some(q) => at_least_held(conn, q, MANY_HITS, &slots)?,
+                None => false,
+            };
+        let cands = if many {
+            None
+        } else {
+            candidates(&mut b, s, fts.as_deref(), under.as_deref(), false, scoped)
+        };
+        let reach_first = cands.is_none();
+        ctes.push(match cands {
+            Some(cands) => reach_of_candidates(backend, &user, &cands, "reach"),
+            None => reach_sql(backend, &user, s.path.is_some()),
+        });
+        ctes.push(match &fts {
             // When the reach holds fewer objects than the index answers documents (decided
             // from the candidates, or past MANY_HITS), the reach's own documents are looked
             // up (by `search_docs_ref`) and each hit is kept when its rowid is one of them
@@ -676,38 +751,35 @@ pub fn find_objects(
             // compare per hit instead of reading its document row and comparing its text id
             // with the reach. Side by side that took a quarter to a third off the statement,
             // both for a prefix held by 850 documents and for one held by 46,000.
-            Backend::Sqlite if many || !reach_first => format!(
+            Some(q) if backend == Backend::Sqlite && (many || !reach_first) => format!(
                 "rdocs(doc) AS MATERIALIZED ( \
                    SELECT d.id FROM reach r CROSS JOIN search_docs d \
                    WHERE d.kind = 'f' AND d.ref_id = r.id), \
                  hits(ref_id, s) AS ( \
-                   SELECT d.ref_id, -bm25(search_fts, 4.0, 1.0) FROM {SCOPED_HITS} \
+                   SELECT d.ref_id, coffer_rank(search_fts, 4.0, 1.0) FROM {SCOPED_HITS} \
                    WHERE {m} AND +search_fts.rowid IN (SELECT doc FROM rdocs))",
                 m = scoped_match(q),
             ),
-            // bm25 is smaller for better matches; its negation is the score, computed only
-            // for files in the caller's reach. CROSS JOIN keeps the index's own lookup
-            // outermost: the planner would otherwise walk every file's document and ask the
-            // index about each.
-            Backend::Sqlite => format!(
+            // `coffer_rank` (bm25, larger for better matches; crate `coffer-sqlite-rank`) is
+            // computed only for files in the caller's reach. CROSS JOIN keeps the index's own
+            // lookup outermost: the planner would otherwise walk every file's document and ask
+            // the index about each.
+            Some(q) if backend == Backend::Sqlite => format!(
                 "hits(ref_id, s) AS ( \
-                   SELECT d.ref_id, -bm25(search_fts, 4.0, 1.0) FROM {SCOPED_HITS} \
+                   SELECT d.ref_id, coffer_rank(search_fts, 4.0, 1.0) FROM {SCOPED_HITS} \
                    WHERE {m} AND d.kind = 'f' AND d.ref_id IN (SELECT id FROM reach))",
                 m = scoped_match(q),
             ),
-            Backend::Postgres => format!(
+            Some(q) => format!(
                 "hits(ref_id, s) AS ( \
                    SELECT ref_id, CAST(ts_rank(tsv, to_tsquery('simple', {q})) AS DOUBLE PRECISION) \
                    FROM search_docs WHERE tsv @@ to_tsquery('simple', {q}) AND kind = 'f' \
                      AND ref_id IN (SELECT id FROM reach))"
             ),
-        });
-    } else {
-        ctes.push(
-            "hits(ref_id, s) AS (SELECT CAST(NULL AS TEXT), CAST(NULL AS DOUBLE PRECISION) \
-             WHERE 1 = 0)"
+            None => "hits(ref_id, s) AS (SELECT CAST(NULL AS TEXT), CAST(NULL AS DOUBLE PRECISION) \
+                     WHERE 1 = 0)"
                 .into(),
-        );
+        });
     }
     let mut wh = vec![listable(rule, &user)];
     match (s.files, s.folders) {
@@ -825,7 +897,7 @@ pub fn find_objects(
                   CAST({score} AS DOUBLE PRECISION) AS score \
            FROM reach r CROSS JOIN objects o \
            LEFT JOIN hits h ON h.ref_id = o.id AND o.kind = 'f' AND {preview} \
-           WHERE {rk} = r.rk AND {wh}) \
+           WHERE {join} AND {wh}) \
          SELECT id, kind, role_id, by_text, CAST(0 AS BIGINT) AS total, rn FROM ( \
            SELECT id, kind, role_id, by_text, \
                   ROW_NUMBER() OVER (PARTITION BY kind ORDER BY {key} {dir}, {tie}, id) AS rn \
@@ -837,7 +909,11 @@ pub fn find_objects(
          FROM cand GROUP BY kind",
         ctes = ctes.join(", "),
         preview = previewable(rule, &user),
-        rk = b.row_key("o"),
+        join = if by_id {
+            "o.id = r.id".to_string()
+        } else {
+            format!("{} = r.rk", b.row_key("o"))
+        },
         wh = wh.join(" AND "),
     );
     let mut rows: Vec<Row> = b.load(conn, &sql)?;
@@ -994,16 +1070,16 @@ pub fn matches(
     let among_json = among.map(|ids| serde_json::to_string(ids).unwrap_or_else(|_| "[]".into()));
     match conn {
         DbConn::Sqlite(c) => {
-            // bm25 is smaller for better matches; its negation is the score.
+            // `coffer_rank`: bm25, larger for better matches (crate `coffer-sqlite-rank`).
             let sql = match among_json {
                 Some(_) => {
-                    "SELECT d.ref_id AS ref_id, -bm25(search_fts, 4.0, 1.0) AS score \
+                    "SELECT d.ref_id AS ref_id, coffer_rank(search_fts, 4.0, 1.0) AS score \
                      FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid \
                      WHERE search_fts MATCH $1 AND d.kind = $2 \
                        AND d.ref_id IN (SELECT value FROM json_each($3))"
                 }
                 None => {
-                    "SELECT d.ref_id AS ref_id, -bm25(search_fts, 4.0, 1.0) AS score \
+                    "SELECT d.ref_id AS ref_id, coffer_rank(search_fts, 4.0, 1.0) AS score \
                      FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid \
                      WHERE search_fts MATCH $1 AND d.kind = $2 AND $3 = ''"
                 }
@@ -1624,6 +1700,133 @@ mod ranges {
         let terms = vec!["migration".to_string()];
         let s = snippets(c, DocKind::File, &["b1".to_string()], &terms).unwrap();
         assert!(s["b1"].contains("migration"), "{s:?}");
+    }
+
+    /// A text search decides which hits the caller reaches from the hits' documents (migration
+    /// 000190): each document follows its file to the trash and back, out of a shared folder,
+    /// into purging, and the role that reaches a file (a share of the folder, of the file
+    /// itself, an uploader's own files only) decides as the reach does.
+    #[test]
+    fn hits_are_reached_by_their_documents_as_the_files_move() {
+        let (_dir, mut conn) = sqlite();
+        let c = &mut conn;
+        let ann = insert_user(c, &[]);
+        let cay = insert_user(c, &[]);
+        let dan = insert_user(c, &[]);
+        let eve = insert_user(c, &[]);
+        object(c, "ra", "d", None, &ann, "ra");
+        object(c, "team", "d", Some("ra"), &ann, "team");
+        object(c, "sub", "d", Some("team"), &ann, "sub");
+        object(c, "a1", "f", Some("sub"), &ann, "a1.txt");
+        object(c, "e1", "f", Some("team"), &ann, "e1.txt");
+        crate::batch_execute(
+            c,
+            &format!("UPDATE objects SET creator_id = '{eve}' WHERE id = 'e1'"),
+        )
+        .unwrap();
+        crate::batch_execute(
+            c,
+            &format!(
+                "INSERT INTO object_members (object_id, user_id, role_id, shared_by, created_at) \
+                 VALUES ('team', '{cay}', 4, '{ann}', 0), ('a1', '{dan}', 4, '{ann}', 0), \
+                 ('team', '{eve}', 5, '{ann}', 0)"
+            ),
+        )
+        .unwrap();
+        text(c, "a1", "wombat census");
+        text(c, "e1", "wombat burrow");
+        let none = Vec::<String>::new();
+        // A Viewer-like role (4) that previews, an Uploader-like one (5) that sees only the
+        // files its holder created.
+        let rule = Rule {
+            list: vec![4, 5],
+            preview: vec![4, 5],
+            own_files_only: vec![5],
+        };
+        let terms = vec!["wombat".to_string()];
+        let by_text = |c: &mut DbConn, user: &str| {
+            let page =
+                find_objects(c, user, &rule, &search(Compare::Contains, "wombat", &terms)).unwrap();
+            let mut ids: Vec<String> = page.files.into_iter().map(|h| h.id).collect();
+            ids.sort();
+            ids
+        };
+
+        assert_eq!(by_text(c, &ann), ["a1", "e1"]);
+        assert_eq!(by_text(c, &cay), ["a1", "e1"]);
+        // A file shared alone is reached by its own share; an uploader finds only their own.
+        assert_eq!(by_text(c, &dan), ["a1"]);
+        assert_eq!(by_text(c, &eve), ["e1"]);
+        let mut q = search(Compare::Contains, "wombat", &terms);
+        q.content_required = true;
+        q.text = None;
+        let page = find_objects(c, &cay, &rule, &q).unwrap();
+        let roles: Vec<(String, Option<i64>, bool)> = page
+            .files
+            .iter()
+            .map(|h| (h.id.clone(), h.role_id, h.by_text))
+            .collect();
+        assert_eq!(page.total_files, 2);
+        assert!(roles.contains(&("a1".into(), Some(4), true)), "{roles:?}");
+        let page = find_objects(c, &ann, &rule, &q).unwrap();
+        assert!(
+            page.files.iter().all(|h| h.role_id.is_none()),
+            "{:?}",
+            page.files
+        );
+
+        // To the trash and back.
+        crate::batch_execute(c, "UPDATE objects SET deleted_at = 5 WHERE id = 'a1'").unwrap();
+        assert_eq!(by_text(c, &ann), ["e1"]);
+        assert_eq!(by_text(c, &cay), ["e1"]);
+        assert_eq!(by_text(c, &dan), none);
+        crate::batch_execute(c, "UPDATE objects SET deleted_at = NULL WHERE id = 'a1'").unwrap();
+        assert_eq!(by_text(c, &cay), ["a1", "e1"]);
+        // Out of the shared folder: only its owner (and the share of the file itself) reach it.
+        crate::batch_execute(c, "UPDATE objects SET parent_id = 'ra' WHERE id = 'a1'").unwrap();
+        assert_eq!(by_text(c, &cay), ["e1"]);
+        assert_eq!(by_text(c, &dan), ["a1"]);
+        assert_eq!(by_text(c, &ann), ["a1", "e1"]);
+        // A folder trashed takes what is under it out of reach through it.
+        crate::batch_execute(c, "UPDATE objects SET parent_id = 'sub' WHERE id = 'a1'").unwrap();
+        crate::batch_execute(c, "UPDATE objects SET deleted_at = 6 WHERE id = 'sub'").unwrap();
+        assert_eq!(by_text(c, &cay), ["e1"]);
+        crate::batch_execute(c, "UPDATE objects SET deleted_at = NULL WHERE id = 'sub'").unwrap();
+        assert_eq!(by_text(c, &cay), ["a1", "e1"]);
+        // Purged.
+        crate::batch_execute(c, "UPDATE objects SET perm_deleted = TRUE WHERE id = 'e1'").unwrap();
+        assert_eq!(by_text(c, &ann), ["a1"]);
+        assert_eq!(by_text(c, &eve), none);
+        // The documents' columns are what the files say.
+        #[derive(QueryableByName)]
+        struct Doc {
+            #[diesel(sql_type = Text)]
+            ref_id: String,
+            #[diesel(sql_type = Nullable<Text>)]
+            parent_id: Option<String>,
+            #[diesel(sql_type = BigInt)]
+            live: i64,
+        }
+        let DbConn::Sqlite(s) = c else {
+            panic!("a SQLite connection");
+        };
+        let docs: Vec<Doc> = diesel::sql_query(
+            "SELECT ref_id, parent_id, CAST(live AS BIGINT) AS live FROM search_docs \
+             WHERE kind = 'f' ORDER BY ref_id",
+        )
+        .load(s)
+        .unwrap();
+        let docs: Vec<(String, Option<String>, i64)> = docs
+            .into_iter()
+            .map(|d| (d.ref_id, d.parent_id, d.live))
+            .collect();
+        assert_eq!(
+            docs,
+            [
+                ("a1".to_string(), Some("sub".to_string()), 1),
+                ("e1".to_string(), Some("team".to_string()), 0)
+            ]
+        );
     }
 
     /// The walk of a caller's reach (without paths) reads the caller's own objects and the
