@@ -342,7 +342,7 @@ fn reach_sql(backend: Backend, user: &str, paths: bool) -> String {
 ///
 /// In that last part the file's kind is asked only of a candidate whose parent is one of the
 /// folders ([`shared_files`] with `kind_last`). The last expression is named `name` (`reach`,
-/// unless the reach is completed from elsewhere, as [`reached_hits`] does).
+/// unless the reach is completed from elsewhere, as [`reached_rows`] does).
 fn reach_of_candidates(backend: Backend, user: &str, cands: &str, name: &str) -> String {
     format!(
         "cands(id) AS MATERIALIZED ({cands}), \
@@ -403,8 +403,9 @@ fn previewable(rule: &Rule, user: &str) -> String {
 /// the caller reaches it is decided the same way. `None` when a criterion that must hold has no
 /// index (a part of a name, a path, ranges alone): the reach is then walked down whole.
 ///
-/// `text_apart`: the text is searched apart ([`reached_hits`]), so only the other candidates
-/// are named, and a search by text alone (`fileContent`) names none but `under`.
+/// `apart`: the text and the parts of names are searched apart, their reach decided from the
+/// rows of their indexes ([`reached_rows`]), so only the other candidates are named, and a
+/// search by text alone (`fileContent`) names none but `under`.
 /// `scoped`: the expression `scope` exists ([`scope_cte`]), so a range of names is read for
 /// the owners of the caller's ranges only.
 fn candidates(
@@ -412,7 +413,7 @@ fn candidates(
     s: &ObjectSearch<'_>,
     fts: Option<&str>,
     under: Option<&str>,
-    text_apart: bool,
+    apart: bool,
     scoped: bool,
 ) -> Option<String> {
     if s.path.is_some() {
@@ -423,12 +424,14 @@ fn candidates(
         // A part of a name: the trigram index of names within the caller's ranges, and the
         // objects whose description holds it (only objects that have one).
         Some(t) if by_name_parts(b.backend, s) => {
-            let q = b.text(&name_phrase(t.folded));
-            parts.push(format!(
-                "SELECT n.object_id FROM scope s CROSS JOIN search_names \
-                 CROSS JOIN search_names_docs n ON n.id = search_names.rowid \
-                 WHERE search_names MATCH {q} AND search_names.rowid BETWEEN s.lo AND s.hi"
-            ));
+            if !apart {
+                let q = b.text(&name_phrase(t.folded));
+                parts.push(format!(
+                    "SELECT n.object_id FROM scope s CROSS JOIN search_names \
+                     CROSS JOIN search_names_docs n ON n.id = search_names.rowid \
+                     WHERE search_names MATCH {q} AND search_names.rowid BETWEEN s.lo AND s.hi"
+                ));
+            }
             let v = b.text(t.folded);
             parts.push(format!(
                 "SELECT id FROM objects WHERE description <> '' AND {}",
@@ -463,7 +466,7 @@ fn candidates(
             }
         }
         // Only the text finds (`fileContent`): without a text search nothing does.
-        None if s.content_required && (fts.is_some() || text_apart) => {}
+        None if s.content_required && (fts.is_some() || apart) => {}
         _ => return None,
     }
     if let Some(q) = fts {
@@ -486,38 +489,79 @@ fn candidates(
     Some(parts.join(" UNION "))
 }
 
-/// The common table expressions `hits` and `reach` of a text search on SQLite (migration
-/// 000190), given `named`, the reach of the other candidates ([`reach_of_candidates`]) with the
-/// `grants` and `folders` it walked. `hits` are the documents within the caller's ranges that
-/// hold the words `q` and that the caller reaches, with the role that reaches each (NULL for
-/// their own) and its score: a document's number tells its file's owner, and its row the file's
-/// parent and whether it is live, so the rule of [`reach_sql`] is decided from the rows the
-/// index answers, read in the order of their numbers: the caller's own live file (a number in
-/// their own range), a live file shared with them (in `grants`), or a live file, not itself
-/// shared with them again, in one of `folders`. `reach` is then `named` and the hits, each
-/// once. Deciding it from the documents spares reading the caller's whole reach, or each hit's
-/// object, before the hits are known: a common prefix is held by thousands of documents in a
-/// caller's ranges.
-fn reached_hits(user: &str, q: &str) -> String {
-    let own =
-        format!("d.id / {SLOT_WIDTH} = (SELECT slot FROM search_owners WHERE user_id = {user})");
-    format!(
-        "hits(ref_id, role_id, s) AS MATERIALIZED ( \
-           SELECT d.ref_id, \
-                  CASE WHEN {own} THEN CAST(NULL AS BIGINT) \
-                       ELSE COALESCE((SELECT g.role_id FROM grants g WHERE g.id = d.ref_id), \
-                                     (SELECT f.role_id FROM folders f WHERE f.id = d.parent_id)) END, \
-                  coffer_rank(search_fts, 4.0, 1.0) \
-           FROM {SCOPED_HITS} \
-           WHERE {m} AND d.kind = 'f' AND d.live \
-             AND ({own} OR d.ref_id IN (SELECT id FROM grants) \
-                  OR (d.parent_id IN (SELECT id FROM folders) \
-                      AND d.ref_id NOT IN (SELECT id FROM grants)))), \
-         reach(id, rk, role_id, path) AS MATERIALIZED ( \
+/// The common table expressions `named`, `hits` and `reach` of a search on SQLite whose text
+/// and parts of names are decided by the rows of their indexes (migrations 000190 and 000200),
+/// given `others`, the reach of the other candidates ([`reach_of_candidates`]) with the
+/// `grants` and `folders` it walked.
+///
+/// A row's number tells its object's owner (migration 000170), and the row itself the object's
+/// parent, kind, system role and whether it is live, so the rule of [`reach_sql`] is decided
+/// from the rows the index answers, read in the order of their numbers: the caller's own live
+/// object but their root (a number in their own range), an object that is one of `folders`
+/// (shared with the caller, or a live folder under a share: the role is that folder's), or a
+/// live file, not itself shared with them again, whose parent is one of `folders`. Deciding it
+/// from the rows spares reading the caller's whole reach, or each hit's object, before the
+/// hits are known: a common start of a word is held by thousands of documents in a caller's
+/// ranges.
+///
+/// `names`: the trigram index's query for a part of a name; its reached names join `others` as
+/// `named`. `text`: the full-text query; `hits` are the reached documents that hold it, with
+/// the role that reaches each (NULL for the caller's own) and the score. `reach` is `named`
+/// and `hits`, each object once.
+fn reached_rows(user: &str, names: Option<&str>, text: Option<&str>) -> String {
+    let own = |row: &str| {
+        format!("{row}.id / {SLOT_WIDTH} = (SELECT slot FROM search_owners WHERE user_id = {user})")
+    };
+    let mut ctes = Vec::new();
+    ctes.push(match names {
+        Some(q) => format!(
+            "nhits(id, role_id) AS MATERIALIZED ( \
+               SELECT n.object_id, \
+                      CASE WHEN {own} THEN CAST(NULL AS BIGINT) \
+                           ELSE COALESCE((SELECT f.role_id FROM folders f WHERE f.id = n.object_id), \
+                                         (SELECT f.role_id FROM folders f WHERE f.id = n.parent_id)) END \
+               FROM scope s CROSS JOIN search_names \
+               CROSS JOIN search_names_docs n ON n.id = search_names.rowid \
+               WHERE search_names MATCH {q} AND search_names.rowid BETWEEN s.lo AND s.hi \
+                 AND (({own} AND n.live AND (n.system IS NULL OR n.system <> 'base')) \
+                      OR n.object_id IN (SELECT id FROM folders) \
+                      OR (n.kind = 'f' AND n.live AND n.system IS NULL \
+                          AND n.parent_id IN (SELECT id FROM folders) \
+                          AND n.object_id NOT IN (SELECT id FROM grants)))), \
+             named(id, rk, role_id, path) AS MATERIALIZED ( \
+               SELECT id, rk, role_id, path FROM others WHERE id NOT IN (SELECT id FROM nhits) \
+               UNION ALL SELECT id, CAST(NULL AS BIGINT), role_id, CAST('' AS TEXT) FROM nhits)",
+            own = own("n"),
+        ),
+        None => "named(id, rk, role_id, path) AS (SELECT id, rk, role_id, path FROM others)".into(),
+    });
+    ctes.push(match text {
+        Some(q) => format!(
+            "hits(ref_id, role_id, s) AS MATERIALIZED ( \
+               SELECT d.ref_id, \
+                      CASE WHEN {own} THEN CAST(NULL AS BIGINT) \
+                           ELSE COALESCE((SELECT g.role_id FROM grants g WHERE g.id = d.ref_id), \
+                                         (SELECT f.role_id FROM folders f WHERE f.id = d.parent_id)) END, \
+                      coffer_rank(search_fts, 4.0, 1.0) \
+               FROM {SCOPED_HITS} \
+               WHERE {m} AND d.kind = 'f' AND d.live \
+                 AND ({own} OR d.ref_id IN (SELECT id FROM grants) \
+                      OR (d.parent_id IN (SELECT id FROM folders) \
+                          AND d.ref_id NOT IN (SELECT id FROM grants))))",
+            own = own("d"),
+            m = scoped_match(q),
+        ),
+        None => "hits(ref_id, role_id, s) AS (SELECT CAST(NULL AS TEXT), CAST(NULL AS BIGINT), \
+                 CAST(NULL AS DOUBLE PRECISION) WHERE 1 = 0)"
+            .into(),
+    });
+    ctes.push(
+        "reach(id, rk, role_id, path) AS MATERIALIZED ( \
            SELECT id, rk, role_id, path FROM named WHERE id NOT IN (SELECT ref_id FROM hits) \
-           UNION ALL SELECT ref_id, CAST(NULL AS BIGINT), role_id, CAST('' AS TEXT) FROM hits)",
-        m = scoped_match(q),
-    )
+           UNION ALL SELECT ref_id, CAST(NULL AS BIGINT), role_id, CAST('' AS TEXT) FROM hits)"
+            .into(),
+    );
+    ctes.join(", ")
 }
 
 /// How many documents the full-text index may answer before a search takes the caller's reach
@@ -592,31 +636,6 @@ fn by_name_parts(backend: Backend, s: &ObjectSearch<'_>) -> bool {
     backend == Backend::Sqlite
         && s.path.is_none()
         && matches!(s.text, Some(t) if t.op == Compare::Contains && t.folded.chars().count() >= 3)
-}
-
-/// Whether the names of at least `n` folders and files within `slots`' ranges hold `part`
-/// (SQLite's trigram index, counted by the index alone and never past `n`).
-fn at_least_named(conn: &mut DbConn, part: &str, n: i64, slots: &str) -> StoreResult<bool> {
-    #[derive(QueryableByName)]
-    struct Row {
-        #[diesel(sql_type = BigInt)]
-        n: i64,
-    }
-    let DbConn::Sqlite(c) = conn else {
-        return Ok(false);
-    };
-    let sql = format!(
-        "WITH {} SELECT COUNT(*) AS n FROM (SELECT 1 FROM scope s CROSS JOIN search_names \
-         WHERE search_names MATCH $1 AND search_names.rowid BETWEEN s.lo AND s.hi LIMIT $2)",
-        scope_cte("$3")
-    );
-    let args = [
-        Arg::Text(name_phrase(part)),
-        Arg::Int(n),
-        Arg::Text(slots.to_owned()),
-    ];
-    let rows: Vec<Row> = crate::fixed::built(&sql, &args).load(c)?;
-    Ok(rows.first().is_some_and(|r| r.n >= n))
 }
 
 /// Whether the full-text query `q` (the backend's syntax) is held by at least `n` documents of
@@ -702,37 +721,35 @@ pub fn find_objects(
     } else {
         String::new()
     };
-    let named_many = match s.text {
-        Some(t) if name_parts => at_least_named(conn, t.folded, MANY_HITS, &slots)?,
-        _ => false,
-    };
     let fts = fts_text.as_deref().map(|q| b.text(q));
-    // On SQLite a text search decides which of its hits the caller reaches from their
-    // documents ([`reached_hits`]), and the reach of the other candidates alone, when an index
-    // finds those.
-    let by_docs = match &fts {
-        Some(_) if backend == Backend::Sqlite && !named_many => {
-            candidates(&mut b, s, None, under.as_deref(), true, scoped)
-        }
-        _ => None,
+    // On SQLite the text and the parts of names decide which of their hits the caller reaches
+    // from the rows of their indexes ([`reached_rows`]), and the reach of the other candidates
+    // is decided for those alone, when an index finds them.
+    let others = if backend == Backend::Sqlite && (fts.is_some() || name_parts) {
+        candidates(&mut b, s, None, under.as_deref(), true, scoped)
+    } else {
+        None
     };
     let mut ctes = Vec::new();
     if scoped {
         let p = b.text(&slots);
         ctes.push(scope_cte(&p));
     }
-    // The objects of the reach are read again by their row key, or by id where the hits
-    // completed it (they carry no row key).
-    let by_id = by_docs.is_some();
-    if let (Some(names), Some(q)) = (by_docs, &fts) {
-        ctes.push(reach_of_candidates(backend, &user, &names, "named"));
-        ctes.push(reached_hits(&user, q));
+    // The objects of the reach are read again by their row key, or by id where the rows of
+    // the indexes completed it (they carry no row key).
+    let by_id = others.is_some();
+    if let Some(others) = others {
+        let names = match s.text {
+            Some(t) if name_parts => Some(b.text(&name_phrase(t.folded))),
+            _ => None,
+        };
+        ctes.push(reach_of_candidates(backend, &user, &others, "others"));
+        ctes.push(reached_rows(&user, names.as_deref(), fts.as_deref()));
     } else {
-        let many = named_many
-            || match &fts_text {
-                Some(q) => at_least_held(conn, q, MANY_HITS, &slots)?,
-                None => false,
-            };
+        let many = match &fts_text {
+            Some(q) => at_least_held(conn, q, MANY_HITS, &slots)?,
+            None => false,
+        };
         let cands = if many {
             None
         } else {
@@ -1827,6 +1844,80 @@ mod ranges {
                 ("e1".to_string(), Some("team".to_string()), 0)
             ]
         );
+    }
+
+    /// A search for a part of a name decides which names the caller reaches from the rows of
+    /// the trigram index (migration 000200): each row follows its object to the trash and
+    /// back, out of a shared folder and into purging, with the role of the nearest share.
+    #[test]
+    fn names_are_reached_by_their_rows_as_the_objects_move() {
+        let (_dir, mut conn) = sqlite();
+        let c = &mut conn;
+        let ann = insert_user(c, &[]);
+        let cay = insert_user(c, &[]);
+        object(c, "ra", "d", None, &ann, "ra");
+        object(c, "team", "d", Some("ra"), &ann, "team");
+        object(c, "sub", "d", Some("team"), &ann, "numbat den");
+        object(c, "a1", "f", Some("sub"), &ann, "numbat notes.txt");
+        object(c, "a2", "f", Some("ra"), &ann, "numbat private.txt");
+        crate::batch_execute(
+            c,
+            &format!(
+                "INSERT INTO object_members (object_id, user_id, role_id, shared_by, created_at) \
+                 VALUES ('team', '{cay}', 4, '{ann}', 0)"
+            ),
+        )
+        .unwrap();
+        let rule = Rule {
+            list: vec![4],
+            preview: vec![4],
+            own_files_only: vec![],
+        };
+        let named = |c: &mut DbConn, user: &str| {
+            let page =
+                find_objects(c, user, &rule, &search(Compare::Contains, "umba", &[])).unwrap();
+            let mut ids: Vec<(String, Option<i64>)> = page
+                .files
+                .into_iter()
+                .chain(page.folders)
+                .map(|h| (h.id, h.role_id))
+                .collect();
+            ids.sort();
+            ids
+        };
+        let shared = |ids: &[&str]| -> Vec<(String, Option<i64>)> {
+            ids.iter().map(|id| (id.to_string(), Some(4))).collect()
+        };
+        let own = |ids: &[&str]| -> Vec<(String, Option<i64>)> {
+            ids.iter().map(|id| (id.to_string(), None)).collect()
+        };
+        assert_eq!(named(c, &cay), shared(&["a1", "sub"]));
+        assert_eq!(named(c, &ann), own(&["a1", "a2", "sub"]));
+        // To the trash and back.
+        crate::batch_execute(
+            c,
+            "UPDATE objects SET deleted_at = 5 WHERE id IN ('sub', 'a1')",
+        )
+        .unwrap();
+        assert_eq!(named(c, &cay), shared(&[]));
+        assert_eq!(named(c, &ann), own(&["a2"]));
+        crate::batch_execute(
+            c,
+            "UPDATE objects SET deleted_at = NULL WHERE id IN ('sub', 'a1')",
+        )
+        .unwrap();
+        assert_eq!(named(c, &cay), shared(&["a1", "sub"]));
+        // Out of the shared folder, and a private file moved into it.
+        crate::batch_execute(c, "UPDATE objects SET parent_id = 'ra' WHERE id = 'a1'").unwrap();
+        crate::batch_execute(c, "UPDATE objects SET parent_id = 'sub' WHERE id = 'a2'").unwrap();
+        assert_eq!(named(c, &cay), shared(&["a2", "sub"]));
+        // Purged.
+        crate::batch_execute(c, "UPDATE objects SET perm_deleted = TRUE WHERE id = 'a2'").unwrap();
+        assert_eq!(named(c, &cay), shared(&["sub"]));
+        assert_eq!(named(c, &ann), own(&["a1", "sub"]));
+        // A member removed finds nothing more.
+        crate::batch_execute(c, "DELETE FROM object_members WHERE object_id = 'team'").unwrap();
+        assert_eq!(named(c, &cay), shared(&[]));
     }
 
     /// The walk of a caller's reach (without paths) reads the caller's own objects and the

@@ -140,10 +140,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // optional end of a token family), 000120 of the next day (the activity log's index by
     // object holding only records about files, on SQLite), 000170 of the next day (search's
     // documents numbered by owner, on SQLite), 000180 of the next day (the reach's indexes, on
-    // SQLite), 000190 of the next day (each file's document carrying its place, on SQLite).
+    // SQLite), 000190 of the next day (each file's document carrying its place, on SQLite), 000200
+    // of the next day (each name's row carrying its object's place, on SQLite).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        36
+        37
     );
 
     let mut conn = db.get().unwrap();
