@@ -1101,3 +1101,63 @@ fn bad_input_gets_catalogue_errors_and_never_a_500() {
     );
     assert_error(&r, 403, "ERR_PROFILE_COLLABORATION_DISABLED");
 }
+
+/// The periodic merge folds each full-text table into one segment on SQLite (FTS5 writes a
+/// segment per batch of new documents), and the index answers the same afterwards; on
+/// PostgreSQL it has nothing to do.
+#[test]
+fn the_index_is_merged_into_one_segment_and_answers_the_same() {
+    let app = TestApp::spawn();
+    let (_, t) = app.user_token("ann@example.com", Role::User);
+    let root = my_folder(&app, &t);
+    for i in 0..6 {
+        upload_ok(
+            &app,
+            &t,
+            &root,
+            &format!("marmot notes {i}.txt"),
+            format!("marmot burrow entry{i}").as_bytes(),
+        );
+        // Each extraction commits on its own, as files arrive one by one.
+        app.run_jobs();
+    }
+    let found = |words: &str| -> (Value, Vec<String>) {
+        let v = query(&app, &t, words);
+        let mut n = names(&v, "files");
+        n.sort();
+        (v["totalFiles"].clone(), n)
+    };
+    let before = (
+        found("marmot"),
+        found("burr"),
+        found("entry3"),
+        found("otes"),
+    );
+    assert_eq!(before.0 .0, 6);
+    assert_eq!(before.2 .0, 1);
+    let status = || coffer_service::search::index::status(&app.ctx).unwrap();
+    let s = status();
+    let steps = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(coffer_service::search::index::merge_steps(&app.ctx))
+        .unwrap();
+    let merged = status();
+    if coffer_tests::backend_name() == "sqlite" {
+        assert!(s.segments["search_fts"] > 1, "{s:?}");
+        assert!(steps > 0);
+        assert_eq!(merged.segments["search_fts"], 1, "{merged:?}");
+        assert_eq!(merged.segments["search_names"], 1, "{merged:?}");
+    } else {
+        assert!(s.segments.is_empty() && merged.segments.is_empty());
+        assert_eq!(steps, 0);
+    }
+    let after = (
+        found("marmot"),
+        found("burr"),
+        found("entry3"),
+        found("otes"),
+    );
+    assert_eq!(before, after);
+}

@@ -20,12 +20,53 @@ use std::time::Duration;
 /// The job kind: its payload is a file id.
 pub const EXTRACT: &str = "search-extract";
 
+/// The periodic job that merges the full-text index (SQLite): its payload is empty.
+pub const MERGE: &str = "search-merge";
+
+/// The seconds from one merge of the full-text index to the next.
+const MERGE_PERIOD: i64 = 600;
+
+/// The pages one step of the merge writes (about 1 MiB of 4 KiB pages): each step is a write
+/// transaction of its own, so writers wait for one step at most.
+const MERGE_PAGES: i32 = 256;
+
 /// The job kinds of search, registered where the worker starts (`cofferd serve`).
-pub const JOBS: &[Kind] = &[Kind {
-    name: EXTRACT,
-    period: None,
-    run: |ctx, file_id| Box::pin(extract(ctx, file_id)),
-}];
+pub const JOBS: &[Kind] = &[
+    Kind {
+        name: EXTRACT,
+        period: None,
+        run: |ctx, file_id| Box::pin(extract(ctx, file_id)),
+    },
+    Kind {
+        name: MERGE,
+        period: Some(MERGE_PERIOD),
+        run: |ctx, _| Box::pin(merge(ctx)),
+    },
+];
+
+/// Merges each full-text table into one segment, a step at a time, until no step has work
+/// left (`coffer_store::search::merge_step`): an index fed file by file otherwise keeps a
+/// dozen segments or more, which every query opens again for each range it reads. Returns the
+/// steps that did work.
+pub async fn merge(ctx: &Ctx) -> Result<()> {
+    merge_steps(ctx).await.map(|_| ())
+}
+
+/// The most steps one run of [`merge`] takes (about 4 GiB written); the next run goes on.
+const MERGE_STEPS: usize = 4096;
+
+/// [`merge`], returning the steps that did work.
+pub async fn merge_steps(ctx: &Ctx) -> Result<usize> {
+    let mut steps = 0;
+    while steps < MERGE_STEPS
+        && ctx
+            .write_owned(|c| Ok(store::merge_step(c, MERGE_PAGES)?))
+            .await?
+    {
+        steps += 1;
+    }
+    Ok(steps)
+}
 
 /// How long the job waits for an extraction beyond the extractor's own deadline.
 const GRACE: Duration = Duration::from_secs(10);
@@ -137,6 +178,9 @@ pub struct Status {
     pub text_bytes: i64,
     /// Bytes the full-text index takes.
     pub index_bytes: i64,
+    /// SQLite: the segments each full-text table holds (one once the periodic merge has run;
+    /// more while files are being indexed). Empty on PostgreSQL.
+    pub segments: std::collections::BTreeMap<String, i64>,
     /// The failed files with their reasons (at most 100).
     pub failures: Vec<Failure>,
 }
@@ -158,6 +202,7 @@ pub fn status(ctx: &Ctx) -> Result<Status> {
             skipped: 0,
             text_bytes: 0,
             index_bytes: store::index_bytes(c)?,
+            segments: store::segments(c)?.into_iter().collect(),
             failures: Vec::new(),
         };
         for n in store::counts(c)? {
