@@ -46,6 +46,13 @@ pub struct Bounds {
     pub high: Option<(i64, bool)>,
 }
 
+impl Bounds {
+    /// Whether either bound is given.
+    pub fn is_set(&self) -> bool {
+        self.low.is_some() || self.high.is_some()
+    }
+}
+
 /// The order of the folders and files found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortBy {
@@ -394,6 +401,18 @@ fn previewable(rule: &Rule, user: &str) -> String {
     )
 }
 
+/// Whether the caller may list and preview the file of the hit `h` of [`reached_rows`], from
+/// the hit's role and its document's creator alone (the rule's SQL, as [`listable`] and
+/// [`previewable`] together decide it for a file).
+fn hit_permitted(rule: &Rule, user: &str) -> String {
+    format!(
+        "(h.role_id IS NULL OR ({} AND {} AND NOT ({} AND h.creator_id <> {user})))",
+        among_roles("h.role_id", &rule.list),
+        among_roles("h.role_id", &rule.preview),
+        among_roles("h.role_id", &rule.own_files_only),
+    )
+}
+
 /// The ids of the folders and files that may meet `s`, when an index finds them: every object
 /// found must then be among them, so the caller's reach is decided for those alone
 /// ([`reach_of_candidates`]). A name that is or starts with the words (a range of the index
@@ -506,8 +525,8 @@ fn candidates(
 ///
 /// `names`: the trigram index's query for a part of a name; its reached names join `others` as
 /// `named`. `text`: the full-text query; `hits` are the reached documents that hold it, with
-/// the role that reaches each (NULL for the caller's own) and the score. `reach` is `named`
-/// and `hits`, each object once.
+/// the role that reaches each (NULL for the caller's own), the score, and the file's folded
+/// name and creator (migration 000210). `reach` is `named` and `hits`, each object once.
 fn reached_rows(user: &str, names: Option<&str>, text: Option<&str>) -> String {
     let own = |row: &str| {
         format!("{row}.id / {SLOT_WIDTH} = (SELECT slot FROM search_owners WHERE user_id = {user})")
@@ -537,12 +556,12 @@ fn reached_rows(user: &str, names: Option<&str>, text: Option<&str>) -> String {
     });
     ctes.push(match text {
         Some(q) => format!(
-            "hits(ref_id, role_id, s) AS MATERIALIZED ( \
+            "hits(ref_id, role_id, s, name_folded, creator_id) AS MATERIALIZED ( \
                SELECT d.ref_id, \
                       CASE WHEN {own} THEN CAST(NULL AS BIGINT) \
                            ELSE COALESCE((SELECT g.role_id FROM grants g WHERE g.id = d.ref_id), \
                                          (SELECT f.role_id FROM folders f WHERE f.id = d.parent_id)) END, \
-                      coffer_rank(search_fts, 4.0, 1.0) \
+                      coffer_rank(search_fts, 4.0, 1.0), d.name_folded, d.creator_id \
                FROM {SCOPED_HITS} \
                WHERE {m} AND d.kind = 'f' AND d.live \
                  AND ({own} OR d.ref_id IN (SELECT id FROM grants) \
@@ -551,8 +570,9 @@ fn reached_rows(user: &str, names: Option<&str>, text: Option<&str>) -> String {
             own = own("d"),
             m = scoped_match(q),
         ),
-        None => "hits(ref_id, role_id, s) AS (SELECT CAST(NULL AS TEXT), CAST(NULL AS BIGINT), \
-                 CAST(NULL AS DOUBLE PRECISION) WHERE 1 = 0)"
+        None => "hits(ref_id, role_id, s, name_folded, creator_id) AS (SELECT CAST(NULL AS TEXT), \
+                 CAST(NULL AS BIGINT), CAST(NULL AS DOUBLE PRECISION), CAST(NULL AS TEXT), \
+                 CAST(NULL AS TEXT) WHERE 1 = 0)"
             .into(),
     });
     ctes.push(
@@ -799,6 +819,9 @@ pub fn find_objects(
         });
     }
     let mut wh = vec![listable(rule, &user)];
+    // The conditions on a hit found by its text alone, when those are ranked and counted from
+    // the hits' rows (`light`, below).
+    let mut hit_wh = vec![hit_permitted(rule, &user)];
     match (s.files, s.folders) {
         (true, false) => wh.push("o.kind = 'f'".into()),
         (false, true) => wh.push("o.kind = 'd'".into()),
@@ -806,6 +829,7 @@ pub fn find_objects(
     }
     if s.shared_only {
         wh.push("r.role_id IS NOT NULL".into());
+        hit_wh.push("h.role_id IS NOT NULL".into());
     }
     if let Some(u) = &under {
         ctes.push(format!(
@@ -816,12 +840,16 @@ pub fn find_objects(
                WHERE o.parent_id = sub.id AND sub.depth < 4096)"
         ));
         // A folder out of the caller's reach holds nothing they may find.
-        wh.push(format!(
-            "o.id IN (SELECT id FROM sub) \
-             AND (EXISTS (SELECT 1 FROM reach x WHERE x.id = {u}) \
-                  OR EXISTS (SELECT 1 FROM objects x WHERE x.id = {u} AND x.owner_id = {user} \
-                             AND x.system = 'base'))"
-        ));
+        let within = |id: &str| {
+            format!(
+                "{id} IN (SELECT id FROM sub) \
+                 AND (EXISTS (SELECT 1 FROM reach x WHERE x.id = {u}) \
+                      OR EXISTS (SELECT 1 FROM objects x WHERE x.id = {u} AND x.owner_id = {user} \
+                                 AND x.system = 'base'))"
+            )
+        };
+        wh.push(within("o.id"));
+        hit_wh.push(within("h.ref_id"));
     }
     let squash = "(CASE WHEN h.s > 0 THEN h.s / (1.0 + h.s) ELSE 0.0 END)";
     let mut score = squash.to_string();
@@ -905,6 +933,38 @@ pub fn find_objects(
     let tie = b.bytewise("name_folded");
     let first = b.int(s.offset.max(0));
     let last = b.int(s.offset.max(0).saturating_add(s.limit.max(0)));
+    // A hit of [`reached_rows`] that is not also found by its name (every object a name or a
+    // description finds is among `named`, so such a hit's name does not match) needs nothing of
+    // its file's record when no other criterion asks for it and the order is by score or
+    // name: it is ranked and counted from its row (migration 000210), and only the page's
+    // files are read. Otherwise every reached object is joined to its record.
+    let light = by_id
+        && fts.is_some()
+        && s.files
+        && !(s.created.is_set() || s.modified.is_set() || s.size.is_set())
+        && s.creator_id.is_none()
+        && s.description.is_none()
+        && s.file_name.is_none()
+        && s.folder_name.is_none()
+        && s.extensions.is_empty()
+        && s.tracking_id.is_none()
+        && matches!(s.order, SortBy::Score | SortBy::Name);
+    let (source, by_text_alone) = if light {
+        (
+            "named",
+            format!(
+                " UNION ALL \
+                 SELECT h.ref_id AS id, 'f' AS kind, h.role_id AS role_id, \
+                        h.name_folded AS name_folded, CAST(0 AS BIGINT) AS created_at, \
+                        CAST(0 AS BIGINT) AS modified_at, CAST(1 AS BIGINT) AS by_text, \
+                        CAST({squash} AS DOUBLE PRECISION) AS score \
+                 FROM hits h WHERE h.ref_id NOT IN (SELECT id FROM named) AND {}",
+                hit_wh.join(" AND ")
+            ),
+        )
+    } else {
+        ("reach", String::new())
+    };
     let sql = format!(
         "WITH RECURSIVE {ctes}, \
          cand AS MATERIALIZED ( \
@@ -912,9 +972,9 @@ pub fn find_objects(
                   o.created_at AS created_at, o.modified_at AS modified_at, \
                   CAST(CASE WHEN h.ref_id IS NULL THEN 0 ELSE 1 END AS BIGINT) AS by_text, \
                   CAST({score} AS DOUBLE PRECISION) AS score \
-           FROM reach r CROSS JOIN objects o \
+           FROM {source} r CROSS JOIN objects o \
            LEFT JOIN hits h ON h.ref_id = o.id AND o.kind = 'f' AND {preview} \
-           WHERE {join} AND {wh}) \
+           WHERE {join} AND {wh}{by_text_alone}) \
          SELECT id, kind, role_id, by_text, CAST(0 AS BIGINT) AS total, rn FROM ( \
            SELECT id, kind, role_id, by_text, \
                   ROW_NUMBER() OVER (PARTITION BY kind ORDER BY {key} {dir}, {tie}, id) AS rn \
@@ -1874,6 +1934,12 @@ mod ranges {
         crate::batch_execute(c, "UPDATE objects SET perm_deleted = TRUE WHERE id = 'e1'").unwrap();
         assert_eq!(by_text(c, &ann), ["a1"]);
         assert_eq!(by_text(c, &eve), none);
+        // A rename reaches the document.
+        crate::batch_execute(
+            c,
+            "UPDATE objects SET name_folded = 'zz.txt' WHERE id = 'a1'",
+        )
+        .unwrap();
         // The documents' columns are what the files say.
         #[derive(QueryableByName)]
         struct Doc {
@@ -1883,25 +1949,39 @@ mod ranges {
             parent_id: Option<String>,
             #[diesel(sql_type = BigInt)]
             live: i64,
+            #[diesel(sql_type = Nullable<Text>)]
+            name_folded: Option<String>,
+            #[diesel(sql_type = Nullable<Text>)]
+            creator_id: Option<String>,
         }
         let DbConn::Sqlite(s) = c else {
             panic!("a SQLite connection");
         };
         let docs: Vec<Doc> = diesel::sql_query(
-            "SELECT ref_id, parent_id, CAST(live AS BIGINT) AS live FROM search_docs \
-             WHERE kind = 'f' ORDER BY ref_id",
+            "SELECT ref_id, parent_id, CAST(live AS BIGINT) AS live, name_folded, creator_id \
+             FROM search_docs WHERE kind = 'f' ORDER BY ref_id",
         )
         .load(s)
         .unwrap();
-        let docs: Vec<(String, Option<String>, i64)> = docs
+        type Row = (String, Option<String>, i64, Option<String>, Option<String>);
+        let docs: Vec<Row> = docs
             .into_iter()
-            .map(|d| (d.ref_id, d.parent_id, d.live))
+            .map(|d| (d.ref_id, d.parent_id, d.live, d.name_folded, d.creator_id))
             .collect();
+        let row = |id: &str, parent: &str, live: i64, name: &str, creator: &str| -> Row {
+            (
+                id.into(),
+                Some(parent.into()),
+                live,
+                Some(name.into()),
+                Some(creator.into()),
+            )
+        };
         assert_eq!(
             docs,
             [
-                ("a1".to_string(), Some("sub".to_string()), 1),
-                ("e1".to_string(), Some("team".to_string()), 0)
+                row("a1", "sub", 1, "zz.txt", &ann),
+                row("e1", "team", 0, "e1.txt", &eve)
             ]
         );
     }

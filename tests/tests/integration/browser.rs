@@ -389,10 +389,11 @@ fn an_outside_recipient_proves_the_address_reads_the_message_and_downloads_its_f
     assert_eq!(browser.text(&download), "figures.txt");
     browser.click(&download);
 
-    // The browser saves the file: the same bytes.
+    // The browser saves the file: the same bytes. It may name the file before it has written
+    // it, so the wait is for the whole length.
     let saved = browser.downloads.path().join("figures.txt");
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !saved.exists() {
+    while !std::fs::metadata(&saved).is_ok_and(|m| m.len() >= bytes.len() as u64) {
         assert!(
             Instant::now() < deadline,
             "no download in {:?}",

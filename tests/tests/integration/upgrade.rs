@@ -141,10 +141,11 @@ fn upgrade_keeps_every_token_its_owner_and_revocation_and_folds_user_names() {
     // object holding only records about files, on SQLite), 000170 of the next day (search's
     // documents numbered by owner, on SQLite), 000180 of the next day (the reach's indexes, on
     // SQLite), 000190 of the next day (each file's document carrying its place, on SQLite), 000200
-    // of the next day (each name's row carrying its object's place, on SQLite).
+    // of the next day (each name's row carrying its object's place, on SQLite), 000210 of the
+    // next day (each file's document carrying its name and creator, on SQLite).
     assert_eq!(
         coffer_store::migrate::run(&mut db.get().unwrap()).unwrap(),
-        37
+        38
     );
 
     let mut conn = db.get().unwrap();
