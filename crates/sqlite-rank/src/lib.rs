@@ -46,11 +46,7 @@ pub fn register() -> Result<(), c_int> {
     // its own mutex; `init` lives as long as the process. Called once (`OnceLock`).
     #[allow(unsafe_code)]
     let rc = *RC.get_or_init(|| unsafe { ffi::sqlite3_auto_extension(Some(init)) });
-    if rc == ffi::SQLITE_OK {
-        Ok(())
-    } else {
-        Err(rc)
-    }
+    ok(rc)
 }
 
 /// The entry point SQLite calls for each new connection, after its built-in modules (FTS5

@@ -46,13 +46,6 @@ pub struct Bounds {
     pub high: Option<(i64, bool)>,
 }
 
-impl Bounds {
-    /// Whether either bound is given.
-    pub fn is_set(&self) -> bool {
-        self.low.is_some() || self.high.is_some()
-    }
-}
-
 /// The order of the folders and files found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortBy {
@@ -440,17 +433,10 @@ fn candidates(
     }
     let mut parts = Vec::new();
     match s.text {
-        // A part of a name: the trigram index of names within the caller's ranges, and the
-        // objects whose description holds it (only objects that have one).
+        // A part of a name: the names themselves are found apart, by the rows of the trigram
+        // index ([`reached_rows`], which every such search takes); here the objects whose
+        // description holds it (only objects that have one).
         Some(t) if by_name_parts(b.backend, s) => {
-            if !apart {
-                let q = b.text(&name_phrase(t.folded));
-                parts.push(format!(
-                    "SELECT n.object_id FROM scope s CROSS JOIN search_names \
-                     CROSS JOIN search_names_docs n ON n.id = search_names.rowid \
-                     WHERE search_names MATCH {q} AND search_names.rowid BETWEEN s.lo AND s.hi"
-                ));
-            }
             let v = b.text(t.folded);
             parts.push(format!(
                 "SELECT id FROM objects WHERE description <> '' AND {}",
@@ -853,25 +839,27 @@ pub fn find_objects(
     }
     let squash = "(CASE WHEN h.s > 0 THEN h.s / (1.0 + h.s) ELSE 0.0 END)";
     let mut score = squash.to_string();
+    let mut record: Vec<String> = Vec::new();
     if let Some(p) = s.path {
         // A path overrides the other criteria.
         let v = b.text(p.folded);
         wh.push(b.compare("r.path", p.op, &v));
     } else {
-        b.bounds("o.created_at", s.created, &mut wh);
-        b.bounds("o.modified_at", s.modified, &mut wh);
-        b.bounds("o.size", s.size, &mut wh);
+        // The criteria that read the object's record (`light`, below, needs none of them).
+        b.bounds("o.created_at", s.created, &mut record);
+        b.bounds("o.modified_at", s.modified, &mut record);
+        b.bounds("o.size", s.size, &mut record);
         if let Some(c) = s.creator_id {
             let v = b.text(c);
-            wh.push(format!("o.creator_id = {v}"));
+            record.push(format!("o.creator_id = {v}"));
         }
         if let Some(d) = s.description {
             let v = b.text(d.folded);
-            wh.push(b.compare("coffer_fold(o.description)", d.op, &v));
+            record.push(b.compare("coffer_fold(o.description)", d.op, &v));
         }
         for n in [s.file_name, s.folder_name].into_iter().flatten() {
             let v = b.text(n);
-            wh.push(b.contains("o.name_folded", &v));
+            record.push(b.contains("o.name_folded", &v));
         }
         if !s.extensions.is_empty() {
             let mut any = Vec::new();
@@ -882,11 +870,11 @@ pub fn find_objects(
                       substr(o.name_folded, length(o.name_folded) - length({v})) = '.' || {v})"
                 ));
             }
-            wh.push(format!("({})", any.join(" OR ")));
+            record.push(format!("({})", any.join(" OR ")));
         }
         if let Some(t) = s.tracking_id {
             let v = b.text(t);
-            wh.push(format!(
+            record.push(format!(
                 "o.id IN (SELECT result_file_id FROM uploads WHERE tracking_id = {v} \
                  AND result_file_id IS NOT NULL)"
             ));
@@ -941,14 +929,9 @@ pub fn find_objects(
     let light = by_id
         && fts.is_some()
         && s.files
-        && !(s.created.is_set() || s.modified.is_set() || s.size.is_set())
-        && s.creator_id.is_none()
-        && s.description.is_none()
-        && s.file_name.is_none()
-        && s.folder_name.is_none()
-        && s.extensions.is_empty()
-        && s.tracking_id.is_none()
+        && record.is_empty()
         && matches!(s.order, SortBy::Score | SortBy::Name);
+    wh.extend(record);
     let (source, by_text_alone) = if light {
         (
             "named",
@@ -1490,12 +1473,12 @@ pub fn merge_step(conn: &mut DbConn, pages: i32) -> StoreResult<bool> {
     let DbConn::Sqlite(c) = conn else {
         return Ok(false);
     };
+    let changes = |c: &mut diesel::SqliteConnection| -> StoreResult<i64> {
+        let rows: Vec<Row> = crate::fixed::sql("SELECT total_changes() AS n").load(c)?;
+        Ok(rows.first().map_or(0, |r| r.n))
+    };
     let mut worked = false;
     for table in FTS_TABLES {
-        let changes = |c: &mut diesel::SqliteConnection| -> StoreResult<i64> {
-            let rows: Vec<Row> = crate::fixed::sql("SELECT total_changes() AS n").load(c)?;
-            Ok(rows.first().map_or(0, |r| r.n))
-        };
         let before = changes(c)?;
         diesel::sql_query(format!(
             "INSERT INTO {table} ({table}, rank) VALUES ('merge', $1)"
