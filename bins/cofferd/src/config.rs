@@ -47,6 +47,9 @@ pub struct ServerFlags {
     /// Database connections in the pool [default: 16]
     #[arg(long, env = "COFFER_DB_POOL")]
     pub pool_size: Option<u32>,
+    /// Reads running at once [default: one per core and one more on SQLite, the pool's size on PostgreSQL]
+    #[arg(long, env = "COFFER_DB_READERS")]
+    pub db_readers: Option<u32>,
     /// A JSON file of firewall rules replacing the shipped ones [default: the shipped rules]
     #[arg(long, env = "COFFER_WAF_RULES")]
     pub waf_rules: Option<PathBuf>,
@@ -222,6 +225,7 @@ struct FileConfig {
     version_brand: Option<String>,
     workers: Option<usize>,
     pool_size: Option<u32>,
+    db_readers: Option<u32>,
     waf_rules: Option<PathBuf>,
     webhook_allow_private: Option<bool>,
     webhook_timeout: Option<u64>,
@@ -286,6 +290,7 @@ pub struct Settings {
     pub version_brand: String,
     pub workers: usize,
     pub pool_size: u32,
+    pub db_readers: Option<u32>,
     pub waf_rules: Option<PathBuf>,
     pub delivery: coffer_delivery::Config,
     pub throttle: coffer_service::platform::throttle::Limits,
@@ -386,6 +391,7 @@ impl Settings {
                 .unwrap_or_else(|| "Coffer".into()),
             workers: flags.workers.or(file.workers).unwrap_or(cores),
             pool_size: flags.pool_size.or(file.pool_size).unwrap_or(16),
+            db_readers: flags.db_readers.or(file.db_readers),
             waf_rules: flags.waf_rules.clone().or(file.waf_rules),
             delivery: {
                 let mut d = coffer_delivery::Config::default();
@@ -553,6 +559,7 @@ impl Settings {
         c.audit_key_file = Some(self.audit_key_file.clone());
         c.sources = self.sources.clone();
         c.sources.key_file = Some(self.secret_key_file.clone());
+        c.read_turns = self.db_readers;
         if let Some(n) = &self.node_name {
             c.node_name = n.clone();
         }

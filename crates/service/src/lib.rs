@@ -71,6 +71,9 @@ pub struct Config {
     pub audit_key_file: Option<std::path::PathBuf>,
     /// External sources: the operator's directories, the address rule, the secret key file.
     pub sources: sources::Settings,
+    /// How many reads run at once (`coffer_store::Db::set_read_turns`); none: the store's
+    /// default (one per core and one more on SQLite, the pool's size on PostgreSQL).
+    pub read_turns: Option<u32>,
 }
 
 impl Config {
@@ -93,6 +96,7 @@ impl Config {
             node_name: node_name(),
             audit_key_file: None,
             sources: Default::default(),
+            read_turns: None,
         }
     }
 
@@ -221,13 +225,13 @@ impl Ctx {
 
     /// Runs `f` in a read transaction on a pooled connection.
     pub fn read<T>(&self, f: impl FnOnce(&mut DbConn) -> Result<T>) -> Result<T> {
-        let mut conn = self.db.get()?;
+        let mut conn = self.db.reader()?;
         coffer_store::read_tx(&mut conn, f)
     }
 
     /// Runs `f` on a pooled connection without a transaction (single-statement reads).
     pub fn with_conn<T>(&self, f: impl FnOnce(&mut DbConn) -> Result<T>) -> Result<T> {
-        let mut conn = self.db.get()?;
+        let mut conn = self.db.reader()?;
         f(&mut conn)
     }
 }
@@ -304,7 +308,10 @@ fn default_storage(db: &Db) -> String {
 /// Opens the database, applies pending migrations, makes the system's own records when missing
 /// (`identity::accounts::ensure_system_records`), and returns the context.
 pub fn open(url: &DatabaseUrl, pool_size: u32, config: Config) -> Result<Ctx> {
-    let db = Db::open(url, pool_size)?;
+    let mut db = Db::open(url, pool_size)?;
+    if let Some(n) = config.read_turns {
+        db.set_read_turns(n);
+    }
     {
         let mut conn = db.get()?;
         coffer_store::migrate::run(&mut conn)?;

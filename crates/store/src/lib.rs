@@ -51,6 +51,7 @@ pub mod sources;
 pub mod ssh_keys;
 pub mod throttle;
 pub mod tokens;
+mod turns;
 pub mod users;
 pub mod wake;
 pub mod web_forms;
@@ -279,6 +280,38 @@ pub struct Db {
     statements: Arc<AtomicU64>,
     /// The wake-ups of this database's workers (see [`wake`]).
     signals: Arc<wake::Signals>,
+    /// The turns of reads (see [`turns`]); none: as many as the pool has connections.
+    turns: Option<Arc<turns::Gate>>,
+}
+
+/// A pooled connection taken in turn for reading (see [`Db::reader`]).
+pub struct Reader {
+    // Dropped first: the connection goes back to the pool before the turn passes on.
+    conn: PooledConn,
+    _turn: Option<turns::Turn>,
+}
+
+impl std::ops::Deref for Reader {
+    type Target = DbConn;
+    fn deref(&self) -> &DbConn {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for Reader {
+    fn deref_mut(&mut self) -> &mut DbConn {
+        &mut self.conn
+    }
+}
+
+/// How long a read waits for a connection or a turn before the caller is told to come back.
+const POOL_WAIT: Duration = Duration::from_secs(10);
+
+/// Reads at once on SQLite unless configured: one per core and one more, so that a core never
+/// idles while a read waits for its turn (see [`turns`]).
+fn default_read_turns() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    u32::try_from(cores).unwrap_or(u32::MAX).saturating_add(1)
 }
 
 pub type PooledConn = r2d2::PooledConnection<Manager>;
@@ -296,7 +329,7 @@ impl Db {
         let pool = r2d2::Pool::builder()
             .max_size(max_size)
             .min_idle(Some(1))
-            .connection_timeout(Duration::from_secs(10))
+            .connection_timeout(POOL_WAIT)
             .test_on_check_out(false)
             .build(Manager {
                 url: url.clone(),
@@ -314,6 +347,8 @@ impl Db {
             )),
             statements,
             signals,
+            turns: (url.backend() == Backend::Sqlite)
+                .then(|| Arc::new(turns::Gate::new(default_read_turns(), POOL_WAIT))),
         };
         if db.backend == Backend::Sqlite {
             db.spawn_checkpointer();
@@ -386,6 +421,21 @@ impl Db {
 
     pub fn get(&self) -> StoreResult<PooledConn> {
         self.pool.get().map_err(|e| StoreError::Pool(e.to_string()))
+    }
+
+    /// Sets how many reads run at once (see [`turns`]); by default one per core and one more
+    /// on SQLite, and as many as the pool's connections on PostgreSQL.
+    pub fn set_read_turns(&mut self, turns: u32) {
+        self.turns = Some(Arc::new(turns::Gate::new(turns, POOL_WAIT)));
+    }
+
+    /// A pooled connection for reading, once this thread's turn has come (see [`turns`]).
+    pub fn reader(&self) -> StoreResult<Reader> {
+        let turn = self.turns.as_ref().map(|g| g.enter()).transpose()?;
+        Ok(Reader {
+            conn: self.get()?,
+            _turn: turn,
+        })
     }
 
     /// Runs a write transaction: on the SQLite writer (group commit, see [`writer`]), or in
@@ -544,6 +594,28 @@ mod tests {
             .unwrap();
         let text = err.to_string();
         assert!(text.contains("PostgreSQL"), "{text}");
+    }
+
+    #[test]
+    fn sqlite_reads_take_turns_and_nested_reads_do_not_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = DatabaseUrl::new(format!("sqlite://{}/t.db", dir.path().display()));
+        let mut db = Db::open(&url, 4).unwrap();
+        db.set_read_turns(1);
+        let first = db.reader().unwrap();
+        // Nested on the same thread: at once, on a connection of its own.
+        drop(db.reader().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let r = db.reader().map(drop);
+                tx.send(r.is_ok()).unwrap();
+            });
+            // Another thread waits while the one turn is held, although the pool has room.
+            assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+            drop(first);
+            assert!(rx.recv_timeout(Duration::from_secs(10)).unwrap());
+        });
     }
 
     #[test]
