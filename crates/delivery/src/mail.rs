@@ -573,7 +573,7 @@ pub fn spawn(db: Db, config: Config, message_domain: &str) -> std::io::Result<Wo
 /// How long the pump may sleep: until the earliest queued message falls due, `poll` at most.
 fn until_due(db: &Db, poll: Duration) -> Duration {
     let now = now_ms();
-    match db.get().and_then(|mut c| mail::next_due(&mut c, now)) {
+    match db.reader().and_then(|mut c| mail::next_due(&mut c, now)) {
         Ok(Some(due)) => poll.min(Duration::from_millis(due.saturating_sub(now).max(10) as u64)),
         Ok(None) => poll,
         Err(e) => {

@@ -6,9 +6,10 @@
 //! cores do not end sooner than three: each takes a sixteenth of a core instead of a whole one,
 //! every read's time stretches to that of the slowest around it, and each connection's page
 //! cache is filled and evicted by its own reads. Measured on the 100,000-file search corpus
-//! (two cores, eight clients): a search by a word in the text answered at p99 45 ms with every
-//! pooled connection reading at once and 30 ms with three, at a fifth more requests a second
-//! and half the memory (see `docs/performance.md`).
+//! (two cores, eight clients, three turns against sixteen connections reading at once): a
+//! search by a word in the text answered at p99 39–42 ms against 44–50 ms, by the start of a
+//! name at 34–39 ms against 49–59 ms, at the same rate, with a fifth less memory (see
+//! `docs/performance.md`).
 //!
 //! [`Gate::enter`] queues the askers, and a turn given back passes straight to the first of them
 //! (one thread woken, not every waiter), so a read never waits behind one that came after it.
@@ -106,6 +107,12 @@ impl Gate {
         }
     }
 
+    /// How many wait for their turn.
+    #[cfg(test)]
+    fn waiting(&self) -> usize {
+        self.state().queue.len()
+    }
+
     fn leave(&self) {
         let mut s = self.state();
         match s.queue.pop_front() {
@@ -171,15 +178,15 @@ mod tests {
                 let tx = tx.clone();
                 let g = gate.clone();
                 s.spawn(move || {
-                    // Asking in this order: 0, 1, 2.
-                    std::thread::sleep(Duration::from_millis(50 * u64::from(i)));
                     let t = g.enter().unwrap();
                     tx.send(i).unwrap();
-                    std::thread::sleep(Duration::from_millis(20));
                     drop(t);
                 });
+                // Asking in this order: 0, 1, 2 (each queued before the next starts).
+                while gate.waiting() <= i as usize {
+                    std::thread::yield_now();
+                }
             }
-            std::thread::sleep(Duration::from_millis(300));
             // Both turns are held: nobody got in.
             assert!(rx.try_recv().is_err());
             // One turn comes free: the three get it one after the other, in their order.

@@ -648,7 +648,7 @@ fn live_user(c: &mut DbConn, id: &str) -> ScimResult<User> {
 /// `GET /Users/{id}`.
 pub fn get(ctx: &Ctx, id: &str) -> ScimResult<(User, Value)> {
     let base = ctx.config.base_url.clone();
-    let mut conn = ctx.db.get()?;
+    let mut conn = ctx.db.reader()?;
     let user = live_user(&mut conn, id)?;
     let profile = profile_name(&mut conn, user.profile_id)?;
     let r = resource(&user, &profile, &base);
